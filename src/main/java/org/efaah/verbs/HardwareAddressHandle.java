@@ -1,0 +1,93 @@
+package org.efaah.verbs;
+
+/**
+ * One AH that exists on the device ({@code struct ibv_ah}), made by
+ * {@link ProtectionDomain#createAh}. Destroyed only by an explicit {@link #destroy()}: no garbage
+ * collector action ever frees it.
+ *
+ * <p>Thread-safe: {@link #destroy()} runs at most once to success; a destroy that fails in the
+ * provider leaves the AH live (as rdma-core does) so it can be retried.
+ */
+public final class HardwareAddressHandle {
+    private final ProtectionDomain pd;
+    private final long handle;
+    private final int ahn;
+    private final AddressHandleAttributes attributes;
+    private volatile boolean destroyed;
+
+    HardwareAddressHandle(ProtectionDomain pd, long handle, int ahn, AddressHandleAttributes attributes) {
+        this.pd = pd;
+        this.handle = handle;
+        this.ahn = ahn;
+        this.attributes = attributes;
+    }
+
+    public ProtectionDomain pd() {
+        return pd;
+    }
+
+    /** The attributes it was created with. */
+    public AddressHandleAttributes attributes() {
+        return attributes;
+    }
+
+    /** The EFA AH number (0..65535), or {@link CreatedAh#NO_AHN} on a device without one. */
+    public int ahn() {
+        return ahn;
+    }
+
+    public boolean isDestroyed() {
+        return destroyed;
+    }
+
+    /**
+     * The provider's handle (the {@code struct ibv_ah *} for the native provider), for posting sends.
+     *
+     * @throws IllegalStateException once destroyed
+     */
+    public long nativeHandle() {
+        if (destroyed) {
+            throw new IllegalStateException("AH " + this + " is destroyed");
+        }
+        return handle;
+    }
+
+    long handleForProvider() {
+        return handle;
+    }
+
+    /**
+     * Destroys the AH ({@code ibv_destroy_ah(3)}).
+     *
+     * @throws IllegalStateException if it was already destroyed
+     * @throws VerbsException        if the provider fails; the AH then still exists
+     */
+    public void destroy() {
+        if (!destroyIfLive()) {
+            throw new IllegalStateException("AH " + this + " is already destroyed");
+        }
+    }
+
+    /** Destroys the AH unless already destroyed; returns whether this call destroyed it. */
+    boolean destroyIfLive() {
+        // PD lock before the AH's monitor, the order closeForcibly() takes them in.
+        pd.readLock();
+        try {
+            synchronized (this) {
+                if (destroyed) {
+                    return false;
+                }
+                pd.destroyAh(this);
+                destroyed = true;
+                return true;
+            }
+        } finally {
+            pd.readUnlock();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "AH[" + (ahn >= 0 ? "ahn=" + ahn + ", " : "") + "dgid=" + attributes.dgid() + "]";
+    }
+}

@@ -1,0 +1,41 @@
+package org.efaah.verbs;
+
+/**
+ * What {@code ibv_query_port(3)} reports about one port, reduced to what AH creation needs.
+ *
+ * @param portNum        1-based port number
+ * @param state          {@code enum ibv_port_state} value (4 = ACTIVE)
+ * @param linkLayer      {@code IBV_LINK_LAYER_*}: 0 unspecified (EFA), 1 InfiniBand, 2 Ethernet (RoCE)
+ * @param gidTableLength {@code gid_tbl_len}: valid sgid_index values are 0..gidTableLength-1
+ * @param activeMtu      the active MTU in bytes (256..4096)
+ * @param lid            the port's LID (InfiniBand only)
+ */
+public record PortAttributes(int portNum, int state, int linkLayer, int gidTableLength, int activeMtu, int lid) {
+    public static final int STATE_ACTIVE = 4;
+    public static final int LINK_LAYER_UNSPECIFIED = 0;
+    public static final int LINK_LAYER_INFINIBAND = 1;
+    public static final int LINK_LAYER_ETHERNET = 2;
+
+    /** {@code ibv_port_state_str}-style name of {@link #state}. */
+    public String stateName() {
+        return switch (state) {
+            case 0 -> "NOP";
+            case 1 -> "DOWN";
+            case 2 -> "INIT";
+            case 3 -> "ARMED";
+            case 4 -> "ACTIVE";
+            case 5 -> "ACTIVE_DEFER";
+            default -> "UNKNOWN(" + state + ")";
+        };
+    }
+
+    /** Name of {@link #linkLayer} as {@code ibv_devinfo} prints it. */
+    public String linkLayerName() {
+        return switch (linkLayer) {
+            case LINK_LAYER_UNSPECIFIED -> "Unspecified";
+            case LINK_LAYER_INFINIBAND -> "InfiniBand";
+            case LINK_LAYER_ETHERNET -> "Ethernet";
+            default -> "Unknown(" + linkLayer + ")";
+        };
+    }
+}

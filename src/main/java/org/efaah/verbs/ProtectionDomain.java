@@ -1,0 +1,150 @@
+package org.efaah.verbs;
+
+import java.util.ArrayList;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+
+/**
+ * A protection domain ({@code struct ibv_pd}), allocated by {@link Device#allocatePd()}.
+ *
+ * <p>Identity matters: two PDs are never equal, even when a provider reuses a native address
+ * after {@code ibv_dealloc_pd}, so objects of this class are safe cache keys.
+ *
+ * <p>{@link #close()} behaves like {@code ibv_dealloc_pd(3)} on a kernel: while any AH made in
+ * this PD exists it refuses with EBUSY and the PD stays usable. Thread-safe.
+ */
+public final class ProtectionDomain implements AutoCloseable {
+    private final Device device;
+    private final long handle;
+    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+    private final Set<HardwareAddressHandle> liveAhs = ConcurrentHashMap.newKeySet();
+    private boolean closed;
+
+    ProtectionDomain(Device device, long handle) {
+        this.device = device;
+        this.handle = handle;
+    }
+
+    /** The device this PD belongs to. */
+    public Device device() {
+        return device;
+    }
+
+    /**
+     * Creates a hardware AH ({@code ibv_create_ah(3)}, plus {@code efadv_query_ah} on EFA). Every
+     * call reaches the provider: deduplication is the job of
+     * {@code org.efaah.cache.AddressHandleCache}, which applications should use instead.
+     *
+     * @throws NullPointerException     if {@code attributes} is null
+     * @throws IllegalArgumentException if a device-dependent field is out of range
+     * @throws IllegalStateException    if this PD is closed
+     * @throws VerbsException           if the provider refuses (ENOMEM at max_ah, EINVAL on a
+     *                                  duplicate on strict EFA hardware, ...)
+     */
+    public HardwareAddressHandle createAh(AddressHandleAttributes attributes) {
+        java.util.Objects.requireNonNull(attributes, "attributes");
+        device.validate(attributes);
+        lock.readLock().lock();
+        try {
+            checkOpen();
+            CreatedAh created = device.provider().createAh(handle, attributes);
+            HardwareAddressHandle ah = new HardwareAddressHandle(this, created.handle(), created.ahn(), attributes);
+            liveAhs.add(ah);
+            return ah;
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /** Called by {@link HardwareAddressHandle#destroy()} with the AH's own monitor held. */
+    void destroyAh(HardwareAddressHandle ah) {
+        device.provider().destroyAh(ah.handleForProvider());
+        liveAhs.remove(ah);
+    }
+
+    void readLock() {
+        lock.readLock().lock();
+    }
+
+    void readUnlock() {
+        lock.readLock().unlock();
+    }
+
+    /** How many AHs made in this PD still exist. */
+    public int liveAhCount() {
+        return liveAhs.size();
+    }
+
+    public boolean isClosed() {
+        lock.readLock().lock();
+        try {
+            return closed;
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("protection domain is closed");
+        }
+    }
+
+    /**
+     * Deallocates the PD ({@code ibv_dealloc_pd(3)}). Idempotent.
+     *
+     * @throws VerbsException EBUSY while AHs of this PD exist (the PD stays open), or the
+     *                        provider's error
+     */
+    @Override
+    public void close() {
+        lock.writeLock().lock();
+        try {
+            if (closed) {
+                return;
+            }
+            if (!liveAhs.isEmpty()) {
+                throw new VerbsException("ibv_dealloc_pd", Errno.EBUSY,
+                        liveAhs.size() + " AH(s) of this PD still exist; close them (or the cache holding them) first");
+            }
+            device.provider().deallocatePd(handle);
+            closed = true;
+            device.forget(this);
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    /** For {@link Device#close()}: destroys the remaining AHs, then deallocates. */
+    void closeForcibly() {
+        lock.writeLock().lock();
+        try {
+            if (closed) {
+                return;
+            }
+            RuntimeException failure = null;
+            for (HardwareAddressHandle ah : new ArrayList<>(liveAhs)) {
+                try {
+                    ah.destroyIfLive();
+                } catch (RuntimeException e) {
+                    failure = Device.chain(failure, e);
+                }
+            }
+            if (failure != null) {
+                // The PD cannot go while an AH in it is still held by the device.
+                throw failure;
+            }
+            device.provider().deallocatePd(handle);
+            closed = true;
+            device.forget(this);
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "ProtectionDomain@" + Integer.toHexString(System.identityHashCode(this)) + "[" + device.name() + "]";
+    }
+}

@@ -1,0 +1,57 @@
+package org.efaah.verbs;
+
+/**
+ * A verbs operation failed in the provider (the device, the kernel or the mock's model of them).
+ *
+ * <p>Carries the errno the operation reported, by name ({@link #errno()}) and by number
+ * ({@link #errnoValue()}), and the verbs call that failed, e.g. {@code ibv_create_ah}. The
+ * message reads {@code "ibv_create_ah failed: EINVAL (22): detail"}.
+ *
+ * <p>Unchecked, like {@link java.io.UncheckedIOException}: most callers cannot recover from a
+ * device failure in place and those that can catch it by type and switch on {@link #errno()}.
+ * Invalid arguments never produce this exception: they are rejected before reaching a provider
+ * with {@link IllegalArgumentException} or {@link NullPointerException}.
+ */
+public class VerbsException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    private final String operation;
+    private final int errnoValue;
+
+    /**
+     * @param operation the verbs call that failed, e.g. {@code "ibv_create_ah"}
+     * @param errno     the errno, positive or negated
+     * @param detail    extra context, or {@code null}
+     */
+    public VerbsException(String operation, int errno, String detail) {
+        super(message(operation, errno, detail));
+        this.operation = operation;
+        this.errnoValue = Math.abs(errno);
+    }
+
+    public VerbsException(String operation, Errno errno, String detail) {
+        this(operation, errno.value(), detail);
+    }
+
+    private static String message(String operation, int errno, String detail) {
+        int v = Math.abs(errno);
+        Errno e = Errno.of(v);
+        String name = e == Errno.UNKNOWN ? "errno" : e.name();
+        return operation + " failed: " + name + " (" + v + ")" + (detail == null ? "" : ": " + detail);
+    }
+
+    /** The errno by name; {@link Errno#UNKNOWN} when it has no name here. */
+    public Errno errno() {
+        return Errno.of(errnoValue);
+    }
+
+    /** The positive errno number. */
+    public int errnoValue() {
+        return errnoValue;
+    }
+
+    /** The verbs call that failed, e.g. {@code ibv_create_ah}. */
+    public String operation() {
+        return operation;
+    }
+}

@@ -1,0 +1,122 @@
+package org.efaah.verbs;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.ServiceLoader;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Chooses and opens a {@link VerbsProvider}.
+ *
+ * <p>The choice is {@code auto} (the default), {@code native} or {@code mock}, taken from the
+ * argument of {@link #open(String)}, else the system property {@value #PROPERTY}, else the
+ * environment variable {@value #ENVIRONMENT}. {@code auto} takes the native provider when its
+ * library loads and at least one device is present, and otherwise the mock, logging one INFO
+ * line that says why. Naming a provider that is unavailable fails with its cause.
+ *
+ * <p>Thread-safe; factories are loaded once.
+ */
+public final class VerbsProviders {
+    /** System property selecting the provider: {@code auto}, {@code native} or {@code mock}. */
+    public static final String PROPERTY = "efaah.provider";
+    /** Environment variable selecting the provider when the property is unset. */
+    public static final String ENVIRONMENT = "EFA_AH_PROVIDER";
+    public static final String AUTO = "auto";
+
+    private static final Logger LOG = LoggerFactory.getLogger(VerbsProviders.class);
+
+    private VerbsProviders() {
+    }
+
+    private static final class Holder {
+        static final List<VerbsProviderFactory> FACTORIES = load();
+
+        private static List<VerbsProviderFactory> load() {
+            List<VerbsProviderFactory> list = new ArrayList<>();
+            ServiceLoader.load(VerbsProviderFactory.class, VerbsProviders.class.getClassLoader()).forEach(list::add);
+            list.sort(Comparator.comparingInt(VerbsProviderFactory::priority).reversed());
+            return List.copyOf(list);
+        }
+    }
+
+    /** Every factory on the class path, highest priority first. */
+    public static List<VerbsProviderFactory> factories() {
+        return Holder.FACTORIES;
+    }
+
+    /** The choice configured by property or environment, {@code auto} when neither is set. */
+    public static String configuredChoice() {
+        String choice = System.getProperty(PROPERTY);
+        if (choice == null || choice.isBlank()) {
+            choice = System.getenv(ENVIRONMENT);
+        }
+        return choice == null || choice.isBlank() ? AUTO : choice.trim().toLowerCase(Locale.ROOT);
+    }
+
+    /** Opens the provider chosen by {@link #configuredChoice()}. */
+    public static VerbsProvider open() {
+        return open(configuredChoice());
+    }
+
+    /**
+     * Opens a provider by name, or by {@code auto} selection.
+     *
+     * @throws IllegalArgumentException      if no factory has that name
+     * @throws UnsupportedOperationException if the named provider is unavailable here (the cause says why)
+     */
+    public static VerbsProvider open(String choice) {
+        return factory(choice).create();
+    }
+
+    /** The factory that {@link #open(String)} would use. */
+    public static VerbsProviderFactory factory(String choice) {
+        String name = choice == null ? AUTO : choice.trim().toLowerCase(Locale.ROOT);
+        if (!AUTO.equals(name)) {
+            for (VerbsProviderFactory f : factories()) {
+                if (f.name().equals(name)) {
+                    return f;
+                }
+            }
+            throw new IllegalArgumentException("provider: '" + choice + "' is unknown; valid: auto, "
+                    + String.join(", ", factories().stream().map(VerbsProviderFactory::name).toList()));
+        }
+        VerbsProviderFactory best = null;
+        StringBuilder why = new StringBuilder();
+        for (VerbsProviderFactory f : factories()) {
+            if (f.isAvailable()) {
+                best = f;
+                break;
+            }
+            Throwable cause = f.unavailabilityCause();
+            why.append(why.length() == 0 ? "" : "; ").append(f.name()).append(" unavailable: ")
+                    .append(cause == null ? "no reason given" : describe(cause));
+        }
+        if (best == null) {
+            throw new UnsupportedOperationException("no verbs provider is available: " + why);
+        }
+        if (why.length() > 0) {
+            LOG.info("efa-ah uses the {} provider ({})", best.name(), why);
+        } else {
+            LOG.debug("efa-ah uses the {} provider", best.name());
+        }
+        return best;
+    }
+
+    /** The message of a cause chain on one line, innermost last. */
+    public static String describe(Throwable t) {
+        StringBuilder sb = new StringBuilder();
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (sb.length() > 0) {
+                sb.append(" <- ");
+            }
+            sb.append(c.getMessage() == null ? c.getClass().getSimpleName() : c.getMessage());
+            if (c.getCause() == c) {
+                break;
+            }
+        }
+        return sb.toString();
+    }
+}
