@@ -1,0 +1,213 @@
+package org.efaah.verbs.mock;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import org.efaah.verbs.Errno;
+import org.efaah.verbs.Gid;
+
+/**
+ * Configuration of a {@link MockVerbsProvider}: how many EFA-like devices, their GID tables,
+ * {@code max_ah}, duplicate behaviour, latency and random faults. Immutable; made with
+ * {@link #builder()}, or from system properties with {@link #fromSystemProperties()}.
+ *
+ * @param deviceCount          number of devices, named {@code efa_0}, {@code efa_1}, ...
+ * @param gidTableLength       GIDs per port ({@code gid_tbl_len}); each device has one port
+ * @param gids                 explicit GIDs for port 1 of device 0 (index order), or empty for generated ones
+ * @param maxAh                {@code max_ah} per device, 1..65536 (AHNs are 16-bit)
+ * @param duplicatePolicy      how a second create for a live (PD, GID) is answered
+ * @param duplicateErrno       the errno a {@link DuplicatePolicy#STRICT} device refuses with
+ * @param createLatencyNanos   time each hardware create takes, ns
+ * @param destroyLatencyNanos  time each hardware destroy takes, ns
+ * @param failureProbability   chance 0..1 that any create fails with {@code randomFailureErrno}
+ * @param randomFailureErrno   errno of random create failures
+ * @param seed                 seed of the random failures, for reproducible runs
+ */
+public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, int maxAh,
+                         DuplicatePolicy duplicatePolicy, Errno duplicateErrno, long createLatencyNanos,
+                         long destroyLatencyNanos, double failureProbability, Errno randomFailureErrno, long seed) {
+
+    /** Prefix of the system properties read by {@link #fromSystemProperties()}. */
+    public static final String PROPERTY_PREFIX = "efaah.mock.";
+
+    public MockConfig {
+        Objects.requireNonNull(gids, "gids");
+        Objects.requireNonNull(duplicatePolicy, "duplicatePolicy");
+        Objects.requireNonNull(duplicateErrno, "duplicateErrno");
+        Objects.requireNonNull(randomFailureErrno, "randomFailureErrno");
+        check("deviceCount", deviceCount, 0, 64);
+        check("gidTableLength", gidTableLength, 1, 256);
+        check("maxAh", maxAh, 1, 65536);
+        check("createLatencyNanos", createLatencyNanos, 0, 10_000_000_000L);
+        check("destroyLatencyNanos", destroyLatencyNanos, 0, 10_000_000_000L);
+        if (!(failureProbability >= 0 && failureProbability <= 1)) {
+            throw new IllegalArgumentException("failureProbability: " + failureProbability + " is out of range; valid 0..1");
+        }
+        if (gids.size() > gidTableLength) {
+            throw new IllegalArgumentException("gids: " + gids.size() + " given; at most gidTableLength=" + gidTableLength);
+        }
+        gids = List.copyOf(gids);
+    }
+
+    private static void check(String field, long value, long min, long max) {
+        if (value < min || value > max) {
+            throw new IllegalArgumentException(field + ": " + value + " is out of range; valid " + min + ".." + max);
+        }
+    }
+
+    /** One device, one GID, max_ah 1024, strict duplicates refused with EINVAL, no latency, no faults. */
+    public static MockConfig defaults() {
+        return builder().build();
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.deviceCount = deviceCount;
+        b.gidTableLength = gidTableLength;
+        b.gids = new ArrayList<>(gids);
+        b.maxAh = maxAh;
+        b.duplicatePolicy = duplicatePolicy;
+        b.duplicateErrno = duplicateErrno;
+        b.createLatencyNanos = createLatencyNanos;
+        b.destroyLatencyNanos = destroyLatencyNanos;
+        b.failureProbability = failureProbability;
+        b.randomFailureErrno = randomFailureErrno;
+        b.seed = seed;
+        return b;
+    }
+
+    /**
+     * The defaults overridden by system properties {@code efaah.mock.devices},
+     * {@code .gidTableLength}, {@code .maxAh}, {@code .behaviour} (legacy|strict|kernel-cached),
+     * {@code .duplicateErrno}, {@code .createLatencyNanos}, {@code .destroyLatencyNanos},
+     * {@code .failureProbability}, {@code .failureErrno}, {@code .seed}.
+     *
+     * @throws IllegalArgumentException naming the property when a value does not parse or is out of range
+     */
+    public static MockConfig fromSystemProperties() {
+        Builder b = builder();
+        String v;
+        try {
+            if ((v = property("devices")) != null) {
+                b.deviceCount(Integer.parseInt(v));
+            }
+            if ((v = property("gidTableLength")) != null) {
+                b.gidTableLength(Integer.parseInt(v));
+            }
+            if ((v = property("maxAh")) != null) {
+                b.maxAh(Integer.parseInt(v));
+            }
+            if ((v = property("behaviour")) != null) {
+                b.duplicatePolicy(DuplicatePolicy.parse(v));
+            }
+            if ((v = property("duplicateErrno")) != null) {
+                b.duplicateErrno(Errno.valueOf(v.trim()));
+            }
+            if ((v = property("createLatencyNanos")) != null) {
+                b.createLatencyNanos(Long.parseLong(v));
+            }
+            if ((v = property("destroyLatencyNanos")) != null) {
+                b.destroyLatencyNanos(Long.parseLong(v));
+            }
+            if ((v = property("failureProbability")) != null) {
+                b.failureProbability(Double.parseDouble(v));
+            }
+            if ((v = property("failureErrno")) != null) {
+                b.randomFailureErrno(Errno.valueOf(v.trim()));
+            }
+            if ((v = property("seed")) != null) {
+                b.seed(Long.parseLong(v));
+            }
+            return b.build();
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("system properties " + PROPERTY_PREFIX + "*: " + e.getMessage(), e);
+        }
+    }
+
+    private static String property(String name) {
+        String v = System.getProperty(PROPERTY_PREFIX + name);
+        return v == null || v.isBlank() ? null : v.trim();
+    }
+
+    /** Builder for {@link MockConfig}; values are checked by {@link #build()}. Not thread-safe. */
+    public static final class Builder {
+        private int deviceCount = 1;
+        private int gidTableLength = 1;
+        private List<Gid> gids = new ArrayList<>();
+        private int maxAh = 1024;
+        private DuplicatePolicy duplicatePolicy = DuplicatePolicy.STRICT;
+        private Errno duplicateErrno = Errno.EINVAL;
+        private long createLatencyNanos;
+        private long destroyLatencyNanos;
+        private double failureProbability;
+        private Errno randomFailureErrno = Errno.ENOMEM;
+        private long seed = 1;
+
+        private Builder() {
+        }
+
+        public Builder deviceCount(int n) {
+            this.deviceCount = n;
+            return this;
+        }
+
+        public Builder gidTableLength(int n) {
+            this.gidTableLength = n;
+            return this;
+        }
+
+        public Builder gids(List<Gid> gids) {
+            this.gids = new ArrayList<>(gids);
+            return this;
+        }
+
+        public Builder maxAh(int maxAh) {
+            this.maxAh = maxAh;
+            return this;
+        }
+
+        public Builder duplicatePolicy(DuplicatePolicy policy) {
+            this.duplicatePolicy = policy;
+            return this;
+        }
+
+        public Builder duplicateErrno(Errno errno) {
+            this.duplicateErrno = errno;
+            return this;
+        }
+
+        public Builder createLatencyNanos(long ns) {
+            this.createLatencyNanos = ns;
+            return this;
+        }
+
+        public Builder destroyLatencyNanos(long ns) {
+            this.destroyLatencyNanos = ns;
+            return this;
+        }
+
+        public Builder failureProbability(double p) {
+            this.failureProbability = p;
+            return this;
+        }
+
+        public Builder randomFailureErrno(Errno errno) {
+            this.randomFailureErrno = errno;
+            return this;
+        }
+
+        public Builder seed(long seed) {
+            this.seed = seed;
+            return this;
+        }
+
+        public MockConfig build() {
+            return new MockConfig(deviceCount, gidTableLength, gids, maxAh, duplicatePolicy, duplicateErrno,
+                    createLatencyNanos, destroyLatencyNanos, failureProbability, randomFailureErrno, seed);
+        }
+    }
+}

@@ -1,0 +1,377 @@
+package org.efaah.verbs.mock;
+
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import org.efaah.verbs.AddressHandleAttributes;
+import org.efaah.verbs.CreatedAh;
+import org.efaah.verbs.DeviceAttributes;
+import org.efaah.verbs.Errno;
+import org.efaah.verbs.Gid;
+import org.efaah.verbs.PortAttributes;
+import org.efaah.verbs.VerbsException;
+import org.efaah.verbs.VerbsProvider;
+
+/**
+ * A {@link VerbsProvider} that behaves like new-generation EFA hardware, for machines with no
+ * RDMA device (laptops, CI) and for tests that need faults on demand.
+ *
+ * <p>Devices are named {@code efa_0}, {@code efa_1}, ...: vendor id 0x1d0f, one port, link layer
+ * unspecified, {@code max_ah} from the configuration. AH numbers (AHNs) are 16-bit, unique among
+ * the live AHs of a device and reused after destroy (lowest free first). A create beyond
+ * {@code max_ah} fails with ENOMEM; destroying an unknown or destroyed AH fails with EINVAL;
+ * deallocating a PD that still has AHs fails with EBUSY. What a duplicate (PD, GID) create does
+ * is the {@link DuplicatePolicy}. Like the EFA driver, the mock requires a global AH (a GRH with
+ * a dgid) and uses no other field to tell destinations apart.
+ *
+ * <p>Closing a context that still has PDs fails with EBUSY, which is stricter than a kernel (it
+ * frees everything when the file is closed) so that ordering bugs above show up in tests.
+ *
+ * <p>Thread-safe. Faults can be injected at any time with {@link #failNextCreates} and
+ * {@link #failNextDestroys}, or at random through {@link MockConfig#failureProbability()}.
+ */
+public final class MockVerbsProvider implements VerbsProvider {
+    /** PCI part id the mock devices report: a new-generation EFA device. */
+    public static final int VENDOR_PART_ID = 0xefa3;
+
+    private final MockConfig config;
+    private final List<MockDevice> devices = new ArrayList<>();
+    private final Map<Long, MockContext> contexts = new ConcurrentHashMap<>();
+    private final Map<Long, MockPd> pds = new ConcurrentHashMap<>();
+    private final Map<Long, MockAh> ahs = new ConcurrentHashMap<>();
+    private final AtomicLong nextHandle = new AtomicLong(0x1000);
+
+    private final AtomicLong createCalls = new AtomicLong();
+    private final AtomicLong destroyCalls = new AtomicLong();
+    private final AtomicLong hardwareCreates = new AtomicLong();
+    private final AtomicLong hardwareDestroys = new AtomicLong();
+    private final AtomicLong liveAhs = new AtomicLong();
+    private final AtomicLong peakLiveAhs = new AtomicLong();
+    private final AtomicLong duplicatesRefused = new AtomicLong();
+    private final AtomicLong kernelCacheHits = new AtomicLong();
+    private final AtomicLong duplicatesCreated = new AtomicLong();
+    private final AtomicLong injectedFailures = new AtomicLong();
+
+    private final AtomicInteger createFaults = new AtomicInteger();
+    private volatile Errno createFaultErrno = Errno.ENOMEM;
+    private final AtomicInteger destroyFaults = new AtomicInteger();
+    private volatile Errno destroyFaultErrno = Errno.EINVAL;
+    private final SplittableRandom random;
+
+    public MockVerbsProvider() {
+        this(MockConfig.defaults());
+    }
+
+    public MockVerbsProvider(MockConfig config) {
+        this.config = Objects.requireNonNull(config, "config");
+        this.random = new SplittableRandom(config.seed());
+        for (int i = 0; i < config.deviceCount(); i++) {
+            devices.add(new MockDevice(i, config));
+        }
+    }
+
+    public MockConfig config() {
+        return config;
+    }
+
+    @Override
+    public String name() {
+        return "mock";
+    }
+
+    @Override
+    public List<String> deviceNames() {
+        return devices.stream().map(d -> d.name).toList();
+    }
+
+    @Override
+    public long openDevice(String name) {
+        for (MockDevice d : devices) {
+            if (d.name.equals(name)) {
+                long h = nextHandle.getAndIncrement();
+                contexts.put(h, new MockContext(d));
+                return h;
+            }
+        }
+        throw new VerbsException("ibv_open_device", Errno.ENODEV, name);
+    }
+
+    @Override
+    public void closeDevice(long context) {
+        MockContext c = context(context, "ibv_close_device");
+        if (c.pdCount.get() > 0) {
+            throw new VerbsException("ibv_close_device", Errno.EBUSY, c.pdCount.get() + " PD(s) still allocated");
+        }
+        contexts.remove(context);
+    }
+
+    @Override
+    public DeviceAttributes queryDevice(long context) {
+        MockDevice d = context(context, "ibv_query_device").device;
+        return new DeviceAttributes(d.name, DeviceAttributes.AMAZON_VENDOR_ID, VENDOR_PART_ID, config.maxAh(),
+                256, 1, true);
+    }
+
+    @Override
+    public PortAttributes queryPort(long context, int portNum) {
+        context(context, "ibv_query_port");
+        if (portNum != 1) {
+            throw new VerbsException("ibv_query_port", Errno.EINVAL, "port " + portNum);
+        }
+        return new PortAttributes(1, PortAttributes.STATE_ACTIVE, PortAttributes.LINK_LAYER_UNSPECIFIED,
+                config.gidTableLength(), 4096, 0);
+    }
+
+    @Override
+    public Gid queryGid(long context, int portNum, int index) {
+        MockDevice d = context(context, "ibv_query_gid").device;
+        if (portNum != 1 || index < 0 || index >= d.gids.length) {
+            throw new VerbsException("ibv_query_gid", Errno.EINVAL, "port " + portNum + " index " + index);
+        }
+        return d.gids[index];
+    }
+
+    @Override
+    public long allocatePd(long context) {
+        MockContext c = context(context, "ibv_alloc_pd");
+        long h = nextHandle.getAndIncrement();
+        pds.put(h, new MockPd(h, c));
+        c.pdCount.incrementAndGet();
+        return h;
+    }
+
+    @Override
+    public void deallocatePd(long pd) {
+        MockPd p = pds.get(pd);
+        if (p == null) {
+            throw new VerbsException("ibv_dealloc_pd", Errno.EINVAL, "unknown PD");
+        }
+        synchronized (p.context.device) {
+            if (p.ahCount > 0) {
+                throw new VerbsException("ibv_dealloc_pd", Errno.EBUSY, p.ahCount + " AH(s) still exist");
+            }
+            pds.remove(pd);
+        }
+        p.context.pdCount.decrementAndGet();
+    }
+
+    @Override
+    public CreatedAh createAh(long pd, AddressHandleAttributes attributes) {
+        createCalls.incrementAndGet();
+        MockPd p = pds.get(pd);
+        if (p == null) {
+            throw new VerbsException("ibv_create_ah", Errno.EINVAL, "unknown PD");
+        }
+        if (attributes.portNum() != 1 || !attributes.isGlobal()
+                || attributes.sgidIndex() >= config.gidTableLength()) {
+            throw new VerbsException("ibv_create_ah", Errno.EINVAL, attributes.toString());
+        }
+        injectCreateFault(attributes);
+        if (config.createLatencyNanos() > 0) {
+            park(config.createLatencyNanos());
+        }
+        MockDevice d = p.context.device;
+        Gid gid = attributes.dgid();
+        synchronized (d) {
+            if (!pds.containsKey(pd)) {
+                throw new VerbsException("ibv_create_ah", Errno.EINVAL, "PD deallocated");
+            }
+            DestinationKey key = new DestinationKey(pd, gid);
+            HardwareAh existing = d.byDestination.get(key);
+            HardwareAh hw;
+            if (existing != null && config.duplicatePolicy() == DuplicatePolicy.STRICT) {
+                duplicatesRefused.incrementAndGet();
+                throw new VerbsException("ibv_create_ah", config.duplicateErrno(),
+                        "device already holds AHN " + existing.ahn + " for " + gid + " in this PD");
+            } else if (existing != null && config.duplicatePolicy() == DuplicatePolicy.KERNEL_CACHED) {
+                kernelCacheHits.incrementAndGet();
+                hw = existing;
+            } else {
+                if (d.liveHardware >= config.maxAh()) {
+                    throw new VerbsException("ibv_create_ah", Errno.ENOMEM, "max_ah " + config.maxAh() + " reached");
+                }
+                int ahn = d.ahns.nextClearBit(0);
+                d.ahns.set(ahn);
+                d.liveHardware++;
+                hw = new HardwareAh(ahn, key);
+                if (existing == null) {
+                    d.byDestination.put(key, hw);
+                } else {
+                    duplicatesCreated.incrementAndGet();
+                }
+                hardwareCreates.incrementAndGet();
+                long live = liveAhs.incrementAndGet();
+                peakLiveAhs.accumulateAndGet(live, Math::max);
+            }
+            hw.users++;
+            p.ahCount++;
+            long h = nextHandle.getAndIncrement();
+            ahs.put(h, new MockAh(p, hw));
+            return new CreatedAh(h, hw.ahn);
+        }
+    }
+
+    @Override
+    public void destroyAh(long ah) {
+        destroyCalls.incrementAndGet();
+        MockAh a = ahs.get(ah);
+        if (a == null) {
+            throw new VerbsException("ibv_destroy_ah", Errno.EINVAL, "unknown or destroyed AH");
+        }
+        int n = destroyFaults.get();
+        while (n > 0) {
+            if (destroyFaults.compareAndSet(n, n - 1)) {
+                injectedFailures.incrementAndGet();
+                throw new VerbsException("ibv_destroy_ah", destroyFaultErrno, "injected fault");
+            }
+            n = destroyFaults.get();
+        }
+        if (config.destroyLatencyNanos() > 0) {
+            park(config.destroyLatencyNanos());
+        }
+        MockDevice d = a.pd.context.device;
+        synchronized (d) {
+            if (ahs.remove(ah) == null) {
+                throw new VerbsException("ibv_destroy_ah", Errno.EINVAL, "unknown or destroyed AH");
+            }
+            a.pd.ahCount--;
+            HardwareAh hw = a.hardware;
+            if (--hw.users == 0) {
+                d.ahns.clear(hw.ahn);
+                d.liveHardware--;
+                d.byDestination.remove(hw.key, hw);
+                hardwareDestroys.incrementAndGet();
+                liveAhs.decrementAndGet();
+            }
+        }
+    }
+
+    private void injectCreateFault(AddressHandleAttributes attributes) {
+        int n = createFaults.get();
+        while (n > 0) {
+            if (createFaults.compareAndSet(n, n - 1)) {
+                injectedFailures.incrementAndGet();
+                throw new VerbsException("ibv_create_ah", createFaultErrno, "injected fault for " + attributes.dgid());
+            }
+            n = createFaults.get();
+        }
+        if (config.failureProbability() > 0) {
+            boolean fail;
+            synchronized (random) {
+                fail = random.nextDouble() < config.failureProbability();
+            }
+            if (fail) {
+                injectedFailures.incrementAndGet();
+                throw new VerbsException("ibv_create_ah", config.randomFailureErrno(),
+                        "injected random fault for " + attributes.dgid());
+            }
+        }
+    }
+
+    private static void park(long nanos) {
+        long deadline = System.nanoTime() + nanos;
+        long left;
+        while ((left = deadline - System.nanoTime()) > 0) {
+            LockSupport.parkNanos(left);
+        }
+    }
+
+    /** The next {@code count} creates fail with {@code errno} (before reaching the device table). */
+    public void failNextCreates(int count, Errno errno) {
+        createFaultErrno = Objects.requireNonNull(errno, "errno");
+        createFaults.set(count);
+    }
+
+    /** The next {@code count} destroys fail with {@code errno}; the AHs stay allocated, as in rdma-core. */
+    public void failNextDestroys(int count, Errno errno) {
+        destroyFaultErrno = Objects.requireNonNull(errno, "errno");
+        destroyFaults.set(count);
+    }
+
+    public MockCounters counters() {
+        return new MockCounters(createCalls.get(), destroyCalls.get(), hardwareCreates.get(), hardwareDestroys.get(),
+                liveAhs.get(), peakLiveAhs.get(), duplicatesRefused.get(), duplicatesCreated.get(), kernelCacheHits.get(),
+                injectedFailures.get(), ahs.size());
+    }
+
+    /** The AHNs live on device {@code index} now, in increasing order: the device's AH table. */
+    public int[] liveAhns(int index) {
+        MockDevice d = devices.get(index);
+        synchronized (d) {
+            return d.ahns.stream().toArray();
+        }
+    }
+
+    private MockContext context(long handle, String operation) {
+        MockContext c = contexts.get(handle);
+        if (c == null) {
+            throw new VerbsException(operation, Errno.EINVAL, "unknown device context");
+        }
+        return c;
+    }
+
+    @Override
+    public void close() {
+        // Nothing provider-wide to free: devices are closed by their owners.
+    }
+
+    private static final class MockDevice {
+        final String name;
+        final Gid[] gids;
+        final BitSet ahns = new BitSet();
+        final Map<DestinationKey, HardwareAh> byDestination = new HashMap<>();
+        int liveHardware;
+
+        MockDevice(int index, MockConfig config) {
+            this.name = "efa_" + index;
+            this.gids = new Gid[config.gidTableLength()];
+            for (int i = 0; i < gids.length; i++) {
+                // Link-local style GIDs that differ per device and index, unless given explicitly.
+                gids[i] = index == 0 && i < config.gids().size() ? config.gids().get(i)
+                        : Gid.of(0xfe80_0000_0000_0000L, 0x0200_00ff_fe00_0000L | ((long) index << 8) | i);
+            }
+        }
+    }
+
+    private record MockContext(MockDevice device, AtomicInteger pdCount) {
+        MockContext(MockDevice device) {
+            this(device, new AtomicInteger());
+        }
+    }
+
+    private static final class MockPd {
+        final long handle;
+        final MockContext context;
+        int ahCount; // guarded by the device's monitor
+
+        MockPd(long handle, MockContext context) {
+            this.handle = handle;
+            this.context = context;
+        }
+    }
+
+    private record DestinationKey(long pd, Gid gid) {
+    }
+
+    private static final class HardwareAh {
+        final int ahn;
+        final DestinationKey key;
+        int users; // struct ibv_ah objects sharing this hardware AH (kernel-cached: more than one)
+
+        HardwareAh(int ahn, DestinationKey key) {
+            this.ahn = ahn;
+            this.key = key;
+        }
+    }
+
+    private record MockAh(MockPd pd, HardwareAh hardware) {
+    }
+}
