@@ -19,6 +19,7 @@ for t in /dev/hvc0 /dev/hvc1; do
     stty -F "$t" raw -echo || fail "stty $t"
 done
 
+step "consoles ready"
 hostname "$VM_HOSTNAME" 2>/dev/null
 ip link set lo up
 
@@ -36,6 +37,7 @@ overlay() { # overlay DIR: make DIR writable, changes vanish at power-off
 }
 if [ "$VM_OVERLAY" = 1 ]; then
     overlay /tmp || fail "overlay on /tmp"
+    step "/tmp overlay"
     for d in "${VM_RW_DIRS[@]}"; do
         [ -d "$d" ] || { echo "guest: skipping overlay on missing $d"; continue; }
         overlay "$d" || fail "overlay on $d"
@@ -63,9 +65,11 @@ rdma link add rxe0 type rxe netdev veth0 || fail "rdma link add"
 # The default neighbour table (gc_thresh3=1024) would refuse or evict our
 # thousands of permanent entries.
 npeers=$((VM_PEER_NETS * 250))
-sysctl -q -w net.ipv4.neigh.default.gc_thresh1=$((npeers + 8192)) \
-    net.ipv4.neigh.default.gc_thresh2=$((npeers + 16384)) \
-    net.ipv4.neigh.default.gc_thresh3=$((npeers + 32768)) || fail "sysctl"
+# (procps/sysctl is not necessarily installed on the host, hence /proc.)
+n=/proc/sys/net/ipv4/neigh/default
+echo $((npeers + 8192)) >$n/gc_thresh1 &&
+    echo $((npeers + 16384)) >$n/gc_thresh2 &&
+    echo $((npeers + 32768)) >$n/gc_thresh3 || fail "neighbour table limits"
 
 # Peer 10.9.X.Y gets MAC 02:00:0a:09:XX:YY (locally administered, unique,
 # and readable back to the IP it stands for).

@@ -122,13 +122,16 @@ public final class Device implements AutoCloseable {
 
     /**
      * Checks the fields of {@code attributes} that depend on this device: {@code port_num} within
-     * 1..port count and {@code sgid_index} within the port's GID table.
+     * 1..port count, {@code sgid_index} within the port's GID table, and on EFA a global AH.
      *
      * @throws IllegalArgumentException naming the field, the value and the valid range
      */
     public void validate(AddressHandleAttributes attributes) {
         int port = attributes.portNum();
         checkPort(port);
+        if (isEfa() && !attributes.isGlobal()) {
+            throw new IllegalArgumentException("is_global: 0; EFA addresses every AH by its dgid, so is_global must be 1");
+        }
         if (attributes.isGlobal()) {
             checkSgidIndex(port, attributes.sgidIndex());
         }

@@ -1,0 +1,110 @@
+package org.efaah.cache;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import org.efaah.verbs.AddressHandleAttributes;
+import org.efaah.verbs.CreatedAh;
+import org.efaah.verbs.Gid;
+import org.efaah.verbs.HardwareAddressHandle;
+import org.efaah.verbs.ProtectionDomain;
+
+/**
+ * One caller's reference to a cached AH, returned by {@link AddressHandleCache#acquire}. Many
+ * handles share one hardware AH; it is destroyed when the last of them is closed.
+ *
+ * <p>{@link #close()} is idempotent and thread-safe: it releases this handle's reference exactly
+ * once. A closed handle, or one whose AH was destroyed because the cache was closed, refuses use
+ * with {@link IllegalStateException}. The accessors are thread-safe.
+ */
+public final class AddressHandle implements AutoCloseable {
+    private static final VarHandle CLOSED;
+
+    static {
+        try {
+            CLOSED = MethodHandles.lookup().findVarHandle(AddressHandle.class, "closed", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private final AddressHandleCache cache;
+    final Entry entry;
+    private final LeakTracker.Record leak;
+    @SuppressWarnings("unused") // accessed through CLOSED
+    private volatile int closed;
+
+    AddressHandle(AddressHandleCache cache, Entry entry, LeakTracker.Record leak) {
+        this.cache = cache;
+        this.entry = entry;
+        this.leak = leak;
+    }
+
+    /** The PD the AH belongs to. */
+    public ProtectionDomain pd() {
+        return entry.pd;
+    }
+
+    /**
+     * The attributes the hardware AH was created with. On EFA, where only the dgid defines an AH,
+     * they can differ from this caller's request in fields EFA ignores.
+     */
+    public AddressHandleAttributes attributes() {
+        return entry.attributes;
+    }
+
+    /** The destination GID. */
+    public Gid dgid() {
+        return entry.attributes.dgid();
+    }
+
+    /**
+     * The EFA AH number, 0..65535, or {@link CreatedAh#NO_AHN} (-1) on a device without one.
+     *
+     * @throws IllegalStateException if this handle is closed or its AH destroyed
+     */
+    public int ahn() {
+        return hardware().ahn();
+    }
+
+    /**
+     * The provider's handle for the AH (a {@code struct ibv_ah *} under the native provider), to
+     * name the destination of a send.
+     *
+     * @throws IllegalStateException if this handle is closed or its AH destroyed
+     */
+    public long nativeHandle() {
+        return hardware().nativeHandle();
+    }
+
+    private HardwareAddressHandle hardware() {
+        if (closed != 0) {
+            throw new IllegalStateException("address handle to " + dgid() + " is closed");
+        }
+        HardwareAddressHandle hw = entry.hardware;
+        if (hw == null || hw.isDestroyed() || entry.state != Entry.State.LIVE) {
+            throw new IllegalStateException("the AH to " + dgid() + " was destroyed (its cache was closed)");
+        }
+        return hw;
+    }
+
+    public boolean isClosed() {
+        return closed != 0;
+    }
+
+    /** Releases this caller's reference; the AH is destroyed when it was the last. Idempotent. */
+    @Override
+    public void close() {
+        if (CLOSED.compareAndSet(this, 0, 1)) {
+            if (leak != null) {
+                leak.close();
+            }
+            cache.release(entry);
+        }
+    }
+
+    @Override
+    public String toString() {
+        HardwareAddressHandle hw = entry.hardware;
+        return "AddressHandle[" + (hw == null ? "dgid=" + dgid() : hw.toString()) + (isClosed() ? ", closed" : "") + "]";
+    }
+}
