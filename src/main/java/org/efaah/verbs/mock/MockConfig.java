@@ -22,10 +22,14 @@ import org.efaah.verbs.Gid;
  * @param failureProbability   chance 0..1 that any create fails with {@code randomFailureErrno}
  * @param randomFailureErrno   errno of random create failures
  * @param seed                 seed of the random failures, for reproducible runs
+ * @param efa                  true (default): EFA devices {@code efa_N} that key AHs by GID and
+ *                             report AHNs; false: RoCE-like devices {@code roce_N} (vendor 0, link
+ *                             layer Ethernet, no AHN), whose AHs differ by every ibv_ah_attr field
  */
 public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, int maxAh,
                          DuplicatePolicy duplicatePolicy, Errno duplicateErrno, long createLatencyNanos,
-                         long destroyLatencyNanos, double failureProbability, Errno randomFailureErrno, long seed) {
+                         long destroyLatencyNanos, double failureProbability, Errno randomFailureErrno, long seed,
+                         boolean efa) {
 
     /** Prefix of the system properties read by {@link #fromSystemProperties()}. */
     public static final String PROPERTY_PREFIX = "efaah.mock.";
@@ -77,6 +81,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         b.failureProbability = failureProbability;
         b.randomFailureErrno = randomFailureErrno;
         b.seed = seed;
+        b.efa = efa;
         return b;
     }
 
@@ -84,7 +89,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
      * The defaults overridden by system properties {@code efaah.mock.devices},
      * {@code .gidTableLength}, {@code .maxAh}, {@code .behaviour} (legacy|strict|kernel-cached),
      * {@code .duplicateErrno}, {@code .createLatencyNanos}, {@code .destroyLatencyNanos},
-     * {@code .failureProbability}, {@code .failureErrno}, {@code .seed}.
+     * {@code .failureProbability}, {@code .failureErrno}, {@code .seed}, {@code .efa}.
      *
      * @throws IllegalArgumentException naming the property when a value does not parse or is out of range
      */
@@ -119,6 +124,9 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
             if ((v = property("failureErrno")) != null) {
                 b.randomFailureErrno(Errno.valueOf(v.trim()));
             }
+            if ((v = property("efa")) != null) {
+                b.efa(Boolean.parseBoolean(v));
+            }
             if ((v = property("seed")) != null) {
                 b.seed(Long.parseLong(v));
             }
@@ -146,6 +154,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         private double failureProbability;
         private Errno randomFailureErrno = Errno.ENOMEM;
         private long seed = 1;
+        private boolean efa = true;
 
         private Builder() {
         }
@@ -205,9 +214,14 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
             return this;
         }
 
+        public Builder efa(boolean efa) {
+            this.efa = efa;
+            return this;
+        }
+
         public MockConfig build() {
             return new MockConfig(deviceCount, gidTableLength, gids, maxAh, duplicatePolicy, duplicateErrno,
-                    createLatencyNanos, destroyLatencyNanos, failureProbability, randomFailureErrno, seed);
+                    createLatencyNanos, destroyLatencyNanos, failureProbability, randomFailureErrno, seed, efa);
         }
     }
 }

@@ -32,6 +32,9 @@ import org.efaah.verbs.VerbsProvider;
  * is the {@link DuplicatePolicy}. Like the EFA driver, the mock requires a global AH (a GRH with
  * a dgid) and uses no other field to tell destinations apart.
  *
+ * <p>With {@link MockConfig#efa()} false the devices model a RoCE NIC instead ({@code roce_N}):
+ * no AHN, and AHs told apart by every {@code ibv_ah_attr} field.
+ *
  * <p>Closing a context that still has PDs fails with EBUSY, which is stricter than a kernel (it
  * frees everything when the file is closed) so that ordering bugs above show up in tests.
  *
@@ -116,8 +119,9 @@ public final class MockVerbsProvider implements VerbsProvider {
     @Override
     public DeviceAttributes queryDevice(long context) {
         MockDevice d = context(context, "ibv_query_device").device;
-        return new DeviceAttributes(d.name, DeviceAttributes.AMAZON_VENDOR_ID, VENDOR_PART_ID, config.maxAh(),
-                256, 1, true);
+        return config.efa()
+                ? new DeviceAttributes(d.name, DeviceAttributes.AMAZON_VENDOR_ID, VENDOR_PART_ID, config.maxAh(), 256, 1, true)
+                : new DeviceAttributes(d.name, 0, 0, config.maxAh(), 256, 1, false);
     }
 
     @Override
@@ -126,7 +130,8 @@ public final class MockVerbsProvider implements VerbsProvider {
         if (portNum != 1) {
             throw new VerbsException("ibv_query_port", Errno.EINVAL, "port " + portNum);
         }
-        return new PortAttributes(1, PortAttributes.STATE_ACTIVE, PortAttributes.LINK_LAYER_UNSPECIFIED,
+        return new PortAttributes(1, PortAttributes.STATE_ACTIVE,
+                config.efa() ? PortAttributes.LINK_LAYER_UNSPECIFIED : PortAttributes.LINK_LAYER_ETHERNET,
                 config.gidTableLength(), 4096, 0);
     }
 
@@ -170,21 +175,23 @@ public final class MockVerbsProvider implements VerbsProvider {
         if (p == null) {
             throw new VerbsException("ibv_create_ah", Errno.EINVAL, "unknown PD");
         }
-        if (attributes.portNum() != 1 || !attributes.isGlobal()
+        if (attributes.portNum() != 1 || (config.efa() && !attributes.isGlobal())
                 || attributes.sgidIndex() >= config.gidTableLength()) {
             throw new VerbsException("ibv_create_ah", Errno.EINVAL, attributes.toString());
         }
-        injectCreateFault(attributes);
+        // A failing hardware command takes as long as a good one (an ETIME is a timeout, after all).
         if (config.createLatencyNanos() > 0) {
             park(config.createLatencyNanos());
         }
+        injectCreateFault(attributes);
         MockDevice d = p.context.device;
         Gid gid = attributes.dgid();
         synchronized (d) {
             if (!pds.containsKey(pd)) {
                 throw new VerbsException("ibv_create_ah", Errno.EINVAL, "PD deallocated");
             }
-            DestinationKey key = new DestinationKey(pd, gid);
+            // EFA tells destinations apart by GID alone; other devices by the whole ibv_ah_attr.
+            DestinationKey key = new DestinationKey(pd, config.efa() ? gid : attributes);
             HardwareAh existing = d.byDestination.get(key);
             HardwareAh hw;
             if (existing != null && config.duplicatePolicy() == DuplicatePolicy.STRICT) {
@@ -215,7 +222,7 @@ public final class MockVerbsProvider implements VerbsProvider {
             p.ahCount++;
             long h = nextHandle.getAndIncrement();
             ahs.put(h, new MockAh(p, hw));
-            return new CreatedAh(h, hw.ahn);
+            return new CreatedAh(h, config.efa() ? hw.ahn : CreatedAh.NO_AHN);
         }
     }
 
@@ -284,7 +291,7 @@ public final class MockVerbsProvider implements VerbsProvider {
         }
     }
 
-    /** The next {@code count} creates fail with {@code errno} (before reaching the device table). */
+    /** The next {@code count} creates fail with {@code errno}, after the create latency, leaving the device table unchanged. */
     public void failNextCreates(int count, Errno errno) {
         createFaultErrno = Objects.requireNonNull(errno, "errno");
         createFaults.set(count);
@@ -331,7 +338,7 @@ public final class MockVerbsProvider implements VerbsProvider {
         int liveHardware;
 
         MockDevice(int index, MockConfig config) {
-            this.name = "efa_" + index;
+            this.name = (config.efa() ? "efa_" : "roce_") + index;
             this.gids = new Gid[config.gidTableLength()];
             for (int i = 0; i < gids.length; i++) {
                 // Link-local style GIDs that differ per device and index, unless given explicitly.
@@ -358,7 +365,7 @@ public final class MockVerbsProvider implements VerbsProvider {
         }
     }
 
-    private record DestinationKey(long pd, Gid gid) {
+    private record DestinationKey(long pd, Object destination) {
     }
 
     private static final class HardwareAh {

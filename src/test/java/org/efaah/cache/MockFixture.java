@@ -1,0 +1,41 @@
+package org.efaah.cache;
+
+import org.efaah.verbs.AddressHandleAttributes;
+import org.efaah.verbs.Device;
+import org.efaah.verbs.ProtectionDomain;
+import org.efaah.verbs.mock.MockConfig;
+import org.efaah.verbs.mock.MockVerbsProvider;
+
+/** A mock device, a PD and a cache, closed in the right order. */
+final class MockFixture implements AutoCloseable {
+    final MockVerbsProvider mock;
+    final Device device;
+    final ProtectionDomain pd;
+    final AddressHandleCache cache;
+
+    MockFixture() {
+        this(MockConfig.defaults());
+    }
+
+    MockFixture(MockConfig config) {
+        this(config, LeakDetection.PARANOID);
+    }
+
+    MockFixture(MockConfig config, LeakDetection leakDetection) {
+        mock = new MockVerbsProvider(config);
+        device = Device.openFirst(mock);
+        pd = device.allocatePd();
+        cache = AddressHandleCache.create(leakDetection);
+    }
+
+    static AddressHandleAttributes peer(int n) {
+        return AddressHandleAttributes.forGid("fe80::" + Integer.toHexString(n));
+    }
+
+    @Override
+    public void close() {
+        cache.close();
+        pd.close();
+        device.close();
+    }
+}
