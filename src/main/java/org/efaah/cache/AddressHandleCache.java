@@ -187,8 +187,9 @@ public final class AddressHandleCache implements AutoCloseable {
         maxCreateNanos.accumulateAndGet(nanos, Math::max);
         peakEntries.accumulateAndGet(liveEntries.incrementAndGet(), Math::max);
         e.hardware = hw;
-        e.setRefs(1);
         e.state = Entry.State.LIVE;
+        // Publishing the first reference lets lock-free hits in, so the entry must be LIVE first.
+        e.setRefs(1);
     }
 
     private static void fail(ConcurrentHashMap<Object, Entry> table, Entry e, RuntimeException cause) {

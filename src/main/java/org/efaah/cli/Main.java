@@ -16,10 +16,25 @@ public final class Main {
         System.exit(run(args));
     }
 
-    /** Runs the command line and returns its exit code (for tests). */
+    /** Runs the command line on standard output and returns its exit code. */
     public static int run(String... args) {
+        return run(new java.io.PrintWriter(System.out, true), args);
+    }
+
+    /** Runs the command line, printing to {@code out}, and returns its exit code. */
+    public static int run(java.io.PrintWriter out, String... args) {
         CommandLine cli = new CommandLine(new Main());
         cli.setCaseInsensitiveEnumValuesAllowed(true);
+        cli.setOut(out);
+        cli.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
+            if (e instanceof CommandLine.ParameterException || e instanceof IllegalArgumentException) {
+                // Values checked after parsing are usage errors too.
+                commandLine.getErr().println(e.getMessage());
+                commandLine.usage(commandLine.getErr());
+                return commandLine.getCommandSpec().exitCodeOnInvalidInput();
+            }
+            throw e;
+        });
         return cli.execute(args);
     }
 }
