@@ -47,6 +47,9 @@ final class StressCommand implements Callable<Integer> {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(),
                     "threads, peers, pds >= 1; duration > 0; fault probability 0..1");
         }
+        // The run injects destroy failures on purpose; one warning each would bury the report.
+        ((ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger("org.efaah.cache"))
+                .setLevel(ch.qos.logback.classic.Level.ERROR);
         out.printf("stress: %d threads, %d peers x %d PDs, %.0f s, seed %d, fault probability %.3f (mock, strict)%n",
                 threads, peers, pds, seconds, seed, faultProbability);
         out.flush();

@@ -55,6 +55,79 @@ public interface VerbsProvider extends AutoCloseable {
      */
     void destroyAh(long ah);
 
+    // The datagram path below is what a UD endpoint needs; a provider without one keeps these defaults.
+
+    /** {@code ibv_create_cq(3)} with {@code entries} CQEs; returns a CQ handle. */
+    default long createCq(long context, int entries) {
+        throw noDatagramPath();
+    }
+
+    /** {@code ibv_destroy_cq(3)}. */
+    default void destroyCq(long cq) {
+        throw noDatagramPath();
+    }
+
+    /**
+     * {@code ibv_reg_mr(3)} of a direct buffer's whole capacity, local write access; returns an MR
+     * handle. The caller keeps the buffer reachable until {@link #deregisterMemory}.
+     */
+    default long registerMemory(long pd, java.nio.ByteBuffer buffer) {
+        throw noDatagramPath();
+    }
+
+    /** {@code ibv_dereg_mr(3)}. */
+    default void deregisterMemory(long mr) {
+        throw noDatagramPath();
+    }
+
+    /** {@code ibv_create_qp(3)} of type {@code IBV_QPT_UD}. */
+    default QueuePairNumbers createUdQp(long pd, long sendCq, long recvCq, int maxSendWr, int maxRecvWr) {
+        throw noDatagramPath();
+    }
+
+    /**
+     * {@code ibv_modify_qp(3)} through RESET to INIT (port, P_Key index, Q_Key), RTR, and RTS
+     * (send PSN 0): a UD QP ready to send and receive.
+     */
+    default void activateUdQp(long qp, int portNum, int pkeyIndex, int qkey) {
+        throw noDatagramPath();
+    }
+
+    /** {@code ibv_destroy_qp(3)}. */
+    default void destroyQp(long qp) {
+        throw noDatagramPath();
+    }
+
+    /**
+     * {@code ibv_post_send(3)}: one signaled {@code IBV_WR_SEND} of {@code length} bytes at
+     * {@code offset} in {@code mr}, to ({@code ah}, {@code remoteQpn}, {@code remoteQkey}).
+     */
+    default void postSend(long qp, long ah, int remoteQpn, int remoteQkey, long mr, int offset, int length, long wrId) {
+        throw noDatagramPath();
+    }
+
+    /** {@code ibv_post_recv(3)}: one receive buffer of {@code length} bytes at {@code offset} in {@code mr}. */
+    default void postReceive(long qp, long mr, int offset, int length, long wrId) {
+        throw noDatagramPath();
+    }
+
+    /** {@code ibv_poll_cq(3)} into the given holders; returns how many were filled (0 when none). */
+    default int pollCq(long cq, WorkCompletion[] into) {
+        throw noDatagramPath();
+    }
+
+    /**
+     * {@code ibv_init_ah_from_wc(3)}: the attributes of an AH back to the sender of a received
+     * completion, whose GRH (40 bytes) is at {@code grhOffset} in {@code mr}.
+     */
+    default AddressHandleAttributes initAhFromWc(long context, int portNum, WorkCompletion wc, long mr, int grhOffset) {
+        throw noDatagramPath();
+    }
+
+    private UnsupportedOperationException noDatagramPath() {
+        return new UnsupportedOperationException("the " + name() + " provider has no datagram (UD) path");
+    }
+
     /** Releases provider-wide resources; does not close devices (their owners do). */
     @Override
     void close();
