@@ -2,7 +2,7 @@
 # Runs inside the VM, chrooted into the (read-only, 9p) host root, as root.
 # Copied into the per-run control share by scripts/rxe-vm, so it is not part of
 # the initramfs cache key. Its stdout/stderr go to guest.log in the control
-# share; the command's own streams go to /dev/hvc0 and /dev/hvc1.
+# share; the command's own streams go to two virtio serial ports.
 set -u
 CTL=/run/rxe-vm
 # shellcheck source=/dev/null
@@ -17,14 +17,18 @@ t0=$(ms)
 step() { echo "guest: +$(($(ms) - t0))ms $*"; }
 fail() { echo "guest: FAILED: $*"; echo "$*" >"$CTL/setup-failed"; exit 125; }
 
-# The hvc ports start in cooked mode; without this every \n would reach the
-# caller as \r\n.
-for t in /dev/hvc0 /dev/hvc1; do
-    [ -c "$t" ] || fail "$t missing (virtio_console not loaded?)"
-    $BB stty -F "$t" raw -echo || fail "stty $t"
+# Find the host's stdout/stderr ports by name (no udev here to make the
+# /dev/virtio-ports/ symlinks).
+out_port= err_port=
+for p in /sys/class/virtio-ports/*; do
+    read -r name <"$p/name" 2>/dev/null || continue
+    case $name in
+        rxe-vm.stdout) out_port=/dev/${p##*/} ;;
+        rxe-vm.stderr) err_port=/dev/${p##*/} ;;
+    esac
 done
-
-step "consoles ready"
+[ -c "$out_port" ] && [ -c "$err_port" ] || fail "virtio serial ports missing"
+step "ports found"
 echo "$VM_HOSTNAME" >/proc/sys/kernel/hostname
 $BB mkfifo /run/rxe-vm-sleep # `read -t` on it is an exec-free sleep
 
@@ -121,11 +125,11 @@ step "starting command"
     for v in $(compgen -e); do unset "$v" 2>/dev/null; done
     export "${envv[@]}"
     exec "${VM_CMD[@]}"
-) </dev/null >/dev/hvc0 2>/dev/hvc1
+) </dev/null >"$out_port" 2>"$err_port"
 rc=$?
 step "command exited with $rc"
 echo "$rc" >"$CTL/rc"
-# hvc output is handed to the host asynchronously; give the virtqueue a moment
-# to drain before init powers the machine off under it.
+# Port output is handed to the host asynchronously; give the virtqueue a
+# moment to drain before init powers the machine off under it.
 read -r -t 0.2 <>/run/rxe-vm-sleep 2>/dev/null
 exit 0
