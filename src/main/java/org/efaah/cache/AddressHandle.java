@@ -76,7 +76,13 @@ public final class AddressHandle implements AutoCloseable {
         return hardware().nativeHandle();
     }
 
-    private HardwareAddressHandle hardware() {
+    /**
+     * The hardware AH, to post sends with ({@code UdQueuePair.postSend}). It belongs to the cache:
+     * never destroy it; keep this handle (or a {@link #duplicate()}) open until the send completes.
+     *
+     * @throws IllegalStateException if this handle is closed or its AH destroyed
+     */
+    public HardwareAddressHandle hardware() {
         if (closed != 0) {
             throw new IllegalStateException("address handle to " + dgid() + " is closed");
         }
@@ -85,6 +91,21 @@ public final class AddressHandle implements AutoCloseable {
             throw new IllegalStateException("the AH to " + dgid() + " was destroyed (its cache was closed)");
         }
         return hw;
+    }
+
+    /**
+     * A second, independent handle to the same AH (one more reference), without a cache look-up:
+     * what an endpoint holds while a send using this AH is in flight, so that closing this handle
+     * cannot destroy the AH under the device.
+     *
+     * @throws IllegalStateException if this handle is closed or its AH destroyed
+     */
+    public AddressHandle duplicate() {
+        hardware();
+        if (!entry.tryRetain()) {
+            throw new IllegalStateException("the AH to " + dgid() + " was destroyed (its cache was closed)");
+        }
+        return cache.adopt(entry);
     }
 
     public boolean isClosed() {

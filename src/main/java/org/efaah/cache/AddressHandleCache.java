@@ -228,6 +228,12 @@ public final class AddressHandleCache implements AutoCloseable {
         return handle;
     }
 
+    /** A handle for a reference already taken on {@code e}; not sampled for leaks (its owner closes it). */
+    AddressHandle adopt(Entry e) {
+        liveHandles.increment();
+        return new AddressHandle(this, e, null);
+    }
+
     /** Drops one reference; destroys the AH when it was the last. Called once per handle. */
     void release(Entry e) {
         liveHandles.decrement();

@@ -166,6 +166,26 @@ public final class Device implements AutoCloseable {
         });
     }
 
+    /**
+     * Creates a completion queue ({@code ibv_create_cq(3)}) of {@code entries} CQEs, 1..65536.
+     *
+     * @throws UnsupportedOperationException if the provider has no datagram path
+     */
+    public CompletionQueue createCq(int entries) {
+        AddressHandleAttributes.checkRange("cqe", entries, 1, 65536);
+        return withContext(() -> new CompletionQueue(this, provider.createCq(context, entries), entries));
+    }
+
+    /**
+     * The attributes of an AH back to the sender of a received UD completion
+     * ({@code ibv_init_ah_from_wc(3)}); the 40-byte GRH is at {@code grhOffset} in {@code mr}.
+     */
+    public AddressHandleAttributes initAhFromWc(int portNum, WorkCompletion wc, MemoryRegion mr, int grhOffset) {
+        checkPort(portNum);
+        mr.checkRange(grhOffset, 40);
+        return withContext(() -> mr.guard().get(() -> provider.initAhFromWc(context, portNum, wc, mr.handle, grhOffset)));
+    }
+
     void forget(ProtectionDomain pd) {
         protectionDomains.remove(pd);
     }

@@ -5,8 +5,10 @@ package org.efaah.verbs;
  * {@link ProtectionDomain#createAh}. Destroyed only by an explicit {@link #destroy()}: no garbage
  * collector action ever frees it.
  *
- * <p>Thread-safe: {@link #destroy()} runs at most once to success; a destroy that fails in the
- * provider leaves the AH live (as rdma-core does) so it can be retried.
+ * <p>Thread-safe: {@link #destroy()} runs at most once to success, after any send being posted
+ * with this AH; a destroy that fails in the provider leaves the AH live (as rdma-core does) so it
+ * can be retried. An AH obtained from an {@code AddressHandleCache} belongs to the cache: do not
+ * destroy it yourself (every handle of its key would then refuse use).
  */
 public final class HardwareAddressHandle {
     private final ProtectionDomain pd;
@@ -14,6 +16,8 @@ public final class HardwareAddressHandle {
     private final int ahn;
     private final AddressHandleAttributes attributes;
     private volatile boolean destroyed;
+    // Posts hold it shared and the destroy exclusively, so no send can race the ibv_destroy_ah.
+    private final Guard guard = new Guard("AH");
 
     HardwareAddressHandle(ProtectionDomain pd, long handle, int ahn, AddressHandleAttributes attributes) {
         this.pd = pd;
@@ -70,20 +74,20 @@ public final class HardwareAddressHandle {
 
     /** Destroys the AH unless already destroyed; returns whether this call destroyed it. */
     boolean destroyIfLive() {
-        // PD lock before the AH's monitor, the order closeForcibly() takes them in.
+        // PD lock before the AH's own, the order closeForcibly() takes them in.
         pd.readLock();
         try {
-            synchronized (this) {
-                if (destroyed) {
-                    return false;
-                }
+            return guard.close(() -> {
                 pd.destroyAh(this);
                 destroyed = true;
-                return true;
-            }
+            });
         } finally {
             pd.readUnlock();
         }
+    }
+
+    Guard guard() {
+        return guard;
     }
 
     @Override

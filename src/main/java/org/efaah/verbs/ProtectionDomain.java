@@ -57,6 +57,50 @@ public final class ProtectionDomain implements AutoCloseable {
         }
     }
 
+    /**
+     * Registers a direct buffer's whole capacity for local access ({@code ibv_reg_mr(3)}).
+     *
+     * @throws IllegalArgumentException if the buffer is not direct or is empty
+     */
+    public MemoryRegion registerMemory(java.nio.ByteBuffer buffer) {
+        java.util.Objects.requireNonNull(buffer, "buffer");
+        if (!buffer.isDirect() || buffer.capacity() == 0) {
+            throw new IllegalArgumentException("buffer: must be a non-empty direct ByteBuffer");
+        }
+        return withPd(() -> new MemoryRegion(this, device.provider().registerMemory(handle, buffer), buffer));
+    }
+
+    /**
+     * Creates an Unreliable Datagram QP ({@code ibv_create_qp(3)}, {@code IBV_QPT_UD}) in RESET.
+     *
+     * @param maxSendWr most sends outstanding, 1..8192
+     * @param maxRecvWr most receives posted, 1..8192
+     */
+    public UdQueuePair createUdQp(CompletionQueue sendCq, CompletionQueue recvCq, int maxSendWr, int maxRecvWr) {
+        java.util.Objects.requireNonNull(sendCq, "sendCq");
+        java.util.Objects.requireNonNull(recvCq, "recvCq");
+        AddressHandleAttributes.checkRange("max_send_wr", maxSendWr, 1, 8192);
+        AddressHandleAttributes.checkRange("max_recv_wr", maxRecvWr, 1, 8192);
+        if (sendCq.device() != device || recvCq.device() != device) {
+            throw new IllegalArgumentException("cq: belongs to another device than this PD");
+        }
+        return withPd(() -> sendCq.guard().get(() -> recvCq.guard().get(() -> {
+            QueuePairNumbers created = device.provider().createUdQp(handle, sendCq.handle, recvCq.handle, maxSendWr,
+                    maxRecvWr);
+            return new UdQueuePair(this, created.handle(), created.qpn());
+        })));
+    }
+
+    private <T> T withPd(java.util.function.Supplier<T> action) {
+        lock.readLock().lock();
+        try {
+            checkOpen();
+            return action.get();
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
     /** Called by {@link HardwareAddressHandle#destroy()} with the AH's own monitor held. */
     void destroyAh(HardwareAddressHandle ah) {
         device.provider().destroyAh(ah.handleForProvider());

@@ -51,6 +51,7 @@ public final class MockVerbsProvider implements VerbsProvider {
     private final Map<Long, MockPd> pds = new ConcurrentHashMap<>();
     private final Map<Long, MockAh> ahs = new ConcurrentHashMap<>();
     private final AtomicLong nextHandle = new AtomicLong(0x1000);
+    private final MockFabric fabric = new MockFabric(this);
 
     private final AtomicLong createCalls = new AtomicLong();
     private final AtomicLong destroyCalls = new AtomicLong();
@@ -110,8 +111,9 @@ public final class MockVerbsProvider implements VerbsProvider {
     @Override
     public void closeDevice(long context) {
         MockContext c = context(context, "ibv_close_device");
-        if (c.pdCount.get() > 0) {
-            throw new VerbsException("ibv_close_device", Errno.EBUSY, c.pdCount.get() + " PD(s) still allocated");
+        if (c.pdCount.get() > 0 || c.cqCount.get() > 0) {
+            throw new VerbsException("ibv_close_device", Errno.EBUSY,
+                    c.pdCount.get() + " PD(s) and " + c.cqCount.get() + " CQ(s) still allocated");
         }
         contexts.remove(context);
     }
@@ -160,8 +162,9 @@ public final class MockVerbsProvider implements VerbsProvider {
             throw new VerbsException("ibv_dealloc_pd", Errno.EINVAL, "unknown PD");
         }
         synchronized (p.context.device) {
-            if (p.ahCount > 0) {
-                throw new VerbsException("ibv_dealloc_pd", Errno.EBUSY, p.ahCount + " AH(s) still exist");
+            if (p.ahCount > 0 || p.resources.get() > 0) {
+                throw new VerbsException("ibv_dealloc_pd", Errno.EBUSY,
+                        p.ahCount + " AH(s) and " + p.resources.get() + " QP(s)/MR(s) still exist");
             }
             pds.remove(pd);
         }
@@ -221,7 +224,7 @@ public final class MockVerbsProvider implements VerbsProvider {
             hw.users++;
             p.ahCount++;
             long h = nextHandle.getAndIncrement();
-            ahs.put(h, new MockAh(p, hw));
+            ahs.put(h, new MockAh(p, hw, attributes));
             return new CreatedAh(h, config.efa() ? hw.ahn : CreatedAh.NO_AHN);
         }
     }
@@ -317,7 +320,11 @@ public final class MockVerbsProvider implements VerbsProvider {
         }
     }
 
-    private MockContext context(long handle, String operation) {
+    long newHandle() {
+        return nextHandle.getAndIncrement();
+    }
+
+    MockContext context(long handle, String operation) {
         MockContext c = contexts.get(handle);
         if (c == null) {
             throw new VerbsException(operation, Errno.EINVAL, "unknown device context");
@@ -326,11 +333,91 @@ public final class MockVerbsProvider implements VerbsProvider {
     }
 
     @Override
+    public long createCq(long context, int entries) {
+        return fabric.createCq(context(context, "ibv_create_cq"), entries);
+    }
+
+    @Override
+    public void destroyCq(long cq) {
+        fabric.destroyCq(cq);
+    }
+
+    @Override
+    public long registerMemory(long pd, java.nio.ByteBuffer buffer) {
+        return fabric.registerMemory(pd(pd, "ibv_reg_mr"), buffer);
+    }
+
+    @Override
+    public void deregisterMemory(long mr) {
+        fabric.deregisterMemory(mr);
+    }
+
+    @Override
+    public org.efaah.verbs.QueuePairNumbers createUdQp(long pd, long sendCq, long recvCq, int maxSendWr, int maxRecvWr) {
+        return fabric.createUdQp(pd(pd, "ibv_create_qp"), sendCq, recvCq, maxSendWr, maxRecvWr);
+    }
+
+    @Override
+    public void activateUdQp(long qp, int portNum, int pkeyIndex, int qkey) {
+        fabric.activateUdQp(qp, portNum, pkeyIndex, qkey);
+    }
+
+    @Override
+    public void destroyQp(long qp) {
+        fabric.destroyQp(qp);
+    }
+
+    @Override
+    public void postSend(long qp, long ah, int remoteQpn, int remoteQkey, long mr, int offset, int length, long wrId) {
+        MockAh a = ahs.get(ah);
+        if (a == null) {
+            throw new VerbsException("ibv_post_send", Errno.EINVAL, "unknown or destroyed AH");
+        }
+        fabric.postSend(qp, a, remoteQpn, remoteQkey, mr, offset, length, wrId);
+    }
+
+    @Override
+    public void postReceive(long qp, long mr, int offset, int length, long wrId) {
+        fabric.postReceive(qp, mr, offset, length, wrId);
+    }
+
+    @Override
+    public int pollCq(long cq, org.efaah.verbs.WorkCompletion[] into) {
+        return fabric.pollCq(cq, into);
+    }
+
+    @Override
+    public AddressHandleAttributes initAhFromWc(long context, int portNum, org.efaah.verbs.WorkCompletion wc,
+                                                long mr, int grhOffset) {
+        return fabric.initAhFromWc(context(context, "ibv_init_ah_from_wc").device, portNum, wc, mr, grhOffset);
+    }
+
+    /** The device whose port 1 GID table holds {@code gid}, or null: how the fabric routes a datagram. */
+    MockDevice deviceWithGid(Gid gid) {
+        for (MockDevice d : devices) {
+            for (Gid g : d.gids) {
+                if (g.equals(gid)) {
+                    return d;
+                }
+            }
+        }
+        return null;
+    }
+
+    private MockPd pd(long handle, String operation) {
+        MockPd p = pds.get(handle);
+        if (p == null) {
+            throw new VerbsException(operation, Errno.EINVAL, "unknown PD");
+        }
+        return p;
+    }
+
+    @Override
     public void close() {
         // Nothing provider-wide to free: devices are closed by their owners.
     }
 
-    private static final class MockDevice {
+    static final class MockDevice {
         final String name;
         final Gid[] gids;
         final BitSet ahns = new BitSet();
@@ -348,16 +435,17 @@ public final class MockVerbsProvider implements VerbsProvider {
         }
     }
 
-    private record MockContext(MockDevice device, AtomicInteger pdCount) {
+    record MockContext(MockDevice device, AtomicInteger pdCount, AtomicInteger cqCount) {
         MockContext(MockDevice device) {
-            this(device, new AtomicInteger());
+            this(device, new AtomicInteger(), new AtomicInteger());
         }
     }
 
-    private static final class MockPd {
+    static final class MockPd {
         final long handle;
         final MockContext context;
         int ahCount; // guarded by the device's monitor
+        final AtomicInteger resources = new AtomicInteger(); // QPs and MRs, which also pin a PD
 
         MockPd(long handle, MockContext context) {
             this.handle = handle;
@@ -368,7 +456,7 @@ public final class MockVerbsProvider implements VerbsProvider {
     private record DestinationKey(long pd, Object destination) {
     }
 
-    private static final class HardwareAh {
+    static final class HardwareAh {
         final int ahn;
         final DestinationKey key;
         int users; // struct ibv_ah objects sharing this hardware AH (kernel-cached: more than one)
@@ -379,6 +467,6 @@ public final class MockVerbsProvider implements VerbsProvider {
         }
     }
 
-    private record MockAh(MockPd pd, HardwareAh hardware) {
+    record MockAh(MockPd pd, HardwareAh hardware, AddressHandleAttributes attributes) {
     }
 }

@@ -1,0 +1,78 @@
+package org.efaah.ud;
+
+import java.nio.ByteBuffer;
+import java.util.Objects;
+import org.efaah.verbs.Gid;
+import org.efaah.verbs.UdQueuePair;
+
+/**
+ * Where a UD endpoint receives: its GID, QP number and Q_Key, the three things a peer needs to
+ * send to it. Exchanged out of band, as text ({@code fe80::1/0x000101/0x11111111}) or as 24
+ * bytes (GID, QPN, Q_Key; network order).
+ *
+ * @param gid  the endpoint's port GID (16 bytes)
+ * @param qpn  its 24-bit QP number
+ * @param qkey its Q_Key, 0..0x7FFFFFFF
+ */
+public record EndpointAddress(Gid gid, int qpn, long qkey) {
+    /** Size of {@link #toBytes()}. */
+    public static final int BYTES = 24;
+
+    public EndpointAddress {
+        Objects.requireNonNull(gid, "gid");
+        if (qpn < 0 || qpn > 0xFFFFFF) {
+            throw new IllegalArgumentException("qpn: " + qpn + " is out of range; valid 0x0..0xffffff");
+        }
+        if (qkey < 0 || qkey > UdQueuePair.MAX_QKEY) {
+            throw new IllegalArgumentException("qkey: " + qkey + " is out of range; valid 0x0..0x7fffffff");
+        }
+    }
+
+    /** {@code GID/0xQPN/0xQKEY}, readable by {@link #parse(String)}. */
+    public String toText() {
+        return String.format("%s/0x%06x/0x%08x", gid, qpn, qkey);
+    }
+
+    /**
+     * Parses {@link #toText()}'s form; QPN and Q_Key may be decimal or 0x-prefixed hexadecimal.
+     *
+     * @throws IllegalArgumentException naming the part that does not parse
+     */
+    public static EndpointAddress parse(String text) {
+        Objects.requireNonNull(text, "text");
+        String[] parts = text.trim().split("/");
+        if (parts.length != 3) {
+            throw new IllegalArgumentException("address: '" + text + "' is not GID/QPN/QKEY");
+        }
+        return new EndpointAddress(Gid.parse(parts[0]), (int) number("qpn", parts[1]), number("qkey", parts[2]));
+    }
+
+    private static long number(String field, String text) {
+        try {
+            return text.startsWith("0x") || text.startsWith("0X") ? Long.parseLong(text.substring(2), 16)
+                    : Long.parseLong(text);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(field + ": '" + text + "' is not a number", e);
+        }
+    }
+
+    public byte[] toBytes() {
+        return ByteBuffer.allocate(BYTES).put(gid.toBytes()).putInt(qpn).putInt((int) qkey).array();
+    }
+
+    public static EndpointAddress fromBytes(byte[] bytes) {
+        if (bytes == null || bytes.length != BYTES) {
+            throw new IllegalArgumentException("address: " + (bytes == null ? "null" : bytes.length + " bytes")
+                    + "; an endpoint address is " + BYTES + " bytes");
+        }
+        ByteBuffer b = ByteBuffer.wrap(bytes);
+        byte[] gid = new byte[Gid.LENGTH];
+        b.get(gid);
+        return new EndpointAddress(Gid.of(gid), b.getInt(), b.getInt() & 0xFFFFFFFFL);
+    }
+
+    @Override
+    public String toString() {
+        return toText();
+    }
+}

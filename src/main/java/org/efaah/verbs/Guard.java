@@ -1,0 +1,70 @@
+package org.efaah.verbs;
+
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+
+/**
+ * The guarded state of one provider object: operations run under the read lock and only while
+ * open; the close runs once, under the write lock, after every operation in progress. That is
+ * what keeps a freed handle from ever reaching the provider.
+ */
+final class Guard {
+    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+    private final String what;
+    private boolean closed;
+
+    Guard(String what) {
+        this.what = what;
+    }
+
+    long call(LongSupplier operation) {
+        return get(operation::getAsLong);
+    }
+
+    <T> T get(Supplier<T> operation) {
+        lock.readLock().lock();
+        try {
+            if (closed) {
+                throw new IllegalStateException(what + " is closed");
+            }
+            return operation.get();
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    void run(Runnable operation) {
+        call(() -> {
+            operation.run();
+            return 0;
+        });
+    }
+
+    /**
+     * Runs {@code release} once, when still open; the object is closed only if it succeeds.
+     * Returns whether this call closed it.
+     */
+    boolean close(Runnable release) {
+        lock.writeLock().lock();
+        try {
+            if (closed) {
+                return false;
+            }
+            release.run();
+            closed = true;
+            return true;
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    boolean isClosed() {
+        lock.readLock().lock();
+        try {
+            return closed;
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+}

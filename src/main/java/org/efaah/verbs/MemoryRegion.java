@@ -1,0 +1,52 @@
+package org.efaah.verbs;
+
+import java.nio.ByteBuffer;
+
+/**
+ * A registered direct buffer ({@code struct ibv_mr}, local write access), made by
+ * {@link ProtectionDomain#registerMemory(ByteBuffer)}. Holds the buffer, so that the memory
+ * stays allocated while the device may write to it. Thread-safe; close is idempotent.
+ */
+public final class MemoryRegion implements AutoCloseable {
+    private final ProtectionDomain pd;
+    final long handle;
+    private final ByteBuffer buffer;
+    private final Guard guard = new Guard("memory region");
+
+    MemoryRegion(ProtectionDomain pd, long handle, ByteBuffer buffer) {
+        this.pd = pd;
+        this.handle = handle;
+        this.buffer = buffer;
+    }
+
+    public ProtectionDomain pd() {
+        return pd;
+    }
+
+    /** The registered buffer (its whole capacity is registered). */
+    public ByteBuffer buffer() {
+        return buffer;
+    }
+
+    /** Bytes registered. */
+    public int length() {
+        return buffer.capacity();
+    }
+
+    Guard guard() {
+        return guard;
+    }
+
+    void checkRange(int offset, int length) {
+        if (offset < 0 || length < 0 || (long) offset + length > buffer.capacity()) {
+            throw new IllegalArgumentException("offset/length: " + offset + "+" + length
+                    + " is outside the registered 0.." + buffer.capacity() + " bytes");
+        }
+    }
+
+    /** {@code ibv_dereg_mr(3)}. */
+    @Override
+    public void close() {
+        guard.close(() -> pd.device().provider().deregisterMemory(handle));
+    }
+}

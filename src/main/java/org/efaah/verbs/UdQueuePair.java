@@ -1,0 +1,83 @@
+package org.efaah.verbs;
+
+/**
+ * An Unreliable Datagram queue pair ({@code struct ibv_qp}, {@code IBV_QPT_UD}), made by
+ * {@link ProtectionDomain#createUdQp}. Sends name their destination with an AH of the same PD.
+ * Thread-safe: posts may run concurrently (the provider serialises them as libibverbs does);
+ * {@link #close()} waits for posts in progress and is idempotent.
+ */
+public final class UdQueuePair implements AutoCloseable {
+    /** Largest Q_Key a sender may name; keys with the top bit set are privileged. */
+    public static final long MAX_QKEY = 0x7FFFFFFFL;
+
+    private final ProtectionDomain pd;
+    private final long handle;
+    private final int qpn;
+    private final Guard guard = new Guard("queue pair");
+
+    UdQueuePair(ProtectionDomain pd, long handle, int qpn) {
+        this.pd = pd;
+        this.handle = handle;
+        this.qpn = qpn;
+    }
+
+    public ProtectionDomain pd() {
+        return pd;
+    }
+
+    /** The 24-bit QP number. */
+    public int qpn() {
+        return qpn;
+    }
+
+    /**
+     * Takes the QP from RESET through INIT, RTR to RTS ({@code ibv_modify_qp(3)} three times).
+     *
+     * @param portNum   1-based port
+     * @param pkeyIndex index in the port's P_Key table (0 on EFA and RoCE)
+     * @param qkey      Q_Key, 0..0x7FFFFFFF; receives carrying another Q_Key are dropped
+     */
+    public void activate(int portNum, int pkeyIndex, long qkey) {
+        AddressHandleAttributes.checkRange("port_num", portNum, 1, pd.device().attributes().portCount());
+        AddressHandleAttributes.checkRange("pkey_index", pkeyIndex, 0, 0xFFFF);
+        AddressHandleAttributes.checkRange("qkey", qkey, 0, MAX_QKEY);
+        guard.run(() -> pd.device().provider().activateUdQp(handle, portNum, pkeyIndex, (int) qkey));
+    }
+
+    /**
+     * {@code ibv_post_send(3)}: one signaled {@code IBV_WR_SEND} of {@code length} bytes from
+     * {@code mr} at {@code offset}, to ({@code ah}, {@code remoteQpn}, {@code remoteQkey}).
+     *
+     * @throws IllegalArgumentException if the AH or MR belongs to another PD, or a number is out of range
+     * @throws IllegalStateException    if the QP, MR or AH is closed or destroyed
+     */
+    public void postSend(HardwareAddressHandle ah, int remoteQpn, long remoteQkey, MemoryRegion mr, int offset,
+                         int length, long wrId) {
+        if (ah.pd() != pd) {
+            throw new IllegalArgumentException("ah: belongs to another PD than this QP");
+        }
+        if (mr.pd() != pd) {
+            throw new IllegalArgumentException("mr: belongs to another PD than this QP");
+        }
+        AddressHandleAttributes.checkRange("remote_qpn", remoteQpn, 0, 0xFFFFFF);
+        AddressHandleAttributes.checkRange("remote_qkey", remoteQkey, 0, MAX_QKEY);
+        mr.checkRange(offset, length);
+        guard.run(() -> mr.guard().run(() -> ah.guard().run(() -> pd.device().provider().postSend(handle,
+                ah.handleForProvider(), remoteQpn, (int) remoteQkey, mr.handle, offset, length, wrId))));
+    }
+
+    /** {@code ibv_post_recv(3)}: one receive buffer; on UD its first 40 bytes receive the GRH. */
+    public void postReceive(MemoryRegion mr, int offset, int length, long wrId) {
+        if (mr.pd() != pd) {
+            throw new IllegalArgumentException("mr: belongs to another PD than this QP");
+        }
+        mr.checkRange(offset, length);
+        guard.run(() -> mr.guard().run(() -> pd.device().provider().postReceive(handle, mr.handle, offset, length, wrId)));
+    }
+
+    /** {@code ibv_destroy_qp(3)}. */
+    @Override
+    public void close() {
+        guard.close(() -> pd.device().provider().destroyQp(handle));
+    }
+}

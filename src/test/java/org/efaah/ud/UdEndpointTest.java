@@ -1,0 +1,214 @@
+package org.efaah.ud;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import org.efaah.cache.AddressHandle;
+import org.efaah.cache.AddressHandleCache;
+import org.efaah.cache.LeakDetection;
+import org.efaah.verbs.AddressHandleAttributes;
+import org.efaah.verbs.Device;
+import org.efaah.verbs.ProtectionDomain;
+import org.efaah.verbs.mock.MockConfig;
+import org.efaah.verbs.mock.MockVerbsProvider;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** UD endpoints on the mock's in-memory fabric; the same tests run natively in the soft-RoCE VM. */
+class UdEndpointTest {
+    private final MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder().deviceCount(17).build());
+    private final List<AutoCloseable> toClose = new ArrayList<>();
+    private final List<UdEndpoint> endpoints = new ArrayList<>();
+    private final AddressHandleCache cache = AddressHandleCache.create(LeakDetection.PARANOID);
+
+    private ProtectionDomain pd(int device) {
+        Device d = Device.open(mock, "efa_" + device);
+        ProtectionDomain pd = d.allocatePd();
+        toClose.add(0, d);
+        toClose.add(0, pd);
+        return pd;
+    }
+
+    private UdEndpoint endpoint(ProtectionDomain pd, UdEndpoint.Options options) {
+        UdEndpoint e = UdEndpoint.open(pd, cache, options);
+        endpoints.add(e);
+        return e;
+    }
+
+    @AfterEach
+    void closeAll() throws Exception {
+        // Endpoints first (they hold AH references for sends in flight), then the cache, then PDs.
+        endpoints.forEach(UdEndpoint::close);
+        cache.close();
+        for (AutoCloseable c : toClose) {
+            c.close();
+        }
+        assertEquals(0, mock.counters().liveAhs());
+        assertEquals(0, cache.stats().leaksReported(), "every handle was closed");
+    }
+
+    private static ByteBuffer pattern(int size, int seed) {
+        ByteBuffer b = ByteBuffer.allocate(size);
+        for (int i = 0; i < size; i++) {
+            b.put((byte) (seed * 31 + i * 7));
+        }
+        return b.flip();
+    }
+
+    @Test
+    void tenThousandDatagramsOfEverySizeArriveIntactAndComeBackOnTheReturnPath() {
+        UdEndpoint a = endpoint(pd(0), UdEndpoint.Options.defaults());
+        UdEndpoint b = endpoint(pd(1), UdEndpoint.Options.defaults());
+        int mtu = a.maxMessageSize();
+        assertEquals(4096, mtu);
+        SplittableRandom random = new SplittableRandom(1);
+        try (AddressHandle toB = cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
+            for (int i = 0; i < 10_000; i++) {
+                int size = i < mtu ? i + 1 : 1 + random.nextInt(mtu);
+                ByteBuffer sent = pattern(size, i);
+                a.send(toB, b.address(), sent.duplicate());
+                Datagram d = b.receive(5, TimeUnit.SECONDS);
+                assertNotNull(d, "datagram " + i);
+                assertArrayEquals(sent.duplicate().array(), d.payload(), "payload of datagram " + i);
+                assertEquals(a.address().qpn(), d.sourceQpn());
+                assertEquals(a.address().gid(), d.sourceGid());
+                b.reply(d, ByteBuffer.wrap(d.payload()));
+                Datagram echo = a.receive(5, TimeUnit.SECONDS);
+                assertNotNull(echo, "echo " + i);
+                assertArrayEquals(sent.array(), echo.payload());
+            }
+            assertTrue(a.flush(5, TimeUnit.SECONDS));
+            assertTrue(b.flush(5, TimeUnit.SECONDS));
+        }
+        // One AH each way, however many messages: 10,000 look-ups of the return path were hits.
+        assertEquals(2, cache.stats().hardwareCreates());
+        assertTrue(cache.stats().hits() >= 9_999, "hits " + cache.stats().hits());
+    }
+
+    @Test
+    void aServerAnswersSixteenClientsWithSixteenReturnPathAhs() {
+        UdEndpoint server = endpoint(pd(0), UdEndpoint.Options.defaults());
+        List<UdEndpoint> clients = new ArrayList<>();
+        List<AddressHandle> toServer = new ArrayList<>();
+        for (int c = 1; c <= 16; c++) {
+            UdEndpoint client = endpoint(pd(c), UdEndpoint.Options.defaults());
+            clients.add(client);
+            toServer.add(cache.acquire(client.pd(), AddressHandleAttributes.forGid(server.address().gid())));
+        }
+        long createsBefore = cache.stats().hardwareCreates();
+        for (int round = 0; round < 20; round++) {
+            for (int c = 0; c < 16; c++) {
+                clients.get(c).send(toServer.get(c), server.address(), ByteBuffer.wrap(new byte[] {(byte) c, (byte) round}));
+            }
+            for (int i = 0; i < 16; i++) {
+                Datagram d = server.receive(5, TimeUnit.SECONDS);
+                assertNotNull(d);
+                server.reply(d, ByteBuffer.wrap(new byte[] {d.payload()[0], d.payload()[1], 42}));
+            }
+            for (int c = 0; c < 16; c++) {
+                Datagram answer = clients.get(c).receive(5, TimeUnit.SECONDS);
+                assertNotNull(answer, "client " + c + " round " + round);
+                assertArrayEquals(new byte[] {(byte) c, (byte) round, 42}, answer.payload());
+            }
+        }
+        assertEquals(16, cache.stats().hardwareCreates() - createsBefore, "16 return-path AHs, not 320");
+        assertTrue(server.flush(5, TimeUnit.SECONDS));
+        toServer.forEach(AddressHandle::close);
+    }
+
+    @Test
+    void theAhOutlivesItsHandleWhileASendIsInFlight() {
+        UdEndpoint a = endpoint(pd(0), UdEndpoint.Options.defaults());
+        UdEndpoint b = endpoint(pd(1), UdEndpoint.Options.defaults());
+        AddressHandle ah = cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()));
+        a.send(ah, b.address(), ByteBuffer.wrap(new byte[] {1, 2, 3}));
+        ah.close();
+        assertEquals(1, a.sendsInFlight());
+        assertEquals(1, mock.counters().liveAhs(), "the endpoint still holds the AH for the send in flight");
+        assertTrue(a.flush(5, TimeUnit.SECONDS));
+        assertEquals(0, mock.counters().liveAhs(), "released once the send completed");
+        assertArrayEquals(new byte[] {1, 2, 3}, b.receive(5, TimeUnit.SECONDS).payload());
+    }
+
+    @Test
+    void wrongPdOversizedPayloadAndClosedHandlesAreRefused() {
+        UdEndpoint a = endpoint(pd(0), UdEndpoint.Options.defaults());
+        ProtectionDomain other = pd(1);
+        try (AddressHandle foreign = cache.acquire(other, AddressHandleAttributes.forGid(a.address().gid()))) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> a.send(foreign, a.address(), ByteBuffer.allocate(1)));
+            assertTrue(e.getMessage().contains("another PD"), e.getMessage());
+        }
+        AddressHandle ah = cache.acquire(a.pd(), AddressHandleAttributes.forGid(a.address().gid()));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> a.send(ah, a.address(), ByteBuffer.allocate(4097)));
+        assertTrue(e.getMessage().startsWith("payload: 4097 bytes; valid 0..4096"), e.getMessage());
+        ah.close();
+        assertThrows(IllegalStateException.class, () -> a.send(ah, a.address(), ByteBuffer.allocate(1)));
+        assertEquals(0, a.sendsInFlight());
+    }
+
+    @Test
+    void aReceiveTooSmallForTheDatagramCompletesWithLocLenErr() {
+        UdEndpoint small = endpoint(pd(0), UdEndpoint.Options.defaults().withMaxMessageSize(100));
+        UdEndpoint big = endpoint(pd(1), UdEndpoint.Options.defaults());
+        try (AddressHandle ah = cache.acquire(big.pd(), AddressHandleAttributes.forGid(small.address().gid()))) {
+            big.send(ah, small.address(), ByteBuffer.allocate(200));
+            WorkCompletionException e = assertThrows(WorkCompletionException.class,
+                    () -> small.receive(5, TimeUnit.SECONDS));
+            assertEquals("IBV_WC_LOC_LEN_ERR", e.statusName());
+            assertTrue(e.getMessage().contains("IBV_WC_LOC_LEN_ERR"), e.getMessage());
+            // The slot was reposted: the next datagram that fits arrives.
+            big.send(ah, small.address(), ByteBuffer.allocate(50));
+            assertEquals(50, small.receive(5, TimeUnit.SECONDS).payload().length);
+            assertTrue(big.flush(5, TimeUnit.SECONDS));
+        }
+    }
+
+    @Test
+    void aWrongQkeyIsDroppedSilentlyAsOnTheWire() {
+        UdEndpoint a = endpoint(pd(0), UdEndpoint.Options.defaults());
+        UdEndpoint b = endpoint(pd(1), UdEndpoint.Options.defaults().withQkey(0x1234));
+        try (AddressHandle ah = cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
+            a.send(ah, b.address().qpn(), 0x4321, ByteBuffer.allocate(8));
+            assertNull(b.receive(50, TimeUnit.MILLISECONDS));
+            a.send(ah, b.address(), ByteBuffer.allocate(8));
+            assertNotNull(b.receive(5, TimeUnit.SECONDS));
+            assertTrue(a.flush(5, TimeUnit.SECONDS));
+        }
+    }
+
+    @Test
+    void addressesRoundTripAsTextAndBytes() {
+        UdEndpoint a = endpoint(pd(0), UdEndpoint.Options.defaults());
+        EndpointAddress address = a.address();
+        assertEquals(address, EndpointAddress.parse(address.toText()));
+        assertEquals(address, EndpointAddress.fromBytes(address.toBytes()));
+        assertThrows(IllegalArgumentException.class, () -> EndpointAddress.parse("fe80::1/12"));
+        assertThrows(IllegalArgumentException.class, () -> new EndpointAddress(address.gid(), 1 << 24, 0));
+        assertThrows(IllegalArgumentException.class, () -> EndpointAddress.parse("fe80::1/0x1/0x80000000"));
+    }
+
+    @Test
+    void closingTheEndpointReleasesEverythingAndTheDeviceCanClose() {
+        ProtectionDomain pd = pd(0);
+        UdEndpoint a = UdEndpoint.open(pd, cache, UdEndpoint.Options.defaults());
+        AddressHandle ah = cache.acquire(pd, AddressHandleAttributes.forGid(a.address().gid()));
+        a.send(ah, a.address(), ByteBuffer.allocate(3));
+        ah.close();
+        a.close();
+        a.close();
+        assertEquals(0, mock.counters().liveAhs());
+        assertThrows(IllegalStateException.class, () -> a.receive(1, TimeUnit.MILLISECONDS));
+        pd.close(); // no QP, MR or AH left to keep it busy
+    }
+}
