@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 /** Entry point of the {@code efa-ah} command line. */
 @Command(name = "efa-ah", mixinStandardHelpOptions = true, version = "efa-ah 0.1.0",
         description = "Deduplicated RDMA Address Handles for the JVM, over libibverbs or an EFA-like mock.",
-        subcommands = {DevicesCommand.class, DemoCommand.class, StressCommand.class})
+        subcommands = {DevicesCommand.class, DemoCommand.class, StressCommand.class, PingpongCommand.class})
 public final class Main {
 
     public static void main(String[] args) {

@@ -62,6 +62,15 @@ class CommandLineTest {
     }
 
     @Test
+    void pingpongVerifiesEveryEchoThroughOneCachedAh() {
+        String out = run(0, "pingpong", "--provider", "mock", "-n", "300", "-s", "4096");
+        assertTrue(out.contains("300 round trips of 4096 bytes"), out);
+        assertTrue(out.contains("every payload verified"), out);
+        assertEquals(1, number(out, "AHs:"));
+        run(2, "pingpong", "--provider", "mock", "-s", "4097");
+    }
+
+    @Test
     void badOptionsAreRejected() {
         String out = run(2, "demo", "--threads", "0");
         assertTrue(out.isEmpty() || !out.contains("hardware AHs"), out);
