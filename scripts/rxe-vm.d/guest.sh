@@ -114,6 +114,7 @@ envv=(
     EFA_AH_VM_LOCAL_IP="$VM_LOCAL_IP"
     EFA_AH_VM_PEER_NETS="$VM_PEER_NETS"
     EFA_AH_VM_PEER_HOSTS=250
+    EFA_AH_VM_CLIENT_IPS="$(for ((c = 11; c <= 26; c++)); do printf '10.9.0.%d ' $c; done)"
 )
 [ -n "$VM_JAVA_HOME" ] && envv+=(JAVA_HOME="$VM_JAVA_HOME")
 envv+=("${VM_ENV[@]}")
