@@ -1,0 +1,458 @@
+/*
+ * efa_ah_native: see efa_ah_native.h for the contract.
+ */
+#define _GNU_SOURCE
+#include "efa_ah_native_internal.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <string.h>
+
+/*
+ * libefa is never linked: hosts without it must still load this library. These mirror the
+ * parts of <infiniband/efadv.h> used here, laid out as its documented ABI; the "inlen" argument
+ * of the efadv calls lets libefa accept a struct of this size from any version that knows it.
+ */
+struct efa_ah_efadv_device_attr {
+    uint64_t comp_mask;
+    uint32_t max_sq_wr;
+    uint32_t max_rq_wr;
+    uint16_t max_sq_sge;
+    uint16_t max_rq_sge;
+    uint16_t inline_buf_size;
+    uint8_t reserved[2];
+    uint32_t device_caps;
+    uint32_t max_rdma_size;
+};
+
+struct efa_ah_efadv_ah_attr {
+    uint64_t comp_mask;
+    uint16_t ahn;
+    uint8_t reserved[6];
+};
+
+typedef int (*efadv_query_device_fn)(struct ibv_context *, struct efa_ah_efadv_device_attr *, uint32_t);
+typedef int (*efadv_query_ah_fn)(struct ibv_ah *, struct efa_ah_efadv_ah_attr *, uint32_t);
+
+/* Where the real header is at hand, prove the mirrors match it; it is only read, never linked. */
+#if defined(__has_include)
+#if __has_include(<infiniband/efadv.h>)
+#include <infiniband/efadv.h>
+#define EFA_AH_SAME_LAYOUT(mine, theirs, field) \
+    _Static_assert(offsetof(struct mine, field) == offsetof(struct theirs, field), #field " moved")
+EFA_AH_SAME_LAYOUT(efa_ah_efadv_device_attr, efadv_device_attr, max_sq_wr);
+EFA_AH_SAME_LAYOUT(efa_ah_efadv_device_attr, efadv_device_attr, max_rq_wr);
+EFA_AH_SAME_LAYOUT(efa_ah_efadv_device_attr, efadv_device_attr, max_sq_sge);
+EFA_AH_SAME_LAYOUT(efa_ah_efadv_device_attr, efadv_device_attr, max_rq_sge);
+EFA_AH_SAME_LAYOUT(efa_ah_efadv_device_attr, efadv_device_attr, inline_buf_size);
+EFA_AH_SAME_LAYOUT(efa_ah_efadv_device_attr, efadv_device_attr, device_caps);
+EFA_AH_SAME_LAYOUT(efa_ah_efadv_device_attr, efadv_device_attr, max_rdma_size);
+EFA_AH_SAME_LAYOUT(efa_ah_efadv_ah_attr, efadv_ah_attr, ahn);
+_Static_assert(sizeof(struct efa_ah_efadv_ah_attr) == sizeof(struct efadv_ah_attr), "efadv_ah_attr size");
+#endif
+#endif
+_Static_assert(sizeof(struct efa_ah_efadv_device_attr) == 32, "efadv_device_attr ABI is 32 bytes");
+_Static_assert(sizeof(struct efa_ah_efadv_ah_attr) == 16, "efadv_ah_attr ABI is 16 bytes");
+_Static_assert(sizeof(struct ibv_grh) == EFA_AH_GRH_LEN, "GRH is 40 bytes on the wire");
+_Static_assert(EFA_AH_WC_GRH == IBV_WC_GRH, "EFA_AH_WC_GRH must equal IBV_WC_GRH");
+
+static pthread_once_t efadv_once = PTHREAD_ONCE_INIT;
+static efadv_query_device_fn efadv_query_device_ptr;
+static efadv_query_ah_fn efadv_query_ah_ptr;
+
+static void efadv_load(void)
+{
+    /*
+     * The handle is kept for the life of the process: the function pointers must stay valid,
+     * and when an EFA device is present libibverbs already holds the same library open.
+     */
+    void *handle = dlopen("libefa.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (handle == NULL) {
+        return;
+    }
+    void *query_device = dlsym(handle, "efadv_query_device");
+    void *query_ah = dlsym(handle, "efadv_query_ah");
+    if (query_device == NULL || query_ah == NULL) {
+        dlclose(handle);
+        return;
+    }
+    /* POSIX guarantees object and function pointers convert; the memcpy avoids a pedantic warning. */
+    memcpy(&efadv_query_device_ptr, &query_device, sizeof(query_device));
+    memcpy(&efadv_query_ah_ptr, &query_ah, sizeof(query_ah));
+}
+
+static void efadv_init(void)
+{
+    /* pthread_once can only fail on misuse; efadv then simply stays unavailable. */
+    (void)pthread_once(&efadv_once, efadv_load);
+}
+
+int efa_ah_efadv_available(void)
+{
+    efadv_init();
+    return efadv_query_device_ptr != NULL && efadv_query_ah_ptr != NULL;
+}
+
+int efa_ah_error_from_rc(int rc, int saved_errno)
+{
+    if (rc > 0) {
+        return -rc;
+    }
+    if (rc == -1 || rc == 0) {
+        /* rc == 0 only reaches here for calls that signal failure by a NULL result. */
+        return saved_errno > 0 ? -saved_errno : -EIO;
+    }
+    return rc;
+}
+
+/* The negative errno after a call that returned NULL; errno must be read before anything else. */
+static int error_from_null(int saved_errno)
+{
+    return efa_ah_error_from_rc(0, saved_errno);
+}
+
+uint32_t efa_ah_mtu_bytes(uint32_t ibv_mtu)
+{
+    switch (ibv_mtu) {
+    case IBV_MTU_256:
+        return 256;
+    case IBV_MTU_512:
+        return 512;
+    case IBV_MTU_1024:
+        return 1024;
+    case IBV_MTU_2048:
+        return 2048;
+    case IBV_MTU_4096:
+        return 4096;
+    default:
+        return 0;
+    }
+}
+
+static struct ibv_context *as_context(uint64_t handle)
+{
+    return (struct ibv_context *)(uintptr_t)handle;
+}
+
+static struct ibv_pd *as_pd(uint64_t handle)
+{
+    return (struct ibv_pd *)(uintptr_t)handle;
+}
+
+static struct ibv_ah *as_ah(uint64_t handle)
+{
+    return (struct ibv_ah *)(uintptr_t)handle;
+}
+
+static void copy_name(char *dst, const char *src)
+{
+    /* strncpy would not terminate an over-long name; sysfs names fit, but never trust that. */
+    size_t n = src == NULL ? 0 : strnlen(src, EFA_AH_NAME_MAX - 1);
+    if (n > 0) {
+        memcpy(dst, src, n);
+    }
+    dst[n] = '\0';
+}
+
+int efa_ah_names_from_list(struct ibv_device **list, int num, int list_errno, char *names,
+                           uint32_t capacity, uint32_t *count)
+{
+    if (count == NULL || (names == NULL && capacity > 0)) {
+        return -EINVAL;
+    }
+    *count = 0;
+    if (list == NULL) {
+        /*
+         * With no RDMA in the kernel (no /sys/class/infiniband) libibverbs returns NULL rather
+         * than an empty list: that is "no devices". Only running out of memory is an error.
+         */
+        return list_errno == ENOMEM ? -ENOMEM : 0;
+    }
+    uint32_t present = num > 0 ? (uint32_t)num : 0;
+    for (uint32_t i = 0; i < present && i < capacity; i++) {
+        copy_name(names + (size_t)i * EFA_AH_NAME_MAX, ibv_get_device_name(list[i]));
+    }
+    *count = present;
+    return 0;
+}
+
+int efa_ah_device_list(char *names, uint32_t capacity, uint32_t *count)
+{
+    if (count == NULL || (names == NULL && capacity > 0)) {
+        return -EINVAL;
+    }
+    int num = 0;
+    errno = 0;
+    struct ibv_device **list = ibv_get_device_list(&num);
+    int saved = errno;
+    int rc = efa_ah_names_from_list(list, num, saved, names, capacity, count);
+    if (list != NULL) {
+        ibv_free_device_list(list);
+    }
+    return rc;
+}
+
+int efa_ah_open_device(const char *name, uint64_t *context)
+{
+    if (name == NULL || context == NULL) {
+        return -EINVAL;
+    }
+    *context = 0;
+    int num = 0;
+    errno = 0;
+    struct ibv_device **list = ibv_get_device_list(&num);
+    if (list == NULL) {
+        return errno == ENOMEM ? -ENOMEM : -ENODEV;
+    }
+    int rc = -ENODEV;
+    for (int i = 0; i < num; i++) {
+        const char *candidate = ibv_get_device_name(list[i]);
+        if (candidate != NULL && strcmp(candidate, name) == 0) {
+            errno = 0;
+            struct ibv_context *ctx = ibv_open_device(list[i]);
+            if (ctx == NULL) {
+                rc = error_from_null(errno);
+            } else {
+                /* An open context holds its own reference on the device; the list can go. */
+                *context = (uint64_t)(uintptr_t)ctx;
+                rc = 0;
+            }
+            break;
+        }
+    }
+    ibv_free_device_list(list);
+    return rc;
+}
+
+int efa_ah_close_device(uint64_t context)
+{
+    if (context == 0) {
+        return -EINVAL;
+    }
+    errno = 0;
+    int rc = ibv_close_device(as_context(context));
+    return rc == 0 ? 0 : efa_ah_error_from_rc(rc, errno);
+}
+
+int efa_ah_query_device(uint64_t context, struct efa_ah_device_attr *attr)
+{
+    if (context == 0 || attr == NULL) {
+        return -EINVAL;
+    }
+    memset(attr, 0, sizeof(*attr));
+    struct ibv_context *ctx = as_context(context);
+    struct ibv_device_attr verbs_attr;
+    memset(&verbs_attr, 0, sizeof(verbs_attr));
+    errno = 0;
+    int rc = ibv_query_device(ctx, &verbs_attr);
+    if (rc != 0) {
+        return efa_ah_error_from_rc(rc, errno);
+    }
+    copy_name(attr->name, ibv_get_device_name(ctx->device));
+    attr->vendor_id = verbs_attr.vendor_id;
+    attr->vendor_part_id = verbs_attr.vendor_part_id;
+    attr->max_ah = verbs_attr.max_ah;
+    attr->max_pd = verbs_attr.max_pd;
+    attr->phys_port_cnt = verbs_attr.phys_port_cnt;
+
+    if (efa_ah_efadv_available()) {
+        struct efa_ah_efadv_device_attr efa;
+        memset(&efa, 0, sizeof(efa));
+        /* Any failure (EOPNOTSUPP from a non-EFA context above all) just means "not EFA". */
+        if (efadv_query_device_ptr(ctx, &efa, (uint32_t)sizeof(efa)) == 0) {
+            attr->is_efa = 1;
+            attr->efa_max_sq_wr = efa.max_sq_wr;
+            attr->efa_max_rq_wr = efa.max_rq_wr;
+            attr->efa_max_sq_sge = efa.max_sq_sge;
+            attr->efa_max_rq_sge = efa.max_rq_sge;
+            attr->efa_inline_buf_size = efa.inline_buf_size;
+            attr->efa_device_caps = efa.device_caps;
+            attr->efa_max_rdma_size = efa.max_rdma_size;
+        }
+    }
+    return 0;
+}
+
+int efa_ah_query_port(uint64_t context, uint32_t port_num, struct efa_ah_port_attr *attr)
+{
+    if (context == 0 || attr == NULL || port_num < 1 || port_num > UINT8_MAX) {
+        return -EINVAL;
+    }
+    memset(attr, 0, sizeof(*attr));
+    struct ibv_port_attr verbs_attr;
+    memset(&verbs_attr, 0, sizeof(verbs_attr));
+    errno = 0;
+    int rc = ibv_query_port(as_context(context), (uint8_t)port_num, &verbs_attr);
+    if (rc != 0) {
+        return efa_ah_error_from_rc(rc, errno);
+    }
+    attr->state = (uint32_t)verbs_attr.state;
+    attr->link_layer = verbs_attr.link_layer;
+    attr->gid_tbl_len = verbs_attr.gid_tbl_len;
+    attr->active_mtu = efa_ah_mtu_bytes((uint32_t)verbs_attr.active_mtu);
+    attr->max_mtu = efa_ah_mtu_bytes((uint32_t)verbs_attr.max_mtu);
+    attr->lid = verbs_attr.lid;
+    attr->port_cap_flags = verbs_attr.port_cap_flags;
+    return 0;
+}
+
+int efa_ah_query_gid(uint64_t context, uint32_t port_num, uint32_t index, uint8_t *gid)
+{
+    if (context == 0 || gid == NULL || port_num < 1 || port_num > UINT8_MAX || index > INT32_MAX) {
+        return -EINVAL;
+    }
+    union ibv_gid verbs_gid;
+    memset(&verbs_gid, 0, sizeof(verbs_gid));
+    errno = 0;
+    int rc = ibv_query_gid(as_context(context), (uint8_t)port_num, (int)index, &verbs_gid);
+    if (rc != 0) {
+        return efa_ah_error_from_rc(rc, errno);
+    }
+    memcpy(gid, verbs_gid.raw, EFA_AH_GID_LEN);
+    return 0;
+}
+
+int efa_ah_alloc_pd(uint64_t context, uint64_t *pd)
+{
+    if (context == 0 || pd == NULL) {
+        return -EINVAL;
+    }
+    *pd = 0;
+    errno = 0;
+    struct ibv_pd *created = ibv_alloc_pd(as_context(context));
+    if (created == NULL) {
+        return error_from_null(errno);
+    }
+    *pd = (uint64_t)(uintptr_t)created;
+    return 0;
+}
+
+int efa_ah_dealloc_pd(uint64_t pd)
+{
+    if (pd == 0) {
+        return -EINVAL;
+    }
+    errno = 0;
+    int rc = ibv_dealloc_pd(as_pd(pd));
+    return rc == 0 ? 0 : efa_ah_error_from_rc(rc, errno);
+}
+
+int efa_ah_attr_to_verbs(const struct efa_ah_ah_attr *in, struct ibv_ah_attr *out)
+{
+    if (in == NULL || out == NULL) {
+        return -EINVAL;
+    }
+    if (in->flow_label > 0xFFFFFu || in->sgid_index > UINT8_MAX || in->hop_limit > UINT8_MAX
+        || in->traffic_class > UINT8_MAX || in->dlid > UINT16_MAX || in->sl > 15u
+        || in->src_path_bits > 0x7Fu || in->static_rate > UINT8_MAX || in->is_global > 1u
+        || in->port_num < 1u || in->port_num > UINT8_MAX) {
+        return -EINVAL;
+    }
+    memset(out, 0, sizeof(*out));
+    memcpy(out->grh.dgid.raw, in->dgid, EFA_AH_GID_LEN);
+    out->grh.flow_label = in->flow_label;
+    out->grh.sgid_index = (uint8_t)in->sgid_index;
+    out->grh.hop_limit = (uint8_t)in->hop_limit;
+    out->grh.traffic_class = (uint8_t)in->traffic_class;
+    out->dlid = (uint16_t)in->dlid;
+    out->sl = (uint8_t)in->sl;
+    out->src_path_bits = (uint8_t)in->src_path_bits;
+    out->static_rate = (uint8_t)in->static_rate;
+    out->is_global = (uint8_t)in->is_global;
+    out->port_num = (uint8_t)in->port_num;
+    return 0;
+}
+
+void efa_ah_attr_from_verbs(const struct ibv_ah_attr *in, struct efa_ah_ah_attr *out)
+{
+    memset(out, 0, sizeof(*out));
+    memcpy(out->dgid, in->grh.dgid.raw, EFA_AH_GID_LEN);
+    out->flow_label = in->grh.flow_label;
+    out->sgid_index = in->grh.sgid_index;
+    out->hop_limit = in->grh.hop_limit;
+    out->traffic_class = in->grh.traffic_class;
+    out->dlid = in->dlid;
+    out->sl = in->sl;
+    out->src_path_bits = in->src_path_bits;
+    out->static_rate = in->static_rate;
+    out->is_global = in->is_global;
+    out->port_num = in->port_num;
+}
+
+int efa_ah_create_ah(uint64_t pd, const struct efa_ah_ah_attr *attr, uint64_t *ah, int32_t *ahn)
+{
+    if (pd == 0 || attr == NULL || ah == NULL || ahn == NULL) {
+        return -EINVAL;
+    }
+    *ah = 0;
+    *ahn = EFA_AH_NO_AHN;
+    struct ibv_ah_attr verbs_attr;
+    int rc = efa_ah_attr_to_verbs(attr, &verbs_attr);
+    if (rc != 0) {
+        return rc;
+    }
+    errno = 0;
+    struct ibv_ah *created = ibv_create_ah(as_pd(pd), &verbs_attr);
+    if (created == NULL) {
+        return error_from_null(errno);
+    }
+    if (efa_ah_efadv_available()) {
+        struct efa_ah_efadv_ah_attr efa;
+        memset(&efa, 0, sizeof(efa));
+        rc = efadv_query_ah_ptr(created, &efa, (uint32_t)sizeof(efa));
+        if (rc == 0) {
+            *ahn = efa.ahn;
+        } else if (rc != EOPNOTSUPP && rc != -EOPNOTSUPP) {
+            /* An EFA device that cannot name its AH: give the AH back rather than hand out half. */
+            int query_errno = errno;
+            (void)ibv_destroy_ah(created);
+            return efa_ah_error_from_rc(rc, query_errno);
+        }
+    }
+    *ah = (uint64_t)(uintptr_t)created;
+    return 0;
+}
+
+int efa_ah_destroy_ah(uint64_t ah)
+{
+    if (ah == 0) {
+        return -EINVAL;
+    }
+    errno = 0;
+    int rc = ibv_destroy_ah(as_ah(ah));
+    return rc == 0 ? 0 : efa_ah_error_from_rc(rc, errno);
+}
+
+int efa_ah_init_ah_from_wc(uint64_t context, uint32_t port_num, uint32_t wc_flags, uint32_t src_qp,
+                           uint32_t slid, uint32_t sl, uint32_t dlid_path_bits, const uint8_t *grh,
+                           struct efa_ah_ah_attr *attr)
+{
+    if (context == 0 || attr == NULL || port_num < 1 || port_num > UINT8_MAX || slid > UINT16_MAX
+        || sl > 15u || dlid_path_bits > UINT8_MAX || ((wc_flags & EFA_AH_WC_GRH) != 0 && grh == NULL)) {
+        return -EINVAL;
+    }
+    memset(attr, 0, sizeof(*attr));
+    struct ibv_wc wc;
+    memset(&wc, 0, sizeof(wc));
+    wc.wc_flags = wc_flags;
+    wc.src_qp = src_qp;
+    wc.slid = (uint16_t)slid;
+    wc.sl = (uint8_t)sl;
+    wc.dlid_path_bits = (uint8_t)dlid_path_bits;
+    struct ibv_grh header;
+    memset(&header, 0, sizeof(header));
+    if (grh != NULL) {
+        memcpy(&header, grh, EFA_AH_GRH_LEN);
+    }
+    struct ibv_ah_attr verbs_attr;
+    memset(&verbs_attr, 0, sizeof(verbs_attr));
+    errno = 0;
+    int rc = ibv_init_ah_from_wc(as_context(context), (uint8_t)port_num, &wc, &header, &verbs_attr);
+    if (rc != 0) {
+        return efa_ah_error_from_rc(rc, errno);
+    }
+    efa_ah_attr_from_verbs(&verbs_attr, attr);
+    return 0;
+}

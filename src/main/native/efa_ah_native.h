@@ -1,0 +1,143 @@
+/*
+ * efa_ah_native: a flat C API over the few libibverbs/libefa calls efa-ah needs.
+ *
+ * Design rules, which the Java binding relies on:
+ *  - Every function returns 0 on success or a negative errno. The errno is read in C right
+ *    after the failing call, because nothing above this layer (JNI, the JVM) preserves errno.
+ *  - Nothing aborts, prints or keeps per-call state: every function may be called from any
+ *    thread at any time.
+ *  - Verbs objects cross the boundary as uint64_t (the pointer value), never as something a
+ *    garbage collector could own. A 0 handle or a NULL out-pointer gives -EINVAL.
+ *  - Only libibverbs is linked. libefa is opened with dlopen() on first need, so this library
+ *    loads on hosts without it; EFA-only results (the AHN) are then simply absent.
+ *
+ * This header deliberately includes no verbs or JNI header, so bindings need nothing but it.
+ */
+#ifndef EFA_AH_NATIVE_H
+#define EFA_AH_NATIVE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Room for one device name, NUL included (the sysfs name limit of libibverbs). */
+#define EFA_AH_NAME_MAX 64
+/* Bytes in a GID. */
+#define EFA_AH_GID_LEN 16
+/* Bytes in a Global Routing Header as it lands at the start of a UD receive buffer. */
+#define EFA_AH_GRH_LEN 40
+/* The AHN reported where the device has none (non-EFA devices, or libefa missing). */
+#define EFA_AH_NO_AHN (-1)
+/* Bit of wc_flags saying a GRH is present (same value as IBV_WC_GRH). */
+#define EFA_AH_WC_GRH 1u
+
+/* ibv_query_device, ibv_get_device_name and efadv_query_device, reduced. */
+struct efa_ah_device_attr {
+    char name[EFA_AH_NAME_MAX];
+    uint32_t vendor_id;
+    uint32_t vendor_part_id;
+    int32_t max_ah;
+    int32_t max_pd;
+    uint32_t phys_port_cnt;
+    /* 1 when efadv_query_device answered for this context: the device is EFA. */
+    uint32_t is_efa;
+    /* The efadv_query_device fields; 0 unless is_efa. */
+    uint32_t efa_max_sq_wr;
+    uint32_t efa_max_rq_wr;
+    uint32_t efa_max_sq_sge;
+    uint32_t efa_max_rq_sge;
+    uint32_t efa_inline_buf_size;
+    uint32_t efa_device_caps;
+    uint32_t efa_max_rdma_size;
+};
+
+/* ibv_query_port, reduced. */
+struct efa_ah_port_attr {
+    uint32_t state;          /* enum ibv_port_state */
+    uint32_t link_layer;     /* IBV_LINK_LAYER_* */
+    int32_t gid_tbl_len;
+    uint32_t active_mtu;     /* bytes, from enum ibv_mtu; 0 if the enum value is unknown */
+    uint32_t max_mtu;        /* bytes, likewise */
+    uint32_t lid;
+    uint32_t port_cap_flags;
+};
+
+/*
+ * struct ibv_ah_attr with its GRH flattened. Fields are uint32_t for easy binding; values wider
+ * than the verbs field they go to (e.g. sl > 15) are rejected with -EINVAL, never truncated.
+ */
+struct efa_ah_ah_attr {
+    uint8_t dgid[EFA_AH_GID_LEN];   /* network order */
+    uint32_t flow_label;            /* 20 bits */
+    uint32_t sgid_index;            /* 8 bits */
+    uint32_t hop_limit;             /* 8 bits */
+    uint32_t traffic_class;         /* 8 bits */
+    uint32_t dlid;                  /* 16 bits */
+    uint32_t sl;                    /* 4 bits */
+    uint32_t src_path_bits;         /* 7 bits */
+    uint32_t static_rate;           /* enum ibv_rate, 8 bits */
+    uint32_t is_global;             /* 0 or 1 */
+    uint32_t port_num;              /* 1..255 */
+};
+
+/*
+ * Lists the devices. names receives up to capacity names, EFA_AH_NAME_MAX bytes each,
+ * NUL-terminated; *count receives the number of devices present, which may exceed capacity
+ * (call again with more room). No RDMA support in the kernel is not an error: *count is 0.
+ * names may be NULL when capacity is 0.
+ */
+int efa_ah_device_list(char *names, uint32_t capacity, uint32_t *count);
+
+/* Opens the device called name; -ENODEV if there is none. *context receives the handle. */
+int efa_ah_open_device(const char *name, uint64_t *context);
+int efa_ah_close_device(uint64_t context);
+
+int efa_ah_query_device(uint64_t context, struct efa_ah_device_attr *attr);
+int efa_ah_query_port(uint64_t context, uint32_t port_num, struct efa_ah_port_attr *attr);
+/* gid receives EFA_AH_GID_LEN bytes. */
+int efa_ah_query_gid(uint64_t context, uint32_t port_num, uint32_t index, uint8_t *gid);
+
+int efa_ah_alloc_pd(uint64_t context, uint64_t *pd);
+/* -EBUSY (from the kernel) while AHs or other objects of the PD exist. */
+int efa_ah_dealloc_pd(uint64_t pd);
+
+/*
+ * Creates an AH; *ah receives the handle and *ahn the EFA AH number (0..65535), or
+ * EFA_AH_NO_AHN when the device is not EFA or libefa is absent. If the device is EFA but its
+ * AHN cannot be read, the AH is destroyed again and the error returned: an EFA AH without its
+ * AHN is of no use to the caller.
+ */
+int efa_ah_create_ah(uint64_t pd, const struct efa_ah_ah_attr *attr, uint64_t *ah, int32_t *ahn);
+
+/* On failure the AH still exists (libibverbs frees it only on success); retrying is safe. */
+int efa_ah_destroy_ah(uint64_t ah);
+
+/*
+ * The AH attributes that reach the sender of a received UD message (ibv_init_ah_from_wc), from
+ * the completion's fields and, when wc_flags has EFA_AH_WC_GRH, the EFA_AH_GRH_LEN bytes of GRH
+ * at the start of the receive buffer (grh may be NULL otherwise).
+ */
+int efa_ah_init_ah_from_wc(uint64_t context, uint32_t port_num, uint32_t wc_flags, uint32_t src_qp,
+                           uint32_t slid, uint32_t sl, uint32_t dlid_path_bits, const uint8_t *grh,
+                           struct efa_ah_ah_attr *attr);
+
+/* 1 when libefa.so.1 was found and both efadv entry points resolved, else 0. */
+int efa_ah_efadv_available(void);
+
+/* Bytes for an enum ibv_mtu value (1..5 -> 256..4096), 0 for any other value. */
+uint32_t efa_ah_mtu_bytes(uint32_t ibv_mtu);
+
+/*
+ * The negative errno for a libibverbs return value rc and the errno read right after the call.
+ * libibverbs mixes conventions: positive errno (most query/destroy calls), -1 with errno set
+ * (ibv_query_gid), or a negative errno. A failure that left no errno reads as -EIO.
+ */
+int efa_ah_error_from_rc(int rc, int saved_errno);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EFA_AH_NATIVE_H */

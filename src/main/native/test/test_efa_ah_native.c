@@ -1,0 +1,206 @@
+/*
+ * Tests of efa_ah_native that need no RDMA device: argument checks, the NULL device list,
+ * errno mapping and attribute conversion. A tiny harness so the build needs nothing new.
+ */
+#include "efa_ah_native_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static int failures;
+
+#define CHECK_EQ(expected, actual)                                                             \
+    do {                                                                                       \
+        long long e_ = (long long)(expected), a_ = (long long)(actual);                        \
+        if (e_ != a_) {                                                                        \
+            fprintf(stderr, "%s:%d: %s: expected %lld, got %lld\n", __FILE__, __LINE__,        \
+                    #actual, e_, a_);                                                          \
+            failures++;                                                                        \
+        }                                                                                      \
+    } while (0)
+
+/* A context handle that must never be dereferenced: every call below fails its checks first. */
+#define NEVER_USED_HANDLE 0
+
+static void null_device_list_means_no_devices(void)
+{
+    char names[2 * EFA_AH_NAME_MAX];
+    uint32_t count = 99;
+    /* What libibverbs gives with no RDMA in the kernel: NULL, errno ENOSYS. */
+    CHECK_EQ(0, efa_ah_names_from_list(NULL, 0, ENOSYS, names, 2, &count));
+    CHECK_EQ(0, count);
+    count = 99;
+    CHECK_EQ(0, efa_ah_names_from_list(NULL, 0, 0, NULL, 0, &count));
+    CHECK_EQ(0, count);
+    CHECK_EQ(-ENOMEM, efa_ah_names_from_list(NULL, 0, ENOMEM, names, 2, &count));
+    CHECK_EQ(-EINVAL, efa_ah_names_from_list(NULL, 0, 0, names, 2, NULL));
+    CHECK_EQ(-EINVAL, efa_ah_names_from_list(NULL, 0, 0, NULL, 1, &count));
+}
+
+static void real_device_list_never_fails(void)
+{
+    /* Whatever this machine has (often nothing), listing succeeds and agrees with itself. */
+    char names[8 * EFA_AH_NAME_MAX];
+    uint32_t count = 99, count_only = 99;
+    CHECK_EQ(0, efa_ah_device_list(names, 8, &count));
+    CHECK_EQ(0, efa_ah_device_list(NULL, 0, &count_only));
+    CHECK_EQ(count, count_only);
+    for (uint32_t i = 0; i < count && i < 8; i++) {
+        const char *name = names + (size_t)i * EFA_AH_NAME_MAX;
+        CHECK_EQ(1, memchr(name, '\0', EFA_AH_NAME_MAX) != NULL);
+        CHECK_EQ(1, strlen(name) > 0);
+    }
+    CHECK_EQ(-EINVAL, efa_ah_device_list(NULL, 1, &count));
+    CHECK_EQ(-EINVAL, efa_ah_device_list(names, 8, NULL));
+    uint64_t context = 1234;
+    CHECK_EQ(-ENODEV, efa_ah_open_device("efa-ah-no-such-device", &context));
+    CHECK_EQ(0, context);
+}
+
+static void zero_handles_and_null_pointers_are_einval(void)
+{
+    struct efa_ah_device_attr device;
+    struct efa_ah_port_attr port;
+    struct efa_ah_ah_attr ah_attr;
+    uint8_t gid[EFA_AH_GID_LEN];
+    uint8_t grh[EFA_AH_GRH_LEN];
+    uint64_t handle = 0;
+    int32_t ahn = 0;
+    memset(&ah_attr, 0, sizeof(ah_attr));
+    ah_attr.port_num = 1;
+    memset(grh, 0, sizeof(grh));
+
+    CHECK_EQ(-EINVAL, efa_ah_open_device(NULL, &handle));
+    CHECK_EQ(-EINVAL, efa_ah_open_device("x", NULL));
+    CHECK_EQ(-EINVAL, efa_ah_close_device(NEVER_USED_HANDLE));
+    CHECK_EQ(-EINVAL, efa_ah_query_device(NEVER_USED_HANDLE, &device));
+    CHECK_EQ(-EINVAL, efa_ah_query_device(1, NULL));
+    CHECK_EQ(-EINVAL, efa_ah_query_port(NEVER_USED_HANDLE, 1, &port));
+    CHECK_EQ(-EINVAL, efa_ah_query_port(1, 1, NULL));
+    CHECK_EQ(-EINVAL, efa_ah_query_port(1, 0, &port));
+    CHECK_EQ(-EINVAL, efa_ah_query_port(1, 256, &port));
+    CHECK_EQ(-EINVAL, efa_ah_query_gid(NEVER_USED_HANDLE, 1, 0, gid));
+    CHECK_EQ(-EINVAL, efa_ah_query_gid(1, 1, 0, NULL));
+    CHECK_EQ(-EINVAL, efa_ah_query_gid(1, 1, 0x80000000u, gid));
+    CHECK_EQ(-EINVAL, efa_ah_alloc_pd(NEVER_USED_HANDLE, &handle));
+    CHECK_EQ(-EINVAL, efa_ah_alloc_pd(1, NULL));
+    CHECK_EQ(-EINVAL, efa_ah_dealloc_pd(NEVER_USED_HANDLE));
+    CHECK_EQ(-EINVAL, efa_ah_create_ah(NEVER_USED_HANDLE, &ah_attr, &handle, &ahn));
+    CHECK_EQ(-EINVAL, efa_ah_create_ah(1, NULL, &handle, &ahn));
+    CHECK_EQ(-EINVAL, efa_ah_create_ah(1, &ah_attr, NULL, &ahn));
+    CHECK_EQ(-EINVAL, efa_ah_create_ah(1, &ah_attr, &handle, NULL));
+    CHECK_EQ(-EINVAL, efa_ah_destroy_ah(NEVER_USED_HANDLE));
+    CHECK_EQ(-EINVAL, efa_ah_init_ah_from_wc(NEVER_USED_HANDLE, 1, 0, 0, 0, 0, 0, NULL, &ah_attr));
+    CHECK_EQ(-EINVAL, efa_ah_init_ah_from_wc(1, 1, 0, 0, 0, 0, 0, NULL, NULL));
+    /* A GRH flag without the GRH bytes. */
+    CHECK_EQ(-EINVAL, efa_ah_init_ah_from_wc(1, 1, EFA_AH_WC_GRH, 0, 0, 0, 0, NULL, &ah_attr));
+    CHECK_EQ(-EINVAL, efa_ah_init_ah_from_wc(1, 1, 0, 0, 0, 16, 0, grh, &ah_attr));
+}
+
+static void out_of_range_attributes_are_einval(void)
+{
+    struct efa_ah_ah_attr in;
+    struct ibv_ah_attr out;
+    memset(&in, 0, sizeof(in));
+    in.port_num = 1;
+    CHECK_EQ(0, efa_ah_attr_to_verbs(&in, &out));
+
+    struct efa_ah_ah_attr bad;
+#define REJECTS(field, value)                                   \
+    do {                                                        \
+        bad = in;                                               \
+        bad.field = (value);                                    \
+        CHECK_EQ(-EINVAL, efa_ah_attr_to_verbs(&bad, &out));    \
+    } while (0)
+    REJECTS(flow_label, 0x100000u);
+    REJECTS(sgid_index, 256u);
+    REJECTS(hop_limit, 256u);
+    REJECTS(traffic_class, 256u);
+    REJECTS(dlid, 0x10000u);
+    REJECTS(sl, 16u);
+    REJECTS(src_path_bits, 0x80u);
+    REJECTS(static_rate, 256u);
+    REJECTS(is_global, 2u);
+    REJECTS(port_num, 0u);
+    REJECTS(port_num, 256u);
+#undef REJECTS
+    CHECK_EQ(-EINVAL, efa_ah_attr_to_verbs(NULL, &out));
+    CHECK_EQ(-EINVAL, efa_ah_attr_to_verbs(&in, NULL));
+}
+
+static void attributes_round_trip(void)
+{
+    struct efa_ah_ah_attr in, back;
+    struct ibv_ah_attr verbs;
+    memset(&in, 0, sizeof(in));
+    for (int i = 0; i < EFA_AH_GID_LEN; i++) {
+        in.dgid[i] = (uint8_t)(0xf0 + i);
+    }
+    in.flow_label = 0xFFFFF;
+    in.sgid_index = 3;
+    in.hop_limit = 255;
+    in.traffic_class = 0x2e;
+    in.dlid = 0xBEEF;
+    in.sl = 15;
+    in.src_path_bits = 0x7F;
+    in.static_rate = 24;
+    in.is_global = 1;
+    in.port_num = 2;
+    CHECK_EQ(0, efa_ah_attr_to_verbs(&in, &verbs));
+    CHECK_EQ(0xf3, verbs.grh.dgid.raw[3]);
+    CHECK_EQ(0xBEEF, verbs.dlid);
+    efa_ah_attr_from_verbs(&verbs, &back);
+    CHECK_EQ(0, memcmp(&in, &back, sizeof(in)));
+}
+
+static void errno_mapping(void)
+{
+    /* Positive errno returned directly (ibv_query_port, ibv_destroy_ah, ...). */
+    CHECK_EQ(-EBUSY, efa_ah_error_from_rc(EBUSY, 0));
+    CHECK_EQ(-EINVAL, efa_ah_error_from_rc(EINVAL, ENOMEM));
+    /* -1 with errno (ibv_query_gid). */
+    CHECK_EQ(-ENOMEM, efa_ah_error_from_rc(-1, ENOMEM));
+    /* Negative errno returned directly. */
+    CHECK_EQ(-ENODEV, efa_ah_error_from_rc(-ENODEV, EINVAL));
+    /* NULL results: the errno, or EIO when the library left none. */
+    CHECK_EQ(-ETIMEDOUT, efa_ah_error_from_rc(0, ETIMEDOUT));
+    CHECK_EQ(-EIO, efa_ah_error_from_rc(0, 0));
+    CHECK_EQ(-EIO, efa_ah_error_from_rc(-1, 0));
+}
+
+static void mtu_bytes(void)
+{
+    CHECK_EQ(256, efa_ah_mtu_bytes(IBV_MTU_256));
+    CHECK_EQ(512, efa_ah_mtu_bytes(IBV_MTU_512));
+    CHECK_EQ(1024, efa_ah_mtu_bytes(IBV_MTU_1024));
+    CHECK_EQ(2048, efa_ah_mtu_bytes(IBV_MTU_2048));
+    CHECK_EQ(4096, efa_ah_mtu_bytes(IBV_MTU_4096));
+    CHECK_EQ(0, efa_ah_mtu_bytes(0));
+    CHECK_EQ(0, efa_ah_mtu_bytes(6));
+}
+
+static void efadv_probe_is_stable(void)
+{
+    int first = efa_ah_efadv_available();
+    CHECK_EQ(1, first == 0 || first == 1);
+    CHECK_EQ(first, efa_ah_efadv_available());
+}
+
+int main(void)
+{
+    null_device_list_means_no_devices();
+    real_device_list_never_fails();
+    zero_handles_and_null_pointers_are_einval();
+    out_of_range_attributes_are_einval();
+    attributes_round_trip();
+    errno_mapping();
+    mtu_bytes();
+    efadv_probe_is_stable();
+    if (failures != 0) {
+        fprintf(stderr, "%d check(s) failed\n", failures);
+        return 1;
+    }
+    printf("all checks passed\n");
+    return 0;
+}
