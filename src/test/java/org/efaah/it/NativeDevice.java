@@ -21,8 +21,8 @@ import org.junit.jupiter.api.Assumptions;
  * skip saying why, or fail when {@value #REQUIRE_DEVICE} is true.
  */
 final class NativeDevice {
-    /** System property: true makes "no device" a failure instead of a skip (for EFA hosts and the VM). */
-    static final String REQUIRE_DEVICE = "efaah.requireDevice";
+    /** System property (set by the native-it profile): true makes "no device" a failure, not a skip. */
+    static final String REQUIRE_DEVICE = "efaah.test.requireDevice";
 
     private NativeDevice() {
     }
