@@ -199,7 +199,7 @@ class LifecycleRaceTest {
     }
 
     @Test
-    void aHandleDroppedWithoutCloseIsReportedAndItsAhReclaimedAtCacheClose() throws Exception {
+    void aHandleDroppedWithoutCloseIsReportedOnceAndItsAhReclaimedAtCacheClose() throws Exception {
         MockFixture f = new MockFixture(MockConfig.defaults(), LeakDetection.PARANOID);
         try (AddressHandle kept = f.cache.acquire(f.pd, peer(2))) {
             dropWithoutClose(f);
@@ -217,8 +217,43 @@ class LifecycleRaceTest {
         assertEquals(0, f.mock.counters().liveAhs(), "reclaimed at cache close");
         assertEquals(2, f.mock.counters().hardwareDestroys());
         assertEquals(2, f.mock.counters().destroyCalls());
+        assertEquals(1, f.cache.stats().leaksReported(), "one leaked handle is one leak, however it was found");
         f.pd.close();
         f.device.close();
+    }
+
+    @Test
+    void aHandleCollectedAfterCacheCloseIsNotCountedAgain() throws Exception {
+        ch.qos.logback.classic.Logger log = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory
+                .getLogger(AddressHandleCache.class);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> events =
+                new ch.qos.logback.core.read.ListAppender<>();
+        events.start();
+        log.addAppender(events);
+        try {
+            MockFixture f = new MockFixture(MockConfig.defaults(), LeakDetection.PARANOID);
+            dropWithoutClose(f);
+            f.cache.close();
+            assertEquals(1, f.cache.stats().leaksReported(), "counted as open at close");
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (!collectedReported(events) && System.nanoTime() < deadline) {
+                System.gc();
+                Thread.sleep(20);
+            }
+            assertTrue(collectedReported(events), "the collector reported the dropped handle");
+            assertEquals(1, f.cache.stats().leaksReported(), "the collector's later report adds nothing");
+            f.pd.close();
+            f.device.close();
+        } finally {
+            log.detachAppender(events);
+        }
+    }
+
+    private static boolean collectedReported(
+            ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> events) {
+        synchronized (events.list) {
+            return events.list.stream().anyMatch(e -> e.getFormattedMessage().contains("garbage-collected"));
+        }
     }
 
     private static void dropWithoutClose(MockFixture f) {
