@@ -181,8 +181,9 @@ public final class MockVerbsProvider implements VerbsProvider {
         if (p == null) {
             throw new VerbsException("ibv_create_ah", Errno.EINVAL, "unknown PD");
         }
+        // Like a kernel, only a global AH's GRH (sgid_index among it) is looked at.
         if (attributes.portNum() != 1 || (config.efa() && !attributes.isGlobal())
-                || attributes.sgidIndex() >= config.gidTableLength()) {
+                || (attributes.isGlobal() && attributes.sgidIndex() >= config.gidTableLength())) {
             throw new VerbsException("ibv_create_ah", Errno.EINVAL, attributes.toString());
         }
         // A failing hardware command takes as long as a good one (an ETIME is a timeout, after all).

@@ -286,6 +286,20 @@ class MockVerbsProviderTest {
     }
 
     @Test
+    void aNonGlobalRoceAhIgnoresItsGrhFieldsLikeAKernel() {
+        MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder().efa(false).gidTableLength(2).build());
+        try (Device d = Device.openFirst(mock); ProtectionDomain pd = d.allocatePd()) {
+            // Device.validate lets this through (sgid_index means nothing without a GRH), so the
+            // device must take it too.
+            AddressHandleAttributes lidRouted = AddressHandleAttributes.builder().dlid(7).sgidIndex(9).build();
+            d.validate(lidRouted);
+            pd.createAh(lidRouted).destroy();
+            assertEquals(Errno.EINVAL, assertThrows(VerbsException.class,
+                    () -> mock.createAh(0, lidRouted)).errno(), "an unknown PD is still refused");
+        }
+    }
+
+    @Test
     void deviceValidationRejectsBeforeTheProvider() {
         MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder().gidTableLength(2).build());
         try (Device d = Device.openFirst(mock); ProtectionDomain pd = d.allocatePd()) {
