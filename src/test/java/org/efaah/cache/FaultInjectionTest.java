@@ -22,7 +22,7 @@ class FaultInjectionTest {
         Set<Errno> seen = r.errnosSeen().entrySet().stream().filter(e -> e.getValue() > 0)
                 .map(java.util.Map.Entry::getKey).collect(java.util.stream.Collectors.toSet());
         assertEquals(Set.copyOf(RandomWorkload.CREATE_ERRNOS), seen, "every injected errno reached a caller");
-        assertTrue(r.injectedDestroyFailures() > 100, "destroys failed: " + r.injectedDestroyFailures());
+        assertTrue(r.injectedDestroyFailures() > 10, "destroys failed: " + r.injectedDestroyFailures());
         assertTrue(r.cache().hits() > r.cache().misses(), "hits were exercised: " + r.cache());
     }
 
