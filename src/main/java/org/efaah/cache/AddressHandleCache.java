@@ -329,7 +329,8 @@ public final class AddressHandleCache implements AutoCloseable {
                     if (e.state != Entry.State.LIVE) {
                         continue;
                     }
-                    openHandles += Math.max(0, e.refs());
+                    // Handles the leak detector already reported are not counted twice.
+                    openHandles += Math.max(0, e.refs() - e.collectedLeaks);
                     VerbsException failure = destroyHardware(e);
                     if (failure != null) {
                         failed++;
@@ -350,8 +351,8 @@ public final class AddressHandleCache implements AutoCloseable {
         tables.clear();
         if (openHandles > 0) {
             leaksAtClose.addAndGet(openHandles);
-            LOG.warn("LEAK: address handle cache closed with {} handle(s) still open; their AHs were destroyed "
-                    + "and the handles refuse use", openHandles);
+            LOG.warn("LEAK: address handle cache closed with {} handle(s) still open (besides any reported "
+                    + "garbage-collected); their AHs were destroyed and the handles refuse use", openHandles);
         }
         if (firstFailure != null) {
             LOG.error("{} AH(s) could not be destroyed at cache close", failed);

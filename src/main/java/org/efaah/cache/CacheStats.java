@@ -16,8 +16,8 @@ package org.efaah.cache;
  * @param peakEntries      the most live entries at once
  * @param totalCreateNanos time spent in successful provider creates, ns
  * @param maxCreateNanos   the longest successful provider create, ns
- * @param leaksReported    handles found garbage-collected without {@code close()}, plus handles
- *                         still open when the cache was closed
+ * @param leaksReported    handles found garbage-collected without {@code close()}, plus the other
+ *                         handles still open when the cache was closed: each leaked handle once
  */
 public record CacheStats(long hits, long misses, long hardwareCreates, long hardwareDestroys, long createFailures,
                          long destroyFailures, long liveEntries, long liveHandles, long peakEntries,

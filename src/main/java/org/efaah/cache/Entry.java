@@ -49,6 +49,11 @@ final class Entry {
     volatile HardwareAddressHandle hardware;
     RuntimeException failure; // guarded by lock
     boolean destroyFailed;    // guarded by lock
+    /**
+     * References held by handles the leak detector saw garbage-collected, already counted as
+     * leaks, so that cache close does not count them again. Guarded by lock.
+     */
+    int collectedLeaks;
 
     Entry(Object key, ProtectionDomain pd, AddressHandleAttributes attributes) {
         this.key = key;

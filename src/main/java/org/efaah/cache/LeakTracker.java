@@ -38,7 +38,7 @@ final class LeakTracker {
             default:
                 break;
         }
-        return new Record(this, String.valueOf(entry.key), new AcquireSite());
+        return new Record(this, entry, new AcquireSite());
     }
 
     /** Where a leaked handle was acquired; a Throwable only for its stack trace. */
@@ -52,14 +52,14 @@ final class LeakTracker {
 
     static final class Record implements Runnable {
         private final LeakTracker tracker;
-        private final String key;
+        private final Entry entry; // never reaches the handle, so it does not keep it reachable
         private final AcquireSite site;
         private volatile boolean closed;
         private volatile Cleaner.Cleanable cleanable;
 
-        Record(LeakTracker tracker, String key, AcquireSite site) {
+        Record(LeakTracker tracker, Entry entry, AcquireSite site) {
             this.tracker = tracker;
-            this.key = key;
+            this.entry = entry;
             this.site = site;
         }
 
@@ -75,11 +75,25 @@ final class LeakTracker {
 
         @Override
         public void run() {
-            if (!closed) {
-                tracker.reported.increment();
-                LOG.warn("LEAK: an AddressHandle for {} was garbage-collected without close(); its AH stays "
-                        + "referenced until the cache is closed", key, site);
+            if (closed) {
+                return;
             }
+            boolean countedAtCacheClose;
+            entry.lock.lock();
+            try {
+                // The leaked reference keeps the entry alive, so only the cache's close can have
+                // ended it, and that close counted this handle among those left open.
+                countedAtCacheClose = entry.state == Entry.State.DEAD;
+                if (!countedAtCacheClose) {
+                    entry.collectedLeaks++;
+                    tracker.reported.increment();
+                }
+            } finally {
+                entry.lock.unlock();
+            }
+            LOG.warn("LEAK: an AddressHandle for {} was garbage-collected without close(); {}", entry.key,
+                    countedAtCacheClose ? "it was counted among the handles left open when its cache was closed"
+                            : "its AH stays referenced until the cache is closed", site);
         }
     }
 }

@@ -39,7 +39,8 @@ import org.efaah.verbs.VerbsProvider;
  * frees everything when the file is closed) so that ordering bugs above show up in tests.
  *
  * <p>Thread-safe. Faults can be injected at any time with {@link #failNextCreates} and
- * {@link #failNextDestroys}, or at random through {@link MockConfig#failureProbability()}.
+ * {@link #failNextDestroys}, or at random through {@link MockConfig#failureProbability()} and
+ * {@link #injectRandomFaults}.
  */
 public final class MockVerbsProvider implements VerbsProvider {
     /** PCI part id the mock devices report: a new-generation EFA device. */
@@ -69,6 +70,8 @@ public final class MockVerbsProvider implements VerbsProvider {
     private final AtomicInteger destroyFaults = new AtomicInteger();
     private volatile Errno destroyFaultErrno = Errno.EINVAL;
     private final SplittableRandom random;
+    private volatile RandomFaults randomFaults = RandomFaults.NONE;
+    private SplittableRandom faultRandom = new SplittableRandom(0); // guarded by this
 
     public MockVerbsProvider() {
         this(MockConfig.defaults());
@@ -178,8 +181,9 @@ public final class MockVerbsProvider implements VerbsProvider {
         if (p == null) {
             throw new VerbsException("ibv_create_ah", Errno.EINVAL, "unknown PD");
         }
+        // Like a kernel, only a global AH's GRH (sgid_index among it) is looked at.
         if (attributes.portNum() != 1 || (config.efa() && !attributes.isGlobal())
-                || attributes.sgidIndex() >= config.gidTableLength()) {
+                || (attributes.isGlobal() && attributes.sgidIndex() >= config.gidTableLength())) {
             throw new VerbsException("ibv_create_ah", Errno.EINVAL, attributes.toString());
         }
         // A failing hardware command takes as long as a good one (an ETIME is a timeout, after all).
@@ -244,6 +248,14 @@ public final class MockVerbsProvider implements VerbsProvider {
             }
             n = destroyFaults.get();
         }
+        RandomFaults faults = randomFaults;
+        if (faults.destroyProbability() > 0) {
+            Errno errno = draw(faults.destroyProbability(), faults.destroyErrnos());
+            if (errno != null) {
+                injectedFailures.incrementAndGet();
+                throw new VerbsException("ibv_destroy_ah", errno, "injected random fault");
+            }
+        }
         if (config.destroyLatencyNanos() > 0) {
             park(config.destroyLatencyNanos());
         }
@@ -284,6 +296,33 @@ public final class MockVerbsProvider implements VerbsProvider {
                         "injected random fault for " + attributes.dgid());
             }
         }
+        RandomFaults faults = randomFaults;
+        if (faults.createProbability() > 0) {
+            Errno errno = draw(faults.createProbability(), faults.createErrnos());
+            if (errno != null) {
+                injectedFailures.incrementAndGet();
+                throw new VerbsException("ibv_create_ah", errno, "injected random fault for " + attributes.dgid());
+            }
+        }
+    }
+
+    /** An errno from {@code errnos} with probability {@code p}, else null. */
+    private synchronized Errno draw(double p, List<Errno> errnos) {
+        if (faultRandom.nextDouble() >= p) {
+            return null;
+        }
+        return errnos.get(faultRandom.nextInt(errnos.size()));
+    }
+
+    /**
+     * From now on, every create and destroy fails at random as {@code faults} says, on top of
+     * {@link #failNextCreates}, {@link #failNextDestroys} and the configured
+     * {@link MockConfig#failureProbability()}. {@link RandomFaults#NONE} stops it. Restarts the
+     * draws from {@code faults.seed()}.
+     */
+    public synchronized void injectRandomFaults(RandomFaults faults) {
+        faultRandom = new SplittableRandom(Objects.requireNonNull(faults, "faults").seed());
+        randomFaults = faults;
     }
 
     private static void park(long nanos) {

@@ -218,6 +218,60 @@ class MockVerbsProviderTest {
     }
 
     @Test
+    void perCallRandomFaultsDrawEachErrnoFromTheSetAndLeaveTheDeviceTableAlone() {
+        List<Errno> errnos = List.of(Errno.ENOMEM, Errno.EINVAL, Errno.ETIME, Errno.ENODEV, Errno.EAGAIN);
+        MockVerbsProvider mock = new MockVerbsProvider();
+        try (Device d = Device.openFirst(mock); ProtectionDomain pd = d.allocatePd()) {
+            mock.injectRandomFaults(new RandomFaults(0.5, errnos, 0.5, List.of(Errno.EIO, Errno.EBUSY), 7));
+            java.util.EnumMap<Errno, Integer> createFailures = new java.util.EnumMap<>(Errno.class);
+            java.util.EnumMap<Errno, Integer> destroyFailures = new java.util.EnumMap<>(Errno.class);
+            int creates = 2000;
+            for (int i = 0; i < creates; i++) {
+                HardwareAddressHandle ah;
+                try {
+                    ah = pd.createAh(peer(1));
+                } catch (VerbsException e) {
+                    createFailures.merge(e.errno(), 1, Integer::sum);
+                    assertEquals(0, mock.counters().liveAhs(), "a failed create leaves nothing behind");
+                    continue;
+                }
+                for (;;) {
+                    try {
+                        ah.destroy();
+                        break;
+                    } catch (VerbsException e) {
+                        destroyFailures.merge(e.errno(), 1, Integer::sum);
+                        assertEquals(1, mock.counters().liveAhs(), "a failed destroy keeps the AH");
+                    }
+                }
+            }
+            assertEquals(java.util.Set.copyOf(errnos), createFailures.keySet(), "every errno of the set was drawn");
+            assertEquals(java.util.Set.of(Errno.EIO, Errno.EBUSY), destroyFailures.keySet());
+            int failed = createFailures.values().stream().mapToInt(Integer::intValue).sum();
+            assertTrue(failed > creates * 0.4 && failed < creates * 0.6, failed + " of " + creates);
+            MockCounters m = mock.counters();
+            int destroyFailed = destroyFailures.values().stream().mapToInt(Integer::intValue).sum();
+            assertEquals(failed + destroyFailed, m.injectedFailures());
+            assertEquals(m.hardwareCreates(), m.hardwareDestroys());
+            assertEquals(m.hardwareDestroys() + destroyFailed, m.destroyCalls());
+
+            mock.injectRandomFaults(RandomFaults.NONE);
+            for (int i = 0; i < 100; i++) {
+                pd.createAh(peer(1)).destroy();
+            }
+        }
+    }
+
+    @Test
+    void randomFaultsRejectProbabilitiesWithoutErrnosOrOutOfRange() {
+        assertTrue(assertThrows(IllegalArgumentException.class,
+                () -> new RandomFaults(0.1, List.of(), 0, List.of(), 1)).getMessage().startsWith("createProbability: 0.1"));
+        assertTrue(assertThrows(IllegalArgumentException.class,
+                () -> new RandomFaults(0, List.of(), 2, List.of(Errno.EIO), 1)).getMessage().startsWith("destroyProbability: 2"));
+        assertThrows(NullPointerException.class, () -> new MockVerbsProvider().injectRandomFaults(null));
+    }
+
+    @Test
     void roceModeKeysByEveryFieldAndHasNoAhn() {
         MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder().efa(false).gidTableLength(2).build());
         try (Device d = Device.openFirst(mock); ProtectionDomain pd = d.allocatePd()) {
@@ -228,6 +282,20 @@ class MockVerbsProviderTest {
             assertEquals(Errno.EINVAL, assertThrows(VerbsException.class, () -> pd.createAh(peer(1))).errno());
             a.destroy();
             b.destroy();
+        }
+    }
+
+    @Test
+    void aNonGlobalRoceAhIgnoresItsGrhFieldsLikeAKernel() {
+        MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder().efa(false).gidTableLength(2).build());
+        try (Device d = Device.openFirst(mock); ProtectionDomain pd = d.allocatePd()) {
+            // Device.validate lets this through (sgid_index means nothing without a GRH), so the
+            // device must take it too.
+            AddressHandleAttributes lidRouted = AddressHandleAttributes.builder().dlid(7).sgidIndex(9).build();
+            d.validate(lidRouted);
+            pd.createAh(lidRouted).destroy();
+            assertEquals(Errno.EINVAL, assertThrows(VerbsException.class,
+                    () -> mock.createAh(0, lidRouted)).errno(), "an unknown PD is still refused");
         }
     }
 
