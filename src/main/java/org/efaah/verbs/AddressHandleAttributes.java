@@ -10,8 +10,8 @@ import java.util.Objects;
  * Ranges are those of the C field types and of the InfiniBand specification; checks that need
  * the device (port number, sgid_index within the GID table) are made by {@link Device#validate}.
  *
- * <p>Immutable and thread-safe; equality covers every field, and the hash code is computed once,
- * so instances are cheap map keys.
+ * <p>Immutable and thread-safe; equality covers every field the device uses (the grh fields only
+ * when {@code is_global=1}), and the hash code is computed once, so instances are cheap map keys.
  */
 public final class AddressHandleAttributes {
     /** Largest {@code flow_label}: the IPv6 flow label is 20 bits. */
@@ -50,11 +50,16 @@ public final class AddressHandleAttributes {
         this.staticRate = b.staticRate;
         this.isGlobal = b.isGlobal;
         this.portNum = b.portNum;
-        int h = Objects.hashCode(dgid);
-        h = 31 * h + flowLabel;
-        h = 31 * h + sgidIndex;
-        h = 31 * h + hopLimit;
-        h = 31 * h + trafficClass;
+        // Without a GRH (is_global=0) the device ignores the grh fields, so they take no part in
+        // equality: two requests for the same LID-routed AH are equal and share a cached AH.
+        int h = 0;
+        if (isGlobal) {
+            h = Objects.hashCode(dgid);
+            h = 31 * h + flowLabel;
+            h = 31 * h + sgidIndex;
+            h = 31 * h + hopLimit;
+            h = 31 * h + trafficClass;
+        }
         h = 31 * h + dlid;
         h = 31 * h + sl;
         h = 31 * h + srcPathBits;
@@ -158,11 +163,11 @@ public final class AddressHandleAttributes {
         if (this == o) {
             return true;
         }
-        return o instanceof AddressHandleAttributes a && a.hash == hash && a.flowLabel == flowLabel
-                && a.sgidIndex == sgidIndex && a.hopLimit == hopLimit && a.trafficClass == trafficClass
+        return o instanceof AddressHandleAttributes a && a.hash == hash && a.isGlobal == isGlobal
                 && a.dlid == dlid && a.sl == sl && a.srcPathBits == srcPathBits
-                && a.staticRate == staticRate && a.isGlobal == isGlobal && a.portNum == portNum
-                && Objects.equals(a.dgid, dgid);
+                && a.staticRate == staticRate && a.portNum == portNum
+                && (!isGlobal || (a.flowLabel == flowLabel && a.sgidIndex == sgidIndex && a.hopLimit == hopLimit
+                        && a.trafficClass == trafficClass && Objects.equals(a.dgid, dgid)));
     }
 
     @Override

@@ -83,4 +83,14 @@ class AddressHandleAttributesTest {
         assertNotEquals(base, base.toBuilder().portNum(2).build());
         assertNotEquals(base, base.toBuilder().isGlobal(false).build());
     }
+
+    @Test
+    void withoutAGrhTheGrhFieldsDoNotMatter() {
+        AddressHandleAttributes lid = AddressHandleAttributes.builder().dlid(7).build();
+        AddressHandleAttributes noisy = AddressHandleAttributes.builder().dlid(7).dgid("fe80::9").isGlobal(false)
+                .sgidIndex(3).hopLimit(1).trafficClass(2).flowLabel(5).build();
+        assertEquals(lid, noisy);
+        assertEquals(lid.hashCode(), noisy.hashCode());
+        assertNotEquals(lid, AddressHandleAttributes.builder().dlid(8).build());
+    }
 }
