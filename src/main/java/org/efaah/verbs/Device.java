@@ -5,7 +5,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,15 +26,15 @@ public final class Device implements AutoCloseable {
     private final long context;
     private final DeviceAttributes attributes;
     private final int[] gidTableLengths;
-    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+    private final Guard guard;
     private final Set<ProtectionDomain> protectionDomains = ConcurrentHashMap.newKeySet();
-    private boolean closed;
 
     private Device(VerbsProvider provider, long context, DeviceAttributes attributes, int[] gidTableLengths) {
         this.provider = provider;
         this.context = context;
         this.attributes = attributes;
         this.gidTableLengths = gidTableLengths;
+        this.guard = new Guard("device " + attributes.name());
     }
 
     /**
@@ -106,7 +105,7 @@ public final class Device implements AutoCloseable {
      */
     public PortAttributes port(int portNum) {
         checkPort(portNum);
-        return withContext(() -> provider.queryPort(context, portNum));
+        return guard.get(() -> provider.queryPort(context, portNum));
     }
 
     /**
@@ -117,7 +116,7 @@ public final class Device implements AutoCloseable {
     public Gid gid(int portNum, int index) {
         checkPort(portNum);
         checkSgidIndex(portNum, index);
-        return withContext(() -> provider.queryGid(context, portNum, index));
+        return guard.get(() -> provider.queryGid(context, portNum, index));
     }
 
     /**
@@ -159,7 +158,7 @@ public final class Device implements AutoCloseable {
      * @throws VerbsException        if the provider fails
      */
     public ProtectionDomain allocatePd() {
-        return withContext(() -> {
+        return guard.get(() -> {
             ProtectionDomain pd = new ProtectionDomain(this, provider.allocatePd(context));
             protectionDomains.add(pd);
             return pd;
@@ -173,7 +172,7 @@ public final class Device implements AutoCloseable {
      */
     public CompletionQueue createCq(int entries) {
         AddressHandleAttributes.checkRange("cqe", entries, 1, 65536);
-        return withContext(() -> new CompletionQueue(this, provider.createCq(context, entries), entries));
+        return guard.get(() -> new CompletionQueue(this, provider.createCq(context, entries), entries));
     }
 
     /**
@@ -183,32 +182,15 @@ public final class Device implements AutoCloseable {
     public AddressHandleAttributes initAhFromWc(int portNum, WorkCompletion wc, MemoryRegion mr, int grhOffset) {
         checkPort(portNum);
         mr.checkRange(grhOffset, 40);
-        return withContext(() -> mr.guard().get(() -> provider.initAhFromWc(context, portNum, wc, mr.handle, grhOffset)));
+        return guard.get(() -> mr.guard().get(() -> provider.initAhFromWc(context, portNum, wc, mr.handle, grhOffset)));
     }
 
     void forget(ProtectionDomain pd) {
         protectionDomains.remove(pd);
     }
 
-    private <T> T withContext(java.util.function.Supplier<T> action) {
-        lock.readLock().lock();
-        try {
-            if (closed) {
-                throw new IllegalStateException("device " + name() + " is closed");
-            }
-            return action.get();
-        } finally {
-            lock.readLock().unlock();
-        }
-    }
-
     public boolean isClosed() {
-        lock.readLock().lock();
-        try {
-            return closed;
-        } finally {
-            lock.readLock().unlock();
-        }
+        return guard.isClosed();
     }
 
     /**
@@ -220,32 +202,27 @@ public final class Device implements AutoCloseable {
      */
     @Override
     public void close() {
-        lock.writeLock().lock();
-        try {
-            if (closed) {
-                return;
-            }
-            closed = true;
-            RuntimeException failure = null;
+        RuntimeException[] failure = {null};
+        // The device counts as closed even when a child could not be freed: the kernel frees what
+        // is left when the context goes, and nothing may use it afterwards.
+        guard.close(() -> {
             for (ProtectionDomain pd : new ArrayList<>(protectionDomains)) {
                 LOG.warn("device {} closed with a PD still allocated ({} AHs in it): destroying them", name(),
                         pd.liveAhCount());
                 try {
                     pd.closeForcibly();
                 } catch (RuntimeException e) {
-                    failure = chain(failure, e);
+                    failure[0] = chain(failure[0], e);
                 }
             }
             try {
                 provider.closeDevice(context);
             } catch (RuntimeException e) {
-                failure = chain(failure, e);
+                failure[0] = chain(failure[0], e);
             }
-            if (failure != null) {
-                throw failure;
-            }
-        } finally {
-            lock.writeLock().unlock();
+        });
+        if (failure[0] != null) {
+            throw failure[0];
         }
     }
 

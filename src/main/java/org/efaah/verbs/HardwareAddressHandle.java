@@ -75,15 +75,10 @@ public final class HardwareAddressHandle {
     /** Destroys the AH unless already destroyed; returns whether this call destroyed it. */
     boolean destroyIfLive() {
         // PD lock before the AH's own, the order closeForcibly() takes them in.
-        pd.readLock();
-        try {
-            return guard.close(() -> {
-                pd.destroyAh(this);
-                destroyed = true;
-            });
-        } finally {
-            pd.readUnlock();
-        }
+        return pd.guard().get(() -> guard.close(() -> {
+            pd.destroyAh(this);
+            destroyed = true;
+        }));
     }
 
     Guard guard() {

@@ -3,7 +3,6 @@ package org.efaah.verbs;
 import java.util.ArrayList;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
  * A protection domain ({@code struct ibv_pd}), allocated by {@link Device#allocatePd()}.
@@ -17,9 +16,8 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
 public final class ProtectionDomain implements AutoCloseable {
     private final Device device;
     private final long handle;
-    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+    private final Guard guard = new Guard("protection domain");
     private final Set<HardwareAddressHandle> liveAhs = ConcurrentHashMap.newKeySet();
-    private boolean closed;
 
     ProtectionDomain(Device device, long handle) {
         this.device = device;
@@ -45,16 +43,12 @@ public final class ProtectionDomain implements AutoCloseable {
     public HardwareAddressHandle createAh(AddressHandleAttributes attributes) {
         java.util.Objects.requireNonNull(attributes, "attributes");
         device.validate(attributes);
-        lock.readLock().lock();
-        try {
-            checkOpen();
+        return guard.get(() -> {
             CreatedAh created = device.provider().createAh(handle, attributes);
             HardwareAddressHandle ah = new HardwareAddressHandle(this, created.handle(), created.ahn(), attributes);
             liveAhs.add(ah);
             return ah;
-        } finally {
-            lock.readLock().unlock();
-        }
+        });
     }
 
     /**
@@ -67,7 +61,7 @@ public final class ProtectionDomain implements AutoCloseable {
         if (!buffer.isDirect() || buffer.capacity() == 0) {
             throw new IllegalArgumentException("buffer: must be a non-empty direct ByteBuffer");
         }
-        return withPd(() -> new MemoryRegion(this, device.provider().registerMemory(handle, buffer), buffer));
+        return guard.get(() -> new MemoryRegion(this, device.provider().registerMemory(handle, buffer), buffer));
     }
 
     /**
@@ -84,35 +78,21 @@ public final class ProtectionDomain implements AutoCloseable {
         if (sendCq.device() != device || recvCq.device() != device) {
             throw new IllegalArgumentException("cq: belongs to another device than this PD");
         }
-        return withPd(() -> sendCq.guard().get(() -> recvCq.guard().get(() -> {
+        return guard.get(() -> sendCq.guard().get(() -> recvCq.guard().get(() -> {
             QueuePairNumbers created = device.provider().createUdQp(handle, sendCq.handle, recvCq.handle, maxSendWr,
                     maxRecvWr);
             return new UdQueuePair(this, created.handle(), created.qpn());
         })));
     }
 
-    private <T> T withPd(java.util.function.Supplier<T> action) {
-        lock.readLock().lock();
-        try {
-            checkOpen();
-            return action.get();
-        } finally {
-            lock.readLock().unlock();
-        }
-    }
-
-    /** Called by {@link HardwareAddressHandle#destroy()} with the AH's own monitor held. */
+    /** Called by {@link HardwareAddressHandle#destroy()} with the AH's own lock held. */
     void destroyAh(HardwareAddressHandle ah) {
         device.provider().destroyAh(ah.handleForProvider());
         liveAhs.remove(ah);
     }
 
-    void readLock() {
-        lock.readLock().lock();
-    }
-
-    void readUnlock() {
-        lock.readLock().unlock();
+    Guard guard() {
+        return guard;
     }
 
     /** How many AHs made in this PD still exist. */
@@ -121,18 +101,7 @@ public final class ProtectionDomain implements AutoCloseable {
     }
 
     public boolean isClosed() {
-        lock.readLock().lock();
-        try {
-            return closed;
-        } finally {
-            lock.readLock().unlock();
-        }
-    }
-
-    private void checkOpen() {
-        if (closed) {
-            throw new IllegalStateException("protection domain is closed");
-        }
+        return guard.isClosed();
     }
 
     /**
@@ -143,30 +112,19 @@ public final class ProtectionDomain implements AutoCloseable {
      */
     @Override
     public void close() {
-        lock.writeLock().lock();
-        try {
-            if (closed) {
-                return;
-            }
+        guard.close(() -> {
             if (!liveAhs.isEmpty()) {
                 throw new VerbsException("ibv_dealloc_pd", Errno.EBUSY,
                         liveAhs.size() + " AH(s) of this PD still exist; close them (or the cache holding them) first");
             }
             device.provider().deallocatePd(handle);
-            closed = true;
             device.forget(this);
-        } finally {
-            lock.writeLock().unlock();
-        }
+        });
     }
 
     /** For {@link Device#close()}: destroys the remaining AHs, then deallocates. */
     void closeForcibly() {
-        lock.writeLock().lock();
-        try {
-            if (closed) {
-                return;
-            }
+        guard.close(() -> {
             RuntimeException failure = null;
             for (HardwareAddressHandle ah : new ArrayList<>(liveAhs)) {
                 try {
@@ -180,11 +138,8 @@ public final class ProtectionDomain implements AutoCloseable {
                 throw failure;
             }
             device.provider().deallocatePd(handle);
-            closed = true;
             device.forget(this);
-        } finally {
-            lock.writeLock().unlock();
-        }
+        });
     }
 
     @Override
