@@ -59,8 +59,8 @@ public final class Gid {
         }
         InetAddress address;
         try {
-            // With a ':' present and only address characters, the JDK parses a literal and
-            // never resolves a name.
+            // Starting with a hex digit or ':', holding a ':' and only address characters, the
+            // text is parsed by the JDK as a literal and never resolved as a name.
             address = InetAddress.getByName(text);
         } catch (UnknownHostException e) {
             throw invalid(text, e);
@@ -79,6 +79,10 @@ public final class Gid {
 
     private static boolean looksLikeIpv6Literal(String text) {
         if (text.isEmpty() || text.length() > 45 || text.indexOf(':') < 0) {
+            return false;
+        }
+        // InetAddress looks up as a host name any text not starting with a hex digit or ':'.
+        if (text.charAt(0) == '.') {
             return false;
         }
         for (int i = 0; i < text.length(); i++) {
