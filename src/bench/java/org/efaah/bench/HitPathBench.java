@@ -1,0 +1,91 @@
+package org.efaah.bench;
+
+import java.util.concurrent.TimeUnit;
+import org.efaah.cache.AddressHandle;
+import org.efaah.cache.AddressHandleCache;
+import org.efaah.cache.LeakDetection;
+import org.efaah.verbs.AddressHandleAttributes;
+import org.efaah.verbs.Device;
+import org.efaah.verbs.ProtectionDomain;
+import org.efaah.verbs.mock.MockConfig;
+import org.efaah.verbs.mock.MockVerbsProvider;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.infra.Blackhole;
+
+/**
+ * The hit path: acquire and close a key whose entry another handle keeps alive, so no device
+ * call happens. One thread (the contention figures are in {@link ContentionBench}).
+ *
+ * <p>Each handle goes to a Blackhole, as it would to the caller's code, so that the JIT cannot
+ * pretend a handle was never made.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+public class HitPathBench {
+    private Device device;
+    private ProtectionDomain pdDisabled;
+    private ProtectionDomain pdSampled;
+    private ProtectionDomain pdBaseline;
+    private AddressHandleCache disabled;
+    private AddressHandleCache sampled;
+    private LockedAhTable baseline;
+    private AddressHandleAttributes key;
+    private AddressHandle keepDisabled;
+    private AddressHandle keepSampled;
+    private LockedAhTable.Slot keepBaseline;
+
+    @Setup
+    public void setUp() {
+        device = Device.openFirst(new MockVerbsProvider(MockConfig.builder().createLatencyNanos(0).build()));
+        // One PD per contender: the strict mock refuses a second AH for the same (PD, GID).
+        pdDisabled = device.allocatePd();
+        pdSampled = device.allocatePd();
+        pdBaseline = device.allocatePd();
+        disabled = AddressHandleCache.create(LeakDetection.DISABLED);
+        sampled = AddressHandleCache.create(LeakDetection.SAMPLED);
+        baseline = new LockedAhTable();
+        key = Keys.key(1);
+        keepDisabled = disabled.acquire(pdDisabled, key);
+        keepSampled = sampled.acquire(pdSampled, key);
+        keepBaseline = baseline.acquire(pdBaseline, key);
+    }
+
+    @TearDown
+    public void tearDown() {
+        keepDisabled.close();
+        keepSampled.close();
+        baseline.release(keepBaseline);
+        disabled.close();
+        sampled.close();
+        device.close();
+    }
+
+    @Benchmark
+    public void efaAhDisabled(Blackhole bh) {
+        try (AddressHandle h = disabled.acquire(pdDisabled, key)) {
+            bh.consume(h);
+        }
+    }
+
+    @Benchmark
+    public void efaAhSampled(Blackhole bh) {
+        try (AddressHandle h = sampled.acquire(pdSampled, key)) {
+            bh.consume(h);
+        }
+    }
+
+    @Benchmark
+    public void baseline(Blackhole bh) {
+        LockedAhTable.Slot s = baseline.acquire(pdBaseline, key);
+        bh.consume(s);
+        baseline.release(s);
+    }
+}
