@@ -26,7 +26,8 @@ import java.util.Properties;
 public final class Report {
     private record Score(double value, double error) {
         Score minus(Score o) {
-            return new Score(value - o.value, Math.sqrt(sq(error) + sq(o.error)));
+            double e = Double.isNaN(error) && Double.isNaN(o.error) ? Double.NaN : Math.sqrt(sq(error) + sq(o.error));
+            return new Score(value - o.value, e);
         }
 
         private static double sq(double d) {
@@ -150,7 +151,8 @@ public final class Report {
     }
 
     private void row(String figure, Score efa, Score base) {
-        String ratio = efa == null || base == null || base.value <= 0
+        // A ratio to next to nothing (the baseline allocates ~0 B per hit) says nothing.
+        String ratio = efa == null || base == null || base.value < 1
                 ? "n/a" : String.format(Locale.ROOT, "%.2f", efa.value / base.value);
         rows.add(new String[] {figure, fmt(efa), fmt(base), ratio});
     }
@@ -165,7 +167,7 @@ public final class Report {
 
     private static String num(double d) {
         double a = Math.abs(d);
-        return String.format(Locale.ROOT, a >= 1000 ? "%,.0f" : a >= 10 ? "%.1f" : "%.2f", d);
+        return String.format(Locale.ROOT, a >= 1000 || d == Math.rint(d) ? "%,.0f" : a >= 10 ? "%.1f" : "%.2f", d);
     }
 
     private String render(int cores) {
