@@ -195,7 +195,12 @@ public final class Report {
                 .append("ratio = efa-ah / baseline; every figure is lower-is-better, so below 1 means efa-ah wins.\n")
                 .append("baseline = one lock (synchronized) around a HashMap of refcounted AH entries, create and destroy\n")
                 .append("under the lock: the design of libfabric's EFA provider and UCX. ± = JMH 99.9% half-interval.\n")
-                .append("This machine: ").append(cores).append(" cores; thread counts above that measure oversubscription.\n");
+                .append("This machine: ").append(cores).append(" cores; thread counts above that measure oversubscription.\n")
+                .append("hit = acquire + close of a key another handle keeps alive; contention figures are hits too, leak\n")
+                .append("detection DISABLED; miss = acquire of a key nobody holds + its last close (create + destroy).\n")
+                .append("Scale (ScaleProbe): an uncapped null provider, one PD; times are the best of the rounds; heap =\n")
+                .append("MemoryMXBean used heap after System.gc() (ParallelGC) before and after, over the keys; efa-ah's\n")
+                .append("entry includes the one AddressHandle keeping it alive; \"verbs layer\" = pd.createAh alone.\n");
         return sb.toString();
     }
 
