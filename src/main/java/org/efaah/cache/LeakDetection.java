@@ -17,7 +17,10 @@ public enum LeakDetection {
     PARANOID;
 
     /** One handle in this many is tracked at {@link #SAMPLED}. */
-    public static final int SAMPLING_INTERVAL = 128;
+    // Each tracked handle costs a stack capture and a Cleaner registration (microseconds); one in
+    // 1024 keeps that under a few ns per acquire on the hit path, yet a steady leak is still
+    // reported within a thousand handles.
+    public static final int SAMPLING_INTERVAL = 1024;
     /** System property giving the default level: {@code disabled}, {@code sampled}, {@code paranoid}. */
     public static final String PROPERTY = "efaah.leakDetection";
 
