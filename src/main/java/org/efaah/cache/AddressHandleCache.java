@@ -56,6 +56,11 @@ public final class AddressHandleCache implements AutoCloseable {
             new ConcurrentHashMap<>();
     private final LeakTracker leaks;
     private volatile boolean closed;
+    /** The table last looked up: most programs use one PD, and this saves them a map look-up per hit. */
+    private volatile PdTable lastTable;
+
+    private record PdTable(ProtectionDomain pd, ConcurrentHashMap<Object, Entry> table) {
+    }
 
     private final LongAdder hits = new LongAdder();
     private final LongAdder misses = new LongAdder();
@@ -103,7 +108,8 @@ public final class AddressHandleCache implements AutoCloseable {
         Device device = pd.device();
         device.validate(attributes);
         Object key = device.isEfa() ? attributes.dgid() : attributes;
-        ConcurrentHashMap<Object, Entry> table = tables.get(pd);
+        PdTable last = lastTable;
+        ConcurrentHashMap<Object, Entry> table = last != null && last.pd == pd ? last.table : tables.get(pd);
         if (table != null) {
             Entry e = table.get(key);
             if (e != null && e.tryRetain()) {
@@ -163,6 +169,7 @@ public final class AddressHandleCache implements AutoCloseable {
             tables.entrySet().removeIf(t -> t.getValue().isEmpty() && t.getKey().isClosed());
             table = tables.computeIfAbsent(pd, p -> new ConcurrentHashMap<>());
         }
+        lastTable = new PdTable(pd, table);
         return table;
     }
 
@@ -349,6 +356,7 @@ public final class AddressHandleCache implements AutoCloseable {
             }
         }
         tables.clear();
+        lastTable = null;
         if (openHandles > 0) {
             leaksAtClose.addAndGet(openHandles);
             LOG.warn("LEAK: address handle cache closed with {} handle(s) still open (besides any reported "
