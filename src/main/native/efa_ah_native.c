@@ -57,6 +57,10 @@ _Static_assert(sizeof(struct efa_ah_efadv_device_attr) == 32, "efadv_device_attr
 _Static_assert(sizeof(struct efa_ah_efadv_ah_attr) == 16, "efadv_ah_attr ABI is 16 bytes");
 _Static_assert(sizeof(struct ibv_grh) == EFA_AH_GRH_LEN, "GRH is 40 bytes on the wire");
 _Static_assert(EFA_AH_WC_GRH == IBV_WC_GRH, "EFA_AH_WC_GRH must equal IBV_WC_GRH");
+/* The Java binding reads struct efa_ah_wc as plain memory at these offsets: keep them fixed. */
+_Static_assert(sizeof(struct efa_ah_wc) == 56, "efa_ah_wc is 56 bytes");
+_Static_assert(offsetof(struct efa_ah_wc, status) == 8, "efa_ah_wc.status moved");
+_Static_assert(offsetof(struct efa_ah_wc, dlid_path_bits) == 48, "efa_ah_wc.dlid_path_bits moved");
 
 static pthread_once_t efadv_once = PTHREAD_ONCE_INIT;
 static efadv_query_device_fn efadv_query_device_ptr;
@@ -144,6 +148,21 @@ static struct ibv_pd *as_pd(uint64_t handle)
 static struct ibv_ah *as_ah(uint64_t handle)
 {
     return (struct ibv_ah *)(uintptr_t)handle;
+}
+
+static struct ibv_cq *as_cq(uint64_t handle)
+{
+    return (struct ibv_cq *)(uintptr_t)handle;
+}
+
+static struct ibv_mr *as_mr(uint64_t handle)
+{
+    return (struct ibv_mr *)(uintptr_t)handle;
+}
+
+static struct ibv_qp *as_qp(uint64_t handle)
+{
+    return (struct ibv_qp *)(uintptr_t)handle;
 }
 
 static void copy_name(char *dst, const char *src)
@@ -425,31 +444,314 @@ int efa_ah_destroy_ah(uint64_t ah)
     return rc == 0 ? 0 : efa_ah_error_from_rc(rc, errno);
 }
 
-int efa_ah_init_ah_from_wc(uint64_t context, uint32_t port_num, uint32_t wc_flags, uint32_t src_qp,
-                           uint32_t slid, uint32_t sl, uint32_t dlid_path_bits, const uint8_t *grh,
-                           struct efa_ah_ah_attr *attr)
+int efa_ah_create_cq(uint64_t context, uint32_t cqe, uint64_t *cq)
 {
-    if (context == 0 || attr == NULL || port_num < 1 || port_num > UINT8_MAX || slid > UINT16_MAX
-        || sl > 15u || dlid_path_bits > UINT8_MAX || ((wc_flags & EFA_AH_WC_GRH) != 0 && grh == NULL)) {
+    if (context == 0 || cq == NULL || cqe < 1 || cqe > EFA_AH_MAX_CQE) {
         return -EINVAL;
     }
-    memset(attr, 0, sizeof(*attr));
-    struct ibv_wc wc;
-    memset(&wc, 0, sizeof(wc));
-    wc.wc_flags = wc_flags;
-    wc.src_qp = src_qp;
-    wc.slid = (uint16_t)slid;
-    wc.sl = (uint8_t)sl;
-    wc.dlid_path_bits = (uint8_t)dlid_path_bits;
-    struct ibv_grh header;
-    memset(&header, 0, sizeof(header));
-    if (grh != NULL) {
-        memcpy(&header, grh, EFA_AH_GRH_LEN);
+    *cq = 0;
+    errno = 0;
+    /* Polled, never waited on: no completion channel is needed. */
+    struct ibv_cq *created = ibv_create_cq(as_context(context), (int)cqe, NULL, NULL, 0);
+    if (created == NULL) {
+        return error_from_null(errno);
     }
+    *cq = (uint64_t)(uintptr_t)created;
+    return 0;
+}
+
+int efa_ah_destroy_cq(uint64_t cq)
+{
+    if (cq == 0) {
+        return -EINVAL;
+    }
+    errno = 0;
+    int rc = ibv_destroy_cq(as_cq(cq));
+    return rc == 0 ? 0 : efa_ah_error_from_rc(rc, errno);
+}
+
+int efa_ah_reg_mr(uint64_t pd, uint64_t addr, uint64_t length, uint64_t *mr)
+{
+    if (pd == 0 || addr == 0 || mr == NULL || length == 0 || length > SIZE_MAX || addr > UINTPTR_MAX - length) {
+        return -EINVAL;
+    }
+    *mr = 0;
+    errno = 0;
+    struct ibv_mr *created = ibv_reg_mr(as_pd(pd), (void *)(uintptr_t)addr, (size_t)length, IBV_ACCESS_LOCAL_WRITE);
+    if (created == NULL) {
+        return error_from_null(errno);
+    }
+    *mr = (uint64_t)(uintptr_t)created;
+    return 0;
+}
+
+int efa_ah_dereg_mr(uint64_t mr)
+{
+    if (mr == 0) {
+        return -EINVAL;
+    }
+    errno = 0;
+    int rc = ibv_dereg_mr(as_mr(mr));
+    return rc == 0 ? 0 : efa_ah_error_from_rc(rc, errno);
+}
+
+int efa_ah_create_ud_qp(uint64_t pd, uint64_t send_cq, uint64_t recv_cq, uint32_t max_send_wr,
+                        uint32_t max_recv_wr, uint64_t *qp, uint32_t *qpn)
+{
+    if (pd == 0 || send_cq == 0 || recv_cq == 0 || qp == NULL || qpn == NULL || max_send_wr < 1
+        || max_send_wr > EFA_AH_MAX_QP_WR || max_recv_wr < 1 || max_recv_wr > EFA_AH_MAX_QP_WR) {
+        return -EINVAL;
+    }
+    *qp = 0;
+    *qpn = 0;
+    struct ibv_qp_init_attr init;
+    memset(&init, 0, sizeof(init));
+    init.send_cq = as_cq(send_cq);
+    init.recv_cq = as_cq(recv_cq);
+    init.cap.max_send_wr = max_send_wr;
+    init.cap.max_recv_wr = max_recv_wr;
+    init.cap.max_send_sge = 1;
+    init.cap.max_recv_sge = 1;
+    init.qp_type = IBV_QPT_UD;
+    /* sq_sig_all stays 0: each send asks for its completion, so the rule lives in one place. */
+    errno = 0;
+    struct ibv_qp *created = ibv_create_qp(as_pd(pd), &init);
+    if (created == NULL) {
+        return error_from_null(errno);
+    }
+    *qp = (uint64_t)(uintptr_t)created;
+    *qpn = created->qp_num;
+    return 0;
+}
+
+int efa_ah_activate_ud_qp(uint64_t qp, uint32_t port_num, uint32_t pkey_index, uint32_t qkey)
+{
+    if (qp == 0 || port_num < 1 || port_num > UINT8_MAX || pkey_index > UINT16_MAX) {
+        return -EINVAL;
+    }
+    struct ibv_qp *q = as_qp(qp);
+    struct ibv_qp_attr attr;
+
+    /* UD has no remote side to name: INIT takes the local addressing, RTR and RTS only the state. */
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_state = IBV_QPS_INIT;
+    attr.pkey_index = (uint16_t)pkey_index;
+    attr.port_num = (uint8_t)port_num;
+    attr.qkey = qkey;
+    errno = 0;
+    int rc = ibv_modify_qp(q, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
+    if (rc != 0) {
+        return efa_ah_error_from_rc(rc, errno);
+    }
+
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_state = IBV_QPS_RTR;
+    errno = 0;
+    rc = ibv_modify_qp(q, &attr, IBV_QP_STATE);
+    if (rc != 0) {
+        return efa_ah_error_from_rc(rc, errno);
+    }
+
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_state = IBV_QPS_RTS;
+    attr.sq_psn = 0;
+    errno = 0;
+    rc = ibv_modify_qp(q, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
+    return rc == 0 ? 0 : efa_ah_error_from_rc(rc, errno);
+}
+
+int efa_ah_destroy_qp(uint64_t qp)
+{
+    if (qp == 0) {
+        return -EINVAL;
+    }
+    errno = 0;
+    int rc = ibv_destroy_qp(as_qp(qp));
+    return rc == 0 ? 0 : efa_ah_error_from_rc(rc, errno);
+}
+
+int efa_ah_mr_range(uint64_t mr, uint64_t offset, uint64_t length, uint64_t *addr)
+{
+    if (mr == 0 || addr == NULL) {
+        return -EINVAL;
+    }
+    const struct ibv_mr *m = as_mr(mr);
+    /* Written so that no sum can wrap: offset alone first, then what is left after it. */
+    if (offset > m->length || length > m->length - offset) {
+        return -EINVAL;
+    }
+    *addr = (uint64_t)(uintptr_t)m->addr + offset;
+    return 0;
+}
+
+/*
+ * One SGE for length bytes, or none for an empty message: some devices read an SGE length of 0
+ * as 2 GiB (the InfiniBand encoding), so a zero-length SGE is never handed to them.
+ */
+static int one_sge(uint64_t mr, uint64_t offset, uint32_t length, struct ibv_sge *sge, int *num_sge)
+{
+    uint64_t addr = 0;
+    int rc = efa_ah_mr_range(mr, offset, length, &addr);
+    if (rc != 0) {
+        return rc;
+    }
+    memset(sge, 0, sizeof(*sge));
+    sge->addr = addr;
+    sge->length = length;
+    sge->lkey = as_mr(mr)->lkey;
+    *num_sge = length == 0 ? 0 : 1;
+    return 0;
+}
+
+int efa_ah_post_send(uint64_t qp, uint64_t ah, uint32_t remote_qpn, uint32_t remote_qkey, uint64_t mr,
+                     uint64_t offset, uint32_t length, uint64_t wr_id)
+{
+    if (qp == 0 || ah == 0 || remote_qpn > EFA_AH_MAX_QPN) {
+        return -EINVAL;
+    }
+    struct ibv_sge sge;
+    int num_sge = 0;
+    int rc = one_sge(mr, offset, length, &sge, &num_sge);
+    if (rc != 0) {
+        return rc;
+    }
+    struct ibv_send_wr wr;
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id = wr_id;
+    wr.sg_list = &sge;
+    wr.num_sge = num_sge;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.ud.ah = as_ah(ah);
+    wr.wr.ud.remote_qpn = remote_qpn;
+    wr.wr.ud.remote_qkey = remote_qkey;
+    struct ibv_send_wr *bad = NULL;
+    errno = 0;
+    /* Returns a positive errno (not -1): efa_ah_error_from_rc takes both. */
+    rc = ibv_post_send(as_qp(qp), &wr, &bad);
+    return rc == 0 ? 0 : efa_ah_error_from_rc(rc, errno);
+}
+
+int efa_ah_post_recv(uint64_t qp, uint64_t mr, uint64_t offset, uint32_t length, uint64_t wr_id)
+{
+    if (qp == 0) {
+        return -EINVAL;
+    }
+    struct ibv_sge sge;
+    int num_sge = 0;
+    int rc = one_sge(mr, offset, length, &sge, &num_sge);
+    if (rc != 0) {
+        return rc;
+    }
+    struct ibv_recv_wr wr;
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id = wr_id;
+    wr.sg_list = &sge;
+    wr.num_sge = num_sge;
+    struct ibv_recv_wr *bad = NULL;
+    errno = 0;
+    rc = ibv_post_recv(as_qp(qp), &wr, &bad);
+    return rc == 0 ? 0 : efa_ah_error_from_rc(rc, errno);
+}
+
+void efa_ah_wc_from_verbs(const struct ibv_wc *in, struct efa_ah_wc *out)
+{
+    out->wr_id = in->wr_id;
+    out->status = (uint32_t)in->status;
+    out->opcode = (uint32_t)in->opcode;
+    out->vendor_err = in->vendor_err;
+    out->byte_len = in->byte_len;
+    out->qp_num = in->qp_num;
+    out->src_qp = in->src_qp;
+    out->wc_flags = in->wc_flags;
+    out->pkey_index = in->pkey_index;
+    out->slid = in->slid;
+    out->sl = in->sl;
+    out->dlid_path_bits = in->dlid_path_bits;
+    out->reserved = 0;
+}
+
+int efa_ah_wc_to_verbs(const struct efa_ah_wc *in, struct ibv_wc *out)
+{
+    if (in == NULL || out == NULL) {
+        return -EINVAL;
+    }
+    if (in->pkey_index > UINT16_MAX || in->slid > UINT16_MAX || in->sl > 15u || in->dlid_path_bits > UINT8_MAX) {
+        return -EINVAL;
+    }
+    memset(out, 0, sizeof(*out));
+    out->wr_id = in->wr_id;
+    out->status = (enum ibv_wc_status)in->status;
+    out->opcode = (enum ibv_wc_opcode)in->opcode;
+    out->vendor_err = in->vendor_err;
+    out->byte_len = in->byte_len;
+    out->qp_num = in->qp_num;
+    out->src_qp = in->src_qp;
+    out->wc_flags = in->wc_flags;
+    out->pkey_index = (uint16_t)in->pkey_index;
+    out->slid = (uint16_t)in->slid;
+    out->sl = (uint8_t)in->sl;
+    out->dlid_path_bits = (uint8_t)in->dlid_path_bits;
+    return 0;
+}
+
+/* Completions taken from the device per ibv_poll_cq call: a small stack array, any capacity. */
+#define POLL_CHUNK 16
+
+int efa_ah_poll_cq(uint64_t cq, struct efa_ah_wc *wc, uint32_t capacity, uint32_t *count)
+{
+    if (cq == 0 || count == NULL || (wc == NULL && capacity > 0)) {
+        return -EINVAL;
+    }
+    *count = 0;
+    struct ibv_wc verbs[POLL_CHUNK];
+    uint32_t filled = 0;
+    while (filled < capacity) {
+        uint32_t want = capacity - filled < POLL_CHUNK ? capacity - filled : POLL_CHUNK;
+        errno = 0;
+        int n = ibv_poll_cq(as_cq(cq), (int)want, verbs);
+        if (n < 0) {
+            if (filled > 0) {
+                /* Completions already taken off the CQ must reach the caller; the error recurs next poll. */
+                break;
+            }
+            return efa_ah_error_from_rc(n, errno);
+        }
+        for (int i = 0; i < n; i++) {
+            efa_ah_wc_from_verbs(&verbs[i], &wc[filled + (uint32_t)i]);
+        }
+        filled += (uint32_t)n;
+        if ((uint32_t)n < want) {
+            break;
+        }
+    }
+    *count = filled;
+    return 0;
+}
+
+int efa_ah_init_ah_from_wc(uint64_t context, uint32_t port_num, const struct efa_ah_wc *wc, uint64_t mr,
+                           uint64_t grh_offset, struct efa_ah_ah_attr *attr)
+{
+    if (context == 0 || wc == NULL || attr == NULL || port_num < 1 || port_num > UINT8_MAX) {
+        return -EINVAL;
+    }
+    uint64_t grh_addr = 0;
+    int rc = efa_ah_mr_range(mr, grh_offset, EFA_AH_GRH_LEN, &grh_addr);
+    if (rc != 0) {
+        return rc;
+    }
+    struct ibv_wc verbs_wc;
+    rc = efa_ah_wc_to_verbs(wc, &verbs_wc);
+    if (rc != 0) {
+        return rc;
+    }
+    memset(attr, 0, sizeof(*attr));
+    /* libibverbs only reads the GRH; the cast drops a const its prototype lacks. */
+    struct ibv_grh *grh = (struct ibv_grh *)(uintptr_t)grh_addr;
     struct ibv_ah_attr verbs_attr;
     memset(&verbs_attr, 0, sizeof(verbs_attr));
     errno = 0;
-    int rc = ibv_init_ah_from_wc(as_context(context), (uint8_t)port_num, &wc, &header, &verbs_attr);
+    rc = ibv_init_ah_from_wc(as_context(context), (uint8_t)port_num, &verbs_wc, grh, &verbs_attr);
     if (rc != 0) {
         return efa_ah_error_from_rc(rc, errno);
     }

@@ -115,13 +115,83 @@ int efa_ah_create_ah(uint64_t pd, const struct efa_ah_ah_attr *attr, uint64_t *a
 int efa_ah_destroy_ah(uint64_t ah);
 
 /*
- * The AH attributes that reach the sender of a received UD message (ibv_init_ah_from_wc), from
- * the completion's fields and, when wc_flags has EFA_AH_WC_GRH, the EFA_AH_GRH_LEN bytes of GRH
- * at the start of the receive buffer (grh may be NULL otherwise).
+ * struct ibv_wc, reduced to what a UD endpoint reads, with fixed-width fields so that a binding
+ * can read an array of them as plain memory (the layout is checked in efa_ah_native.c).
  */
-int efa_ah_init_ah_from_wc(uint64_t context, uint32_t port_num, uint32_t wc_flags, uint32_t src_qp,
-                           uint32_t slid, uint32_t sl, uint32_t dlid_path_bits, const uint8_t *grh,
-                           struct efa_ah_ah_attr *attr);
+struct efa_ah_wc {
+    uint64_t wr_id;
+    uint32_t status;          /* enum ibv_wc_status */
+    uint32_t opcode;          /* enum ibv_wc_opcode */
+    uint32_t vendor_err;
+    uint32_t byte_len;
+    uint32_t qp_num;
+    uint32_t src_qp;
+    uint32_t wc_flags;
+    uint32_t pkey_index;
+    uint32_t slid;
+    uint32_t sl;
+    uint32_t dlid_path_bits;
+    uint32_t reserved;        /* 0; keeps the size a multiple of 8 */
+};
+
+/* Most work requests a UD QP queue may be created with (either direction). */
+#define EFA_AH_MAX_QP_WR 8192u
+/* Most CQEs a CQ may be created with. */
+#define EFA_AH_MAX_CQE 65536u
+/* Largest valid QP number (24 bits). */
+#define EFA_AH_MAX_QPN 0xFFFFFFu
+
+/* ibv_create_cq with cqe entries (1..EFA_AH_MAX_CQE), no completion channel, vector 0. */
+int efa_ah_create_cq(uint64_t context, uint32_t cqe, uint64_t *cq);
+/* -EBUSY (from the kernel) while a QP uses the CQ. */
+int efa_ah_destroy_cq(uint64_t cq);
+
+/*
+ * ibv_reg_mr of length bytes at addr with IBV_ACCESS_LOCAL_WRITE only (the device writes
+ * receives into it; nothing remote reaches it on UD). The memory must stay allocated until
+ * efa_ah_dereg_mr: this layer cannot keep it alive.
+ */
+int efa_ah_reg_mr(uint64_t pd, uint64_t addr, uint64_t length, uint64_t *mr);
+int efa_ah_dereg_mr(uint64_t mr);
+
+/*
+ * ibv_create_qp of type IBV_QPT_UD, one SGE each way, no inline data, every send signaled by
+ * its own flag. *qp receives the handle (the QP is in RESET) and *qpn its 24-bit number.
+ */
+int efa_ah_create_ud_qp(uint64_t pd, uint64_t send_cq, uint64_t recv_cq, uint32_t max_send_wr,
+                        uint32_t max_recv_wr, uint64_t *qp, uint32_t *qpn);
+
+/*
+ * ibv_modify_qp from RESET to INIT (port, P_Key index, Q_Key), RTR and RTS (send PSN 0). On
+ * failure the QP is left in whatever state it reached; destroying it is always safe.
+ */
+int efa_ah_activate_ud_qp(uint64_t qp, uint32_t port_num, uint32_t pkey_index, uint32_t qkey);
+int efa_ah_destroy_qp(uint64_t qp);
+
+/*
+ * ibv_post_send of one signaled IBV_WR_SEND of length bytes at offset in mr, to (ah,
+ * remote_qpn, remote_qkey). -EINVAL, before the QP is touched, if the range leaves the MR or
+ * remote_qpn exceeds 24 bits.
+ */
+int efa_ah_post_send(uint64_t qp, uint64_t ah, uint32_t remote_qpn, uint32_t remote_qkey, uint64_t mr,
+                     uint64_t offset, uint32_t length, uint64_t wr_id);
+
+/* ibv_post_recv of one buffer of length bytes at offset in mr; same range check. */
+int efa_ah_post_recv(uint64_t qp, uint64_t mr, uint64_t offset, uint32_t length, uint64_t wr_id);
+
+/*
+ * ibv_poll_cq for up to capacity completions into wc[0..capacity). *count receives how many
+ * were filled (0 when none was ready). wc may be NULL only when capacity is 0.
+ */
+int efa_ah_poll_cq(uint64_t cq, struct efa_ah_wc *wc, uint32_t capacity, uint32_t *count);
+
+/*
+ * ibv_init_ah_from_wc: the AH attributes that reach the sender of the received completion *wc,
+ * whose EFA_AH_GRH_LEN bytes of GRH are at grh_offset in mr (read there, not copied by the
+ * caller). -EINVAL if the GRH would leave the MR or a field of *wc does not fit ibv_wc.
+ */
+int efa_ah_init_ah_from_wc(uint64_t context, uint32_t port_num, const struct efa_ah_wc *wc, uint64_t mr,
+                           uint64_t grh_offset, struct efa_ah_ah_attr *attr);
 
 /* 1 when libefa.so.1 was found and both efadv entry points resolved, else 0. */
 int efa_ah_efadv_available(void);

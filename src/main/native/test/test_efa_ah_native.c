@@ -64,12 +64,10 @@ static void zero_handles_and_null_pointers_are_einval(void)
     struct efa_ah_port_attr port;
     struct efa_ah_ah_attr ah_attr;
     uint8_t gid[EFA_AH_GID_LEN];
-    uint8_t grh[EFA_AH_GRH_LEN];
     uint64_t handle = 0;
     int32_t ahn = 0;
     memset(&ah_attr, 0, sizeof(ah_attr));
     ah_attr.port_num = 1;
-    memset(grh, 0, sizeof(grh));
 
     CHECK_EQ(-EINVAL, efa_ah_open_device(NULL, &handle));
     CHECK_EQ(-EINVAL, efa_ah_open_device("x", NULL));
@@ -91,11 +89,165 @@ static void zero_handles_and_null_pointers_are_einval(void)
     CHECK_EQ(-EINVAL, efa_ah_create_ah(1, &ah_attr, NULL, &ahn));
     CHECK_EQ(-EINVAL, efa_ah_create_ah(1, &ah_attr, &handle, NULL));
     CHECK_EQ(-EINVAL, efa_ah_destroy_ah(NEVER_USED_HANDLE));
-    CHECK_EQ(-EINVAL, efa_ah_init_ah_from_wc(NEVER_USED_HANDLE, 1, 0, 0, 0, 0, 0, NULL, &ah_attr));
-    CHECK_EQ(-EINVAL, efa_ah_init_ah_from_wc(1, 1, 0, 0, 0, 0, 0, NULL, NULL));
-    /* A GRH flag without the GRH bytes. */
-    CHECK_EQ(-EINVAL, efa_ah_init_ah_from_wc(1, 1, EFA_AH_WC_GRH, 0, 0, 0, 0, NULL, &ah_attr));
-    CHECK_EQ(-EINVAL, efa_ah_init_ah_from_wc(1, 1, 0, 0, 0, 16, 0, grh, &ah_attr));
+}
+
+/*
+ * The datagram calls refuse 0 handles, NULL pointers and out-of-range numbers before they touch
+ * any verbs object: handle 1 stands for "some live object" and is never dereferenced.
+ */
+static void datagram_calls_check_their_arguments(void)
+{
+    uint64_t handle = 99;
+    uint32_t qpn = 99, count = 99;
+    struct efa_ah_wc wc[2];
+    struct efa_ah_ah_attr ah_attr;
+    memset(wc, 0, sizeof(wc));
+
+    CHECK_EQ(-EINVAL, efa_ah_create_cq(NEVER_USED_HANDLE, 16, &handle));
+    CHECK_EQ(-EINVAL, efa_ah_create_cq(1, 16, NULL));
+    CHECK_EQ(-EINVAL, efa_ah_create_cq(1, 0, &handle));
+    CHECK_EQ(-EINVAL, efa_ah_create_cq(1, EFA_AH_MAX_CQE + 1, &handle));
+    CHECK_EQ(-EINVAL, efa_ah_destroy_cq(NEVER_USED_HANDLE));
+
+    char memory[64];
+    CHECK_EQ(-EINVAL, efa_ah_reg_mr(NEVER_USED_HANDLE, (uint64_t)(uintptr_t)memory, sizeof(memory), &handle));
+    CHECK_EQ(-EINVAL, efa_ah_reg_mr(1, 0, sizeof(memory), &handle));
+    CHECK_EQ(-EINVAL, efa_ah_reg_mr(1, (uint64_t)(uintptr_t)memory, 0, &handle));
+    CHECK_EQ(-EINVAL, efa_ah_reg_mr(1, (uint64_t)(uintptr_t)memory, sizeof(memory), NULL));
+    /* A range that would wrap the address space. */
+    CHECK_EQ(-EINVAL, efa_ah_reg_mr(1, UINT64_MAX - 8, 64, &handle));
+    CHECK_EQ(-EINVAL, efa_ah_dereg_mr(NEVER_USED_HANDLE));
+
+    CHECK_EQ(-EINVAL, efa_ah_create_ud_qp(NEVER_USED_HANDLE, 1, 1, 1, 1, &handle, &qpn));
+    CHECK_EQ(-EINVAL, efa_ah_create_ud_qp(1, NEVER_USED_HANDLE, 1, 1, 1, &handle, &qpn));
+    CHECK_EQ(-EINVAL, efa_ah_create_ud_qp(1, 1, NEVER_USED_HANDLE, 1, 1, &handle, &qpn));
+    CHECK_EQ(-EINVAL, efa_ah_create_ud_qp(1, 1, 1, 0, 1, &handle, &qpn));
+    CHECK_EQ(-EINVAL, efa_ah_create_ud_qp(1, 1, 1, 1, 0, &handle, &qpn));
+    CHECK_EQ(-EINVAL, efa_ah_create_ud_qp(1, 1, 1, EFA_AH_MAX_QP_WR + 1, 1, &handle, &qpn));
+    CHECK_EQ(-EINVAL, efa_ah_create_ud_qp(1, 1, 1, 1, EFA_AH_MAX_QP_WR + 1, &handle, &qpn));
+    CHECK_EQ(-EINVAL, efa_ah_create_ud_qp(1, 1, 1, 1, 1, NULL, &qpn));
+    CHECK_EQ(-EINVAL, efa_ah_create_ud_qp(1, 1, 1, 1, 1, &handle, NULL));
+
+    CHECK_EQ(-EINVAL, efa_ah_activate_ud_qp(NEVER_USED_HANDLE, 1, 0, 0x11111111u));
+    CHECK_EQ(-EINVAL, efa_ah_activate_ud_qp(1, 0, 0, 0x11111111u));
+    CHECK_EQ(-EINVAL, efa_ah_activate_ud_qp(1, 256, 0, 0x11111111u));
+    CHECK_EQ(-EINVAL, efa_ah_activate_ud_qp(1, 1, 0x10000, 0x11111111u));
+    CHECK_EQ(-EINVAL, efa_ah_destroy_qp(NEVER_USED_HANDLE));
+
+    CHECK_EQ(-EINVAL, efa_ah_post_send(NEVER_USED_HANDLE, 1, 1, 0, 1, 0, 1, 0));
+    CHECK_EQ(-EINVAL, efa_ah_post_send(1, NEVER_USED_HANDLE, 1, 0, 1, 0, 1, 0));
+    CHECK_EQ(-EINVAL, efa_ah_post_send(1, 1, 1, 0, NEVER_USED_HANDLE, 0, 1, 0));
+    CHECK_EQ(-EINVAL, efa_ah_post_send(1, 1, EFA_AH_MAX_QPN + 1, 0, 1, 0, 1, 0));
+    CHECK_EQ(-EINVAL, efa_ah_post_recv(NEVER_USED_HANDLE, 1, 0, 1, 0));
+    CHECK_EQ(-EINVAL, efa_ah_post_recv(1, NEVER_USED_HANDLE, 0, 1, 0));
+
+    CHECK_EQ(-EINVAL, efa_ah_poll_cq(NEVER_USED_HANDLE, wc, 2, &count));
+    CHECK_EQ(-EINVAL, efa_ah_poll_cq(1, NULL, 2, &count));
+    CHECK_EQ(-EINVAL, efa_ah_poll_cq(1, wc, 2, NULL));
+
+    CHECK_EQ(-EINVAL, efa_ah_init_ah_from_wc(NEVER_USED_HANDLE, 1, wc, 1, 0, &ah_attr));
+    CHECK_EQ(-EINVAL, efa_ah_init_ah_from_wc(1, 1, NULL, 1, 0, &ah_attr));
+    CHECK_EQ(-EINVAL, efa_ah_init_ah_from_wc(1, 1, wc, NEVER_USED_HANDLE, 0, &ah_attr));
+    CHECK_EQ(-EINVAL, efa_ah_init_ah_from_wc(1, 1, wc, 1, 0, NULL));
+    CHECK_EQ(-EINVAL, efa_ah_init_ah_from_wc(1, 0, wc, 1, 0, &ah_attr));
+    CHECK_EQ(-EINVAL, efa_ah_init_ah_from_wc(1, 256, wc, 1, 0, &ah_attr));
+}
+
+/*
+ * Ranges inside an MR are checked against the struct ibv_mr itself, before the QP or context
+ * is touched: a struct of the test's own stands in for a registered MR.
+ */
+static void ranges_outside_the_mr_are_einval(void)
+{
+    char memory[100];
+    struct ibv_mr fake;
+    memset(&fake, 0, sizeof(fake));
+    fake.addr = memory;
+    fake.length = sizeof(memory);
+    fake.lkey = 7;
+    uint64_t mr = (uint64_t)(uintptr_t)&fake;
+    uint64_t addr = 0;
+
+    CHECK_EQ(0, efa_ah_mr_range(mr, 0, 100, &addr));
+    CHECK_EQ((uint64_t)(uintptr_t)memory, addr);
+    CHECK_EQ(0, efa_ah_mr_range(mr, 60, 40, &addr));
+    CHECK_EQ((uint64_t)(uintptr_t)(memory + 60), addr);
+    CHECK_EQ(0, efa_ah_mr_range(mr, 100, 0, &addr));
+    CHECK_EQ(-EINVAL, efa_ah_mr_range(mr, 61, 40, &addr));
+    CHECK_EQ(-EINVAL, efa_ah_mr_range(mr, 101, 0, &addr));
+    CHECK_EQ(-EINVAL, efa_ah_mr_range(mr, 0, 101, &addr));
+    /* Sums that would wrap a 64-bit offset. */
+    CHECK_EQ(-EINVAL, efa_ah_mr_range(mr, UINT64_MAX, 2, &addr));
+    CHECK_EQ(-EINVAL, efa_ah_mr_range(mr, 2, UINT64_MAX, &addr));
+    CHECK_EQ(-EINVAL, efa_ah_mr_range(0, 0, 1, &addr));
+    CHECK_EQ(-EINVAL, efa_ah_mr_range(mr, 0, 1, NULL));
+
+    /* The same checks guard the calls that use an MR (handle 1: a QP/AH/context never reached). */
+    CHECK_EQ(-EINVAL, efa_ah_post_send(1, 1, 1, 0, mr, 90, 11, 0));
+    CHECK_EQ(-EINVAL, efa_ah_post_send(1, 1, 1, 0, mr, UINT64_MAX, 1, 0));
+    CHECK_EQ(-EINVAL, efa_ah_post_recv(1, mr, 0, 101, 0));
+    CHECK_EQ(-EINVAL, efa_ah_post_recv(1, mr, 101, 0, 0));
+    struct efa_ah_wc wc;
+    struct efa_ah_ah_attr ah_attr;
+    memset(&wc, 0, sizeof(wc));
+    wc.wc_flags = EFA_AH_WC_GRH;
+    /* A GRH of 40 bytes at 61 would end at 101, one past the MR. */
+    CHECK_EQ(-EINVAL, efa_ah_init_ah_from_wc(1, 1, &wc, mr, 61, &ah_attr));
+}
+
+static void completions_convert_both_ways(void)
+{
+    struct ibv_wc verbs, back;
+    struct efa_ah_wc flat, bad;
+    memset(&verbs, 0, sizeof(verbs));
+    verbs.wr_id = 0x0123456789ABCDEFull;
+    verbs.status = IBV_WC_LOC_LEN_ERR;
+    verbs.opcode = IBV_WC_RECV;
+    verbs.vendor_err = 0x55;
+    verbs.byte_len = 1064;
+    verbs.qp_num = 0xABCDEF;
+    verbs.src_qp = 0x123456;
+    verbs.wc_flags = IBV_WC_GRH;
+    verbs.pkey_index = 0xFFFF;
+    verbs.slid = 0xBEEF;
+    verbs.sl = 15;
+    verbs.dlid_path_bits = 0x7F;
+    efa_ah_wc_from_verbs(&verbs, &flat);
+    CHECK_EQ(0x0123456789ABCDEFull, flat.wr_id);
+    CHECK_EQ(IBV_WC_LOC_LEN_ERR, flat.status);
+    CHECK_EQ(IBV_WC_RECV, flat.opcode);
+    CHECK_EQ(1064, flat.byte_len);
+    CHECK_EQ(0x123456, flat.src_qp);
+    CHECK_EQ(0, flat.reserved);
+    CHECK_EQ(0, efa_ah_wc_to_verbs(&flat, &back));
+    CHECK_EQ(verbs.wr_id, back.wr_id);
+    CHECK_EQ(verbs.status, back.status);
+    CHECK_EQ(verbs.opcode, back.opcode);
+    CHECK_EQ(verbs.vendor_err, back.vendor_err);
+    CHECK_EQ(verbs.byte_len, back.byte_len);
+    CHECK_EQ(verbs.qp_num, back.qp_num);
+    CHECK_EQ(verbs.src_qp, back.src_qp);
+    CHECK_EQ(verbs.wc_flags, back.wc_flags);
+    CHECK_EQ(verbs.pkey_index, back.pkey_index);
+    CHECK_EQ(verbs.slid, back.slid);
+    CHECK_EQ(verbs.sl, back.sl);
+    CHECK_EQ(verbs.dlid_path_bits, back.dlid_path_bits);
+
+#define REJECTS(field, value)                                   \
+    do {                                                        \
+        bad = flat;                                             \
+        bad.field = (value);                                    \
+        CHECK_EQ(-EINVAL, efa_ah_wc_to_verbs(&bad, &back));     \
+    } while (0)
+    REJECTS(pkey_index, 0x10000u);
+    REJECTS(slid, 0x10000u);
+    REJECTS(sl, 16u);
+    REJECTS(dlid_path_bits, 256u);
+#undef REJECTS
+    CHECK_EQ(-EINVAL, efa_ah_wc_to_verbs(NULL, &back));
+    CHECK_EQ(-EINVAL, efa_ah_wc_to_verbs(&flat, NULL));
+    /* The binding reads this struct as plain memory: its size is part of the ABI. */
+    CHECK_EQ(56, sizeof(struct efa_ah_wc));
 }
 
 static void out_of_range_attributes_are_einval(void)
@@ -192,6 +344,9 @@ int main(void)
     null_device_list_means_no_devices();
     real_device_list_never_fails();
     zero_handles_and_null_pointers_are_einval();
+    datagram_calls_check_their_arguments();
+    ranges_outside_the_mr_are_einval();
+    completions_convert_both_ways();
     out_of_range_attributes_are_einval();
     attributes_round_trip();
     errno_mapping();

@@ -1,6 +1,7 @@
 package org.efaah.verbs.ibverbs;
 
 import org.bytedeco.javacpp.BytePointer;
+import org.bytedeco.javacpp.IntPointer;
 import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.javacpp.annotation.Cast;
 import org.bytedeco.javacpp.annotation.MemberGetter;
@@ -30,9 +31,7 @@ import org.bytedeco.javacpp.annotation.Properties;
 final class NativeVerbs {
     static final int NAME_MAX = 64;
     static final int GID_LENGTH = 16;
-    static final int GRH_LENGTH = 40;
     static final int NO_AHN = -1;
-    static final int WC_GRH = 1;
 
     private NativeVerbs() {
     }
@@ -60,11 +59,41 @@ final class NativeVerbs {
 
     static native int efa_ah_destroy_ah(@Cast("uint64_t") long ah);
 
+    static native int efa_ah_create_cq(@Cast("uint64_t") long context, @Cast("uint32_t") int cqe,
+                                       @Cast("uint64_t*") long[] cq);
+
+    static native int efa_ah_destroy_cq(@Cast("uint64_t") long cq);
+
+    static native int efa_ah_reg_mr(@Cast("uint64_t") long pd, @Cast("uint64_t") long addr,
+                                    @Cast("uint64_t") long length, @Cast("uint64_t*") long[] mr);
+
+    static native int efa_ah_dereg_mr(@Cast("uint64_t") long mr);
+
+    static native int efa_ah_create_ud_qp(@Cast("uint64_t") long pd, @Cast("uint64_t") long sendCq,
+                                          @Cast("uint64_t") long recvCq, @Cast("uint32_t") int maxSendWr,
+                                          @Cast("uint32_t") int maxRecvWr, @Cast("uint64_t*") long[] qp,
+                                          @Cast("uint32_t*") int[] qpn);
+
+    static native int efa_ah_activate_ud_qp(@Cast("uint64_t") long qp, @Cast("uint32_t") int portNum,
+                                            @Cast("uint32_t") int pkeyIndex, @Cast("uint32_t") int qkey);
+
+    static native int efa_ah_destroy_qp(@Cast("uint64_t") long qp);
+
+    static native int efa_ah_post_send(@Cast("uint64_t") long qp, @Cast("uint64_t") long ah,
+                                       @Cast("uint32_t") int remoteQpn, @Cast("uint32_t") int remoteQkey,
+                                       @Cast("uint64_t") long mr, @Cast("uint64_t") long offset,
+                                       @Cast("uint32_t") int length, @Cast("uint64_t") long wrId);
+
+    static native int efa_ah_post_recv(@Cast("uint64_t") long qp, @Cast("uint64_t") long mr,
+                                       @Cast("uint64_t") long offset, @Cast("uint32_t") int length,
+                                       @Cast("uint64_t") long wrId);
+
+    static native int efa_ah_poll_cq(@Cast("uint64_t") long cq, Wc wc, @Cast("uint32_t") int capacity,
+                                     @Cast("uint32_t*") IntPointer count);
+
     static native int efa_ah_init_ah_from_wc(@Cast("uint64_t") long context, @Cast("uint32_t") int portNum,
-                                             @Cast("uint32_t") int wcFlags, @Cast("uint32_t") int srcQp,
-                                             @Cast("uint32_t") int slid, @Cast("uint32_t") int sl,
-                                             @Cast("uint32_t") int dlidPathBits,
-                                             @Cast("const uint8_t*") byte[] grh, AhAttr attr);
+                                             @Cast("const efa_ah_wc*") Wc wc, @Cast("uint64_t") long mr,
+                                             @Cast("uint64_t") long grhOffset, AhAttr attr);
 
     static native int efa_ah_efadv_available();
 
@@ -227,5 +256,86 @@ final class NativeVerbs {
 
         @MemberSetter
         native AhAttr port_num(@Cast("uint32_t") int value);
+    }
+
+    /**
+     * {@code struct efa_ah_wc}, allocated as an array. Its fields are read and written through
+     * {@link #asByteBuffer()} at the offsets below, not through one JNI getter per field: a poll
+     * then costs one native call whatever the number of completions. The offsets are those of the
+     * C struct (fixed-width fields, checked by {@code _Static_assert} there and against
+     * {@code offsetof} in the tests).
+     */
+    @Name("efa_ah_wc")
+    static final class Wc extends Pointer {
+        static final int SIZE = 56;
+        static final int WR_ID = 0;
+        static final int STATUS = 8;
+        static final int OPCODE = 12;
+        static final int VENDOR_ERR = 16;
+        static final int BYTE_LEN = 20;
+        static final int QP_NUM = 24;
+        static final int SRC_QP = 28;
+        static final int WC_FLAGS = 32;
+        static final int PKEY_INDEX = 36;
+        static final int SLID = 40;
+        static final int SL = 44;
+        static final int DLID_PATH_BITS = 48;
+
+        /** An array of {@code count} zeroed structs. */
+        Wc(long count) {
+            super((Pointer) null);
+            allocateArray(count);
+        }
+
+        private native void allocateArray(long count);
+
+        // Members declared only so that JavaCPP records their offsets (Loader.offsetof) for the layout test.
+        @MemberGetter
+        @Cast("uint64_t")
+        native long wr_id();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int status();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int opcode();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int vendor_err();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int byte_len();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int qp_num();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int src_qp();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int wc_flags();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int pkey_index();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int slid();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int sl();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int dlid_path_bits();
     }
 }

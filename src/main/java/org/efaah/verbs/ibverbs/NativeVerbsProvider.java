@@ -1,36 +1,48 @@
 package org.efaah.verbs.ibverbs;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import org.bytedeco.javacpp.BytePointer;
+import org.bytedeco.javacpp.IntPointer;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.CreatedAh;
 import org.efaah.verbs.DeviceAttributes;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.PortAttributes;
+import org.efaah.verbs.QueuePairNumbers;
 import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.VerbsProvider;
+import org.efaah.verbs.WorkCompletion;
 
 /**
  * The {@link VerbsProvider} over the real libibverbs (and libefa, when present, for the EFA
  * extras), through the {@code efa_ah_native} C stub.
  *
- * <p>Handles are the C pointers as {@code long}s. Nothing here owns them: a context, PD or AH is
- * freed only by the matching explicit call ({@link #closeDevice}, {@link #deallocatePd},
- * {@link #destroyAh}), never by the garbage collector. As the SPI allows, handles are trusted to
+ * <p>Handles are the C pointers as {@code long}s. Nothing here owns them: a context, PD, AH, CQ,
+ * MR or QP is freed only by the matching explicit call ({@link #closeDevice},
+ * {@link #deallocatePd}, {@link #destroyAh}, {@link #destroyCq}, {@link #deregisterMemory},
+ * {@link #destroyQp}), never by the garbage collector. As the SPI allows, handles are trusted to
  * be live; a 0 handle is refused by the C stub with EINVAL rather than crashing the JVM.
  *
  * <p>Arguments are range-checked here, before any native call; a failure inside libibverbs is a
  * {@link VerbsException} naming the verbs call and carrying the errno it reported.
  *
- * <p>Stateless and thread-safe. Obtain it from {@link NativeVerbsProviderFactory} or
+ * <p>Thread-safe, with no shared mutable state: the datagram calls that need native scratch
+ * memory use a per-thread one ({@link Scratch}). Obtain it from {@link NativeVerbsProviderFactory} or
  * {@code VerbsProviders.open("native")}.
  */
 public final class NativeVerbsProvider implements VerbsProvider {
     /** Longest device name, in bytes, that libibverbs can report (its sysfs name limit less the NUL). */
     public static final int MAX_DEVICE_NAME_LENGTH = NativeVerbs.NAME_MAX - 1;
     private static final int INITIAL_NAME_CAPACITY = 8;
+    // The limits of the stub (efa_ah_native.h), checked here first.
+    private static final int MAX_CQE = 65536;
+    private static final int MAX_QP_WR = 8192;
+    private static final int MAX_QPN = 0xFFFFFF;
 
     /**
      * @throws UnsupportedOperationException if the JNI library is not loaded (the cause says why)
@@ -192,48 +204,244 @@ public final class NativeVerbsProvider implements VerbsProvider {
         check(NativeVerbs.efa_ah_destroy_ah(ah), "ibv_destroy_ah", null);
     }
 
+    // The datagram path. Range checks here mirror those of the stub, so that bad input fails in
+    // Java with the field named; the stub checks again and is what keeps a 0 handle from crashing.
+
     /**
-     * {@code ibv_init_ah_from_wc(3)}: the attributes of an AH back to the sender of a received UD
-     * message, from the work completion's fields and the Global Routing Header that starts the
-     * receive buffer.
+     * {@code ibv_create_cq(3)}, no completion channel (completions are polled).
      *
-     * @param context      an open context handle
-     * @param portNum      the port the message arrived on, 1..255
-     * @param wcFlags      {@code wc_flags}; bit 0 ({@code IBV_WC_GRH}) says a GRH is present
-     * @param srcQp        {@code src_qp}
-     * @param slid         {@code slid}, 0..0xFFFF
-     * @param sl           {@code sl}, 0..15
-     * @param dlidPathBits {@code dlid_path_bits}, 0..255
-     * @param grh          the first 40 bytes of the receive buffer; may be null without {@code IBV_WC_GRH}
-     * @throws IllegalArgumentException if a value is out of range or the GRH is missing or short
-     * @throws VerbsException           with the errno of {@code ibv_init_ah_from_wc}
+     * @throws IllegalArgumentException if {@code entries} is not 1..65536
      */
-    public AddressHandleAttributes initAhFromWc(long context, int portNum, int wcFlags, int srcQp, int slid,
-                                                int sl, int dlidPathBits, byte[] grh) {
-        checkPort(portNum);
-        checkRange("slid", slid, 0xFFFF);
-        checkRange("sl", sl, AddressHandleAttributes.MAX_SL);
-        checkRange("dlid_path_bits", dlidPathBits, 0xFF);
-        boolean hasGrh = (wcFlags & NativeVerbs.WC_GRH) != 0;
-        if (hasGrh && (grh == null || grh.length < NativeVerbs.GRH_LENGTH)) {
-            throw new IllegalArgumentException("grh: " + NativeVerbs.GRH_LENGTH
-                    + " bytes are required when wc_flags has IBV_WC_GRH; got "
-                    + (grh == null ? "none" : grh.length));
+    @Override
+    public long createCq(long context, int entries) {
+        checkRange("cqe", entries, 1, MAX_CQE);
+        long[] cq = new long[1];
+        check(NativeVerbs.efa_ah_create_cq(context, entries, cq), "ibv_create_cq", "cqe " + entries);
+        return cq[0];
+    }
+
+    @Override
+    public void destroyCq(long cq) {
+        check(NativeVerbs.efa_ah_destroy_cq(cq), "ibv_destroy_cq", null);
+    }
+
+    /**
+     * {@code ibv_reg_mr(3)} of the buffer's whole capacity, whatever its position and limit,
+     * with local write access. Only the address crosses to C: the MR is freed by
+     * {@link #deregisterMemory} alone, and the caller keeps the buffer reachable until then.
+     *
+     * @throws NullPointerException     if {@code buffer} is null
+     * @throws IllegalArgumentException if {@code buffer} is not direct or is empty
+     */
+    @Override
+    public long registerMemory(long pd, ByteBuffer buffer) {
+        Objects.requireNonNull(buffer, "buffer");
+        if (!buffer.isDirect() || buffer.capacity() == 0) {
+            throw new IllegalArgumentException("buffer: must be a non-empty direct ByteBuffer");
         }
-        byte[] header = hasGrh ? java.util.Arrays.copyOf(grh, NativeVerbs.GRH_LENGTH) : null;
-        try (NativeVerbs.AhAttr a = new NativeVerbs.AhAttr()) {
-            check(NativeVerbs.efa_ah_init_ah_from_wc(context, portNum, wcFlags, srcQp, slid, sl, dlidPathBits,
-                    header, a), "ibv_init_ah_from_wc", "port " + portNum);
+        // A BytePointer over a buffer owns no memory (its deallocator only holds the buffer):
+        // it is used here for the base address alone, taken at position 0.
+        long address = new BytePointer(buffer.duplicate().clear()).address();
+        long[] mr = new long[1];
+        check(NativeVerbs.efa_ah_reg_mr(pd, address, buffer.capacity(), mr), "ibv_reg_mr",
+                buffer.capacity() + " bytes");
+        return mr[0];
+    }
+
+    @Override
+    public void deregisterMemory(long mr) {
+        check(NativeVerbs.efa_ah_dereg_mr(mr), "ibv_dereg_mr", null);
+    }
+
+    /**
+     * {@code ibv_create_qp(3)} of type {@code IBV_QPT_UD}, one SGE per work request each way.
+     *
+     * @throws IllegalArgumentException if a depth is not 1..8192
+     */
+    @Override
+    public QueuePairNumbers createUdQp(long pd, long sendCq, long recvCq, int maxSendWr, int maxRecvWr) {
+        checkRange("max_send_wr", maxSendWr, 1, MAX_QP_WR);
+        checkRange("max_recv_wr", maxRecvWr, 1, MAX_QP_WR);
+        long[] qp = new long[1];
+        int[] qpn = new int[1];
+        check(NativeVerbs.efa_ah_create_ud_qp(pd, sendCq, recvCq, maxSendWr, maxRecvWr, qp, qpn), "ibv_create_qp",
+                "UD, max_send_wr " + maxSendWr + ", max_recv_wr " + maxRecvWr);
+        return new QueuePairNumbers(qp[0], qpn[0]);
+    }
+
+    /**
+     * {@code ibv_modify_qp(3)} RESET to INIT, RTR and RTS. The Q_Key is passed as the 32 bits
+     * it holds.
+     *
+     * @throws IllegalArgumentException if {@code portNum} is not 1..255 or {@code pkeyIndex} not 0..65535
+     */
+    @Override
+    public void activateUdQp(long qp, int portNum, int pkeyIndex, int qkey) {
+        checkPort(portNum);
+        checkRange("pkey_index", pkeyIndex, 0, 0xFFFF);
+        check(NativeVerbs.efa_ah_activate_ud_qp(qp, portNum, pkeyIndex, qkey), "ibv_modify_qp",
+                "UD QP to RTS on port " + portNum + ", pkey_index " + pkeyIndex);
+    }
+
+    @Override
+    public void destroyQp(long qp) {
+        check(NativeVerbs.efa_ah_destroy_qp(qp), "ibv_destroy_qp", null);
+    }
+
+    /**
+     * {@code ibv_post_send(3)}: one signaled {@code IBV_WR_SEND}. The stub checks that the range
+     * lies inside the MR (EINVAL otherwise).
+     *
+     * @throws IllegalArgumentException if {@code remoteQpn} is not 24 bits or the range is negative
+     */
+    @Override
+    public void postSend(long qp, long ah, int remoteQpn, int remoteQkey, long mr, int offset, int length, long wrId) {
+        checkRange("remote_qpn", remoteQpn, 0, MAX_QPN);
+        checkRange("offset", offset, 0, Integer.MAX_VALUE);
+        checkRange("length", length, 0, Integer.MAX_VALUE);
+        int rc = NativeVerbs.efa_ah_post_send(qp, ah, remoteQpn, remoteQkey, mr, offset, length, wrId);
+        if (rc != 0) {
+            // The detail is built only on failure: this is the per-message path.
+            throw error("ibv_post_send", rc, length + " bytes at " + offset + " to qpn 0x" + Integer.toHexString(remoteQpn));
+        }
+    }
+
+    /**
+     * {@code ibv_post_recv(3)} of one buffer; the stub checks that it lies inside the MR.
+     *
+     * @throws IllegalArgumentException if the range is negative
+     */
+    @Override
+    public void postReceive(long qp, long mr, int offset, int length, long wrId) {
+        checkRange("offset", offset, 0, Integer.MAX_VALUE);
+        checkRange("length", length, 0, Integer.MAX_VALUE);
+        int rc = NativeVerbs.efa_ah_post_recv(qp, mr, offset, length, wrId);
+        if (rc != 0) {
+            throw error("ibv_post_recv", rc, length + " bytes at " + offset);
+        }
+    }
+
+    /**
+     * {@code ibv_poll_cq(3)} for up to {@code min(into.length, 64)} completions.
+     *
+     * <p>Allocates nothing in steady state: each polling thread has its own native array of
+     * {@code struct efa_ah_wc} (made on its first poll, freed with the thread), read back through
+     * a direct-buffer view of it, so a poll is one native call and plain memory reads.
+     *
+     * @throws NullPointerException if {@code into} or one of the holders to be filled is null
+     */
+    @Override
+    public int pollCq(long cq, WorkCompletion[] into) {
+        Objects.requireNonNull(into, "into");
+        int capacity = Math.min(into.length, Scratch.CAPACITY);
+        for (int i = 0; i < capacity; i++) {
+            // Checked before polling: a completion taken off the CQ could not be put back.
+            if (into[i] == null) {
+                throw new NullPointerException("into[" + i + "]");
+            }
+        }
+        if (capacity == 0) {
+            return 0;
+        }
+        Scratch scratch = Scratch.get();
+        int rc = NativeVerbs.efa_ah_poll_cq(cq, scratch.wc, capacity, scratch.count);
+        if (rc != 0) {
+            throw error("ibv_poll_cq", rc, null);
+        }
+        int n = scratch.count.get();
+        ByteBuffer view = scratch.view;
+        for (int i = 0; i < n; i++) {
+            read(view, i * NativeVerbs.Wc.SIZE, into[i]);
+        }
+        return n;
+    }
+
+    /**
+     * {@code ibv_init_ah_from_wc(3)}: the AH attributes back to the sender of the received
+     * completion {@code wc}, whose 40-byte GRH the stub reads in place at {@code grhOffset} in
+     * {@code mr} (on RoCE v2 over IPv4 it holds the IPv4 header in its last 20 bytes, which
+     * libibverbs recognises).
+     *
+     * @throws NullPointerException     if {@code wc} is null
+     * @throws IllegalArgumentException if {@code portNum}, {@code grhOffset} or a field of
+     *                                  {@code wc} is out of range
+     * @throws VerbsException           EINVAL if the GRH does not lie inside the MR, else the
+     *                                  errno of {@code ibv_init_ah_from_wc}
+     */
+    @Override
+    public AddressHandleAttributes initAhFromWc(long context, int portNum, WorkCompletion wc, long mr, int grhOffset) {
+        Objects.requireNonNull(wc, "wc");
+        checkPort(portNum);
+        checkRange("grh offset", grhOffset, 0, Integer.MAX_VALUE);
+        checkRange("pkey_index", wc.pkeyIndex, 0, 0xFFFF);
+        checkRange("slid", wc.slid, 0, 0xFFFF);
+        checkRange("sl", wc.sl, 0, AddressHandleAttributes.MAX_SL);
+        checkRange("dlid_path_bits", wc.dlidPathBits, 0, 0xFF);
+        Scratch scratch = Scratch.get();
+        // Slot 0 of this thread's poll array is free here: a poll's results were copied out before it returned.
+        write(scratch.view, 0, wc);
+        NativeVerbs.AhAttr a = scratch.ahAttr;
+        check(NativeVerbs.efa_ah_init_ah_from_wc(context, portNum, scratch.wc, mr, grhOffset, a),
+                "ibv_init_ah_from_wc", "port " + portNum);
+        AddressHandleAttributes.Builder b = AddressHandleAttributes.builder()
+                .flowLabel(a.flow_label()).sgidIndex(a.sgid_index()).hopLimit(a.hop_limit())
+                .trafficClass(a.traffic_class()).dlid(a.dlid()).sl(a.sl()).srcPathBits(a.src_path_bits())
+                .staticRate(a.static_rate()).portNum(a.port_num()).isGlobal(a.is_global() == 1);
+        if (a.is_global() == 1) {
             byte[] dgid = new byte[Gid.LENGTH];
             a.dgid().get(dgid, 0, Gid.LENGTH);
-            AddressHandleAttributes.Builder b = AddressHandleAttributes.builder()
-                    .flowLabel(a.flow_label()).sgidIndex(a.sgid_index()).hopLimit(a.hop_limit())
-                    .trafficClass(a.traffic_class()).dlid(a.dlid()).sl(a.sl()).srcPathBits(a.src_path_bits())
-                    .staticRate(a.static_rate()).portNum(a.port_num()).isGlobal(a.is_global() == 1);
-            if (a.is_global() == 1) {
-                b.dgid(Gid.of(dgid));
-            }
-            return b.build();
+            b.dgid(Gid.of(dgid));
+        }
+        return b.build();
+    }
+
+    private static void read(ByteBuffer view, int base, WorkCompletion wc) {
+        wc.wrId = view.getLong(base + NativeVerbs.Wc.WR_ID);
+        wc.status = view.getInt(base + NativeVerbs.Wc.STATUS);
+        wc.opcode = view.getInt(base + NativeVerbs.Wc.OPCODE);
+        wc.vendorError = view.getInt(base + NativeVerbs.Wc.VENDOR_ERR);
+        wc.byteLength = view.getInt(base + NativeVerbs.Wc.BYTE_LEN);
+        wc.qpNum = view.getInt(base + NativeVerbs.Wc.QP_NUM);
+        wc.srcQp = view.getInt(base + NativeVerbs.Wc.SRC_QP);
+        wc.wcFlags = view.getInt(base + NativeVerbs.Wc.WC_FLAGS);
+        wc.pkeyIndex = view.getInt(base + NativeVerbs.Wc.PKEY_INDEX);
+        wc.slid = view.getInt(base + NativeVerbs.Wc.SLID);
+        wc.sl = view.getInt(base + NativeVerbs.Wc.SL);
+        wc.dlidPathBits = view.getInt(base + NativeVerbs.Wc.DLID_PATH_BITS);
+    }
+
+    private static void write(ByteBuffer view, int base, WorkCompletion wc) {
+        view.putLong(base + NativeVerbs.Wc.WR_ID, wc.wrId);
+        view.putInt(base + NativeVerbs.Wc.STATUS, wc.status);
+        view.putInt(base + NativeVerbs.Wc.OPCODE, wc.opcode);
+        view.putInt(base + NativeVerbs.Wc.VENDOR_ERR, wc.vendorError);
+        view.putInt(base + NativeVerbs.Wc.BYTE_LEN, wc.byteLength);
+        view.putInt(base + NativeVerbs.Wc.QP_NUM, wc.qpNum);
+        view.putInt(base + NativeVerbs.Wc.SRC_QP, wc.srcQp);
+        view.putInt(base + NativeVerbs.Wc.WC_FLAGS, wc.wcFlags);
+        view.putInt(base + NativeVerbs.Wc.PKEY_INDEX, wc.pkeyIndex);
+        view.putInt(base + NativeVerbs.Wc.SLID, wc.slid);
+        view.putInt(base + NativeVerbs.Wc.SL, wc.sl);
+        view.putInt(base + NativeVerbs.Wc.DLID_PATH_BITS, wc.dlidPathBits);
+    }
+
+    /**
+     * Native scratch memory of one thread: the completion array {@link #pollCq} fills and
+     * {@link #initAhFromWc} passes, the count, and the AH attributes read back. It owns only
+     * its own malloc'd memory, which JavaCPP frees once the thread and this object are gone.
+     */
+    static final class Scratch {
+        /** Completions one poll returns at most. */
+        static final int CAPACITY = 64;
+        private static final ThreadLocal<Scratch> PER_THREAD = ThreadLocal.withInitial(Scratch::new);
+
+        final NativeVerbs.Wc wc = new NativeVerbs.Wc(CAPACITY);
+        final ByteBuffer view = wc.capacity(CAPACITY).asByteBuffer().order(ByteOrder.nativeOrder());
+        final IntPointer count = new IntPointer(1L);
+        final NativeVerbs.AhAttr ahAttr = new NativeVerbs.AhAttr();
+
+        static Scratch get() {
+            return PER_THREAD.get();
         }
     }
 
@@ -253,9 +461,9 @@ public final class NativeVerbsProvider implements VerbsProvider {
         }
     }
 
-    private static void checkRange(String field, int value, int max) {
-        if (value < 0 || value > max) {
-            throw new IllegalArgumentException(field + ": " + value + " is out of range; valid 0.." + max);
+    private static void checkRange(String field, int value, int min, int max) {
+        if (value < min || value > max) {
+            throw new IllegalArgumentException(field + ": " + value + " is out of range; valid " + min + ".." + max);
         }
     }
 

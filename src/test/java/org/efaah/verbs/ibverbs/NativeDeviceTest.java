@@ -6,7 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.lang.management.ManagementFactory;
+import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.CreatedAh;
 import org.efaah.verbs.Device;
@@ -16,9 +19,11 @@ import org.efaah.verbs.Gid;
 import org.efaah.verbs.HardwareAddressHandle;
 import org.efaah.verbs.PortAttributes;
 import org.efaah.verbs.ProtectionDomain;
+import org.efaah.verbs.QueuePairNumbers;
 import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.VerbsProvider;
 import org.efaah.verbs.VerbsProviders;
+import org.efaah.verbs.WorkCompletion;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -90,5 +95,110 @@ class NativeDeviceTest {
     @Test
     void autoChoosesNativeWhenADeviceIsPresent() {
         assertEquals("native", VerbsProviders.factory("auto").name());
+    }
+
+    /**
+     * The datagram calls one by one on the raw provider: a UD QP sends to itself through an AH to
+     * its own GID, and the completions, payload, GRH and return-path attributes are what verbs
+     * promise. Then the errors the stub or the kernel give, and polling that allocates nothing.
+     */
+    @Test
+    void datagramPathOnTheRawProvider() {
+        String env = System.getenv("EFA_AH_VM_GID_INDEX");
+        int gidIndex = env == null ? 0 : Integer.parseInt(env);
+        try (VerbsProvider p = VerbsProviders.open("native")) {
+            long context = p.openDevice(p.deviceNames().get(0));
+            long pd = p.allocatePd(context);
+            long sendCq = p.createCq(context, 16);
+            long recvCq = p.createCq(context, 16);
+            ByteBuffer memory = ByteBuffer.allocateDirect(4096);
+            long mr = p.registerMemory(pd, memory);
+            QueuePairNumbers qp = p.createUdQp(pd, sendCq, recvCq, 8, 8);
+            CreatedAh ah = null;
+            try {
+                assertTrue(qp.qpn() > 0 && qp.qpn() <= 0xFFFFFF, "qpn " + qp.qpn());
+                p.activateUdQp(qp.handle(), 1, 0, 0x11111111);
+                p.postReceive(qp.handle(), mr, 2048, 40 + 100, 77);
+                for (int i = 0; i < 100; i++) {
+                    memory.put(i, (byte) (i * 3 + 1));
+                }
+                Gid own = p.queryGid(context, 1, gidIndex);
+                CreatedAh toSelf = p.createAh(pd, AddressHandleAttributes.builder().dgid(own).sgidIndex(gidIndex).build());
+                ah = toSelf;
+                p.postSend(qp.handle(), toSelf.handle(), qp.qpn(), 0x11111111, mr, 0, 100, 55);
+
+                WorkCompletion[] wc = {new WorkCompletion(), new WorkCompletion()};
+                WorkCompletion sent = pollOne(p, sendCq, wc);
+                assertEquals(55, sent.wrId);
+                assertEquals(WorkCompletion.SUCCESS, sent.status, sent.toString());
+                assertEquals(WorkCompletion.OPCODE_SEND, sent.opcode);
+                WorkCompletion received = pollOne(p, recvCq, wc);
+                assertEquals(77, received.wrId);
+                assertEquals(WorkCompletion.SUCCESS, received.status, received.toString());
+                assertEquals(WorkCompletion.OPCODE_RECV, received.opcode);
+                assertEquals(40 + 100, received.byteLength);
+                assertEquals(qp.qpn(), received.qpNum);
+                assertEquals(qp.qpn(), received.srcQp);
+                assertEquals(WorkCompletion.FLAG_GRH, received.wcFlags & WorkCompletion.FLAG_GRH);
+                for (int i = 0; i < 100; i++) {
+                    assertEquals((byte) (i * 3 + 1), memory.get(2048 + 40 + i), "payload byte " + i);
+                }
+                AddressHandleAttributes back = p.initAhFromWc(context, 1, received, mr, 2048);
+                assertEquals(own, back.dgid(), back.toString());
+                assertEquals(gidIndex, back.sgidIndex(), back.toString());
+                assertTrue(back.isGlobal());
+
+                // Ranges outside the MR are refused by the stub, before libibverbs.
+                VerbsException outside = assertThrows(VerbsException.class,
+                        () -> p.postSend(qp.handle(), toSelf.handle(), qp.qpn(), 0, mr, 4000, 97, 1));
+                assertEquals(Errno.EINVAL, outside.errno());
+                assertEquals("ibv_post_send", outside.operation());
+                assertEquals(Errno.EINVAL, assertThrows(VerbsException.class,
+                        () -> p.initAhFromWc(context, 1, received, mr, 4057)).errno());
+                // The kernel keeps a CQ that a QP uses.
+                VerbsException busy = assertThrows(VerbsException.class, () -> p.destroyCq(sendCq));
+                assertEquals("ibv_destroy_cq", busy.operation());
+
+                assertPollingAllocatesNothing(p, recvCq, wc);
+            } finally {
+                if (ah != null) {
+                    p.destroyAh(ah.handle());
+                }
+                p.destroyQp(qp.handle());
+                p.deregisterMemory(mr);
+                p.destroyCq(recvCq);
+                p.destroyCq(sendCq);
+                p.deallocatePd(pd);
+                p.closeDevice(context);
+            }
+        }
+    }
+
+    private static WorkCompletion pollOne(VerbsProvider p, long cq, WorkCompletion[] wc) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < deadline) {
+            int n = p.pollCq(cq, wc);
+            if (n > 0) {
+                assertEquals(1, n);
+                return wc[0];
+            }
+            Thread.onSpinWait();
+        }
+        throw new AssertionError("no completion in 30 s");
+    }
+
+    private static void assertPollingAllocatesNothing(VerbsProvider p, long cq, WorkCompletion[] wc) {
+        com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        long id = Thread.currentThread().getId();
+        for (int i = 0; i < 20_000; i++) {
+            p.pollCq(cq, wc); // warm-up: this thread's scratch is made, the path compiled
+        }
+        long before = threads.getThreadAllocatedBytes(id);
+        for (int i = 0; i < 100_000; i++) {
+            assertEquals(0, p.pollCq(cq, wc));
+        }
+        long allocated = threads.getThreadAllocatedBytes(id) - before;
+        // Not 0: the JIT may still allocate a little for the measuring loop itself.
+        assertTrue(allocated < 100_000, allocated + " bytes allocated by 100,000 empty polls");
     }
 }

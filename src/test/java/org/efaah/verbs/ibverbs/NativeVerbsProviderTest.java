@@ -3,6 +3,7 @@ package org.efaah.verbs.ibverbs;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -10,15 +11,18 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import org.bytedeco.javacpp.Loader;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.VerbsProviderFactory;
 import org.efaah.verbs.VerbsProviders;
+import org.efaah.verbs.WorkCompletion;
 import org.junit.jupiter.api.Test;
 
 /** The native provider where the JNI library is built, with or without a device. */
@@ -87,7 +91,11 @@ class NativeVerbsProviderTest {
         List<Consumer<NativeVerbsProvider>> calls = List.of(
                 v -> v.closeDevice(0), v -> v.queryDevice(0), v -> v.queryPort(0, 1), v -> v.queryGid(0, 1, 0),
                 v -> v.allocatePd(0), v -> v.deallocatePd(0), v -> v.createAh(0, attributes), v -> v.destroyAh(0),
-                v -> v.initAhFromWc(0, 1, 0, 0, 0, 0, 0, null));
+                v -> v.createCq(0, 16), v -> v.destroyCq(0), v -> v.registerMemory(0, ByteBuffer.allocateDirect(64)),
+                v -> v.deregisterMemory(0), v -> v.createUdQp(0, 0, 0, 1, 1), v -> v.activateUdQp(0, 1, 0, 0x11111111),
+                v -> v.destroyQp(0), v -> v.postSend(0, 0, 1, 0x11111111, 0, 0, 1, 7),
+                v -> v.postReceive(0, 0, 0, 64, 7), v -> v.pollCq(0, holders(4)),
+                v -> v.initAhFromWc(0, 1, new WorkCompletion(), 0, 0));
         for (Consumer<NativeVerbsProvider> call : calls) {
             VerbsException e = assertThrows(VerbsException.class, () -> call.accept(p));
             assertEquals(Errno.EINVAL, e.errno(), e.getMessage());
@@ -124,11 +132,74 @@ class NativeVerbsProviderTest {
         assertThrows(IllegalArgumentException.class, () -> p.queryPort(1, 256));
         assertThrows(IllegalArgumentException.class, () -> p.queryGid(1, 1, -1));
         assertThrows(NullPointerException.class, () -> p.createAh(1, null));
-        assertThrows(IllegalArgumentException.class, () -> p.initAhFromWc(1, 1, NativeVerbs.WC_GRH, 0, 0, 0, 0, null));
-        assertThrows(IllegalArgumentException.class,
-                () -> p.initAhFromWc(1, 1, NativeVerbs.WC_GRH, 0, 0, 0, 0, new byte[39]));
-        assertThrows(IllegalArgumentException.class, () -> p.initAhFromWc(1, 1, 0, 0, 0x10000, 0, 0, null));
-        assertThrows(IllegalArgumentException.class, () -> p.initAhFromWc(1, 1, 0, 0, 0, 16, 0, null));
+        // Handle 1 would crash the JVM if it reached C: each of these must be refused before.
+        assertThrows(IllegalArgumentException.class, () -> p.createCq(1, 0));
+        assertThrows(IllegalArgumentException.class, () -> p.createCq(1, 65537));
+        assertThrows(NullPointerException.class, () -> p.registerMemory(1, null));
+        assertThrows(IllegalArgumentException.class, () -> p.registerMemory(1, ByteBuffer.allocate(64)));
+        assertThrows(IllegalArgumentException.class, () -> p.registerMemory(1, ByteBuffer.allocateDirect(0)));
+        assertThrows(IllegalArgumentException.class, () -> p.createUdQp(1, 1, 1, 0, 1));
+        assertThrows(IllegalArgumentException.class, () -> p.createUdQp(1, 1, 1, 1, 8193));
+        assertThrows(IllegalArgumentException.class, () -> p.activateUdQp(1, 0, 0, 0));
+        assertThrows(IllegalArgumentException.class, () -> p.activateUdQp(1, 1, 0x10000, 0));
+        assertThrows(IllegalArgumentException.class, () -> p.postSend(1, 1, 0x1000000, 0, 1, 0, 1, 0));
+        assertThrows(IllegalArgumentException.class, () -> p.postSend(1, 1, -1, 0, 1, 0, 1, 0));
+        assertThrows(IllegalArgumentException.class, () -> p.postSend(1, 1, 1, 0, 1, -1, 1, 0));
+        assertThrows(IllegalArgumentException.class, () -> p.postSend(1, 1, 1, 0, 1, 0, -1, 0));
+        assertThrows(IllegalArgumentException.class, () -> p.postReceive(1, 1, -1, 64, 0));
+        assertThrows(IllegalArgumentException.class, () -> p.postReceive(1, 1, 0, -1, 0));
+        assertThrows(NullPointerException.class, () -> p.pollCq(1, null));
+        WorkCompletion[] withHole = holders(3);
+        withHole[2] = null;
+        NullPointerException hole = assertThrows(NullPointerException.class, () -> p.pollCq(1, withHole));
+        assertEquals("into[2]", hole.getMessage());
+        assertEquals(0, p.pollCq(1, new WorkCompletion[0]), "nothing to fill: no native call");
+        assertThrows(NullPointerException.class, () -> p.initAhFromWc(1, 1, null, 1, 0));
+        assertThrows(IllegalArgumentException.class, () -> p.initAhFromWc(1, 0, new WorkCompletion(), 1, 0));
+        assertThrows(IllegalArgumentException.class, () -> p.initAhFromWc(1, 1, new WorkCompletion(), 1, -1));
+        WorkCompletion wc = new WorkCompletion();
+        wc.slid = 0x10000;
+        assertThrows(IllegalArgumentException.class, () -> p.initAhFromWc(1, 1, wc, 1, 0));
+        wc.slid = 0;
+        wc.sl = 16;
+        assertThrows(IllegalArgumentException.class, () -> p.initAhFromWc(1, 1, wc, 1, 0));
+        wc.sl = 0;
+        wc.dlidPathBits = 256;
+        assertThrows(IllegalArgumentException.class, () -> p.initAhFromWc(1, 1, wc, 1, 0));
+        wc.dlidPathBits = 0;
+        wc.pkeyIndex = 0x10000;
+        assertThrows(IllegalArgumentException.class, () -> p.initAhFromWc(1, 1, wc, 1, 0));
+    }
+
+    @Test
+    void completionLayoutInJavaMatchesTheStruct() {
+        NativeTestSupport.assumeLoaded();
+        assertEquals(NativeVerbs.Wc.SIZE, Loader.sizeof(NativeVerbs.Wc.class));
+        assertEquals(NativeVerbs.Wc.WR_ID, Loader.offsetof(NativeVerbs.Wc.class, "wr_id"));
+        assertEquals(NativeVerbs.Wc.STATUS, Loader.offsetof(NativeVerbs.Wc.class, "status"));
+        assertEquals(NativeVerbs.Wc.OPCODE, Loader.offsetof(NativeVerbs.Wc.class, "opcode"));
+        assertEquals(NativeVerbs.Wc.VENDOR_ERR, Loader.offsetof(NativeVerbs.Wc.class, "vendor_err"));
+        assertEquals(NativeVerbs.Wc.BYTE_LEN, Loader.offsetof(NativeVerbs.Wc.class, "byte_len"));
+        assertEquals(NativeVerbs.Wc.QP_NUM, Loader.offsetof(NativeVerbs.Wc.class, "qp_num"));
+        assertEquals(NativeVerbs.Wc.SRC_QP, Loader.offsetof(NativeVerbs.Wc.class, "src_qp"));
+        assertEquals(NativeVerbs.Wc.WC_FLAGS, Loader.offsetof(NativeVerbs.Wc.class, "wc_flags"));
+        assertEquals(NativeVerbs.Wc.PKEY_INDEX, Loader.offsetof(NativeVerbs.Wc.class, "pkey_index"));
+        assertEquals(NativeVerbs.Wc.SLID, Loader.offsetof(NativeVerbs.Wc.class, "slid"));
+        assertEquals(NativeVerbs.Wc.SL, Loader.offsetof(NativeVerbs.Wc.class, "sl"));
+        assertEquals(NativeVerbs.Wc.DLID_PATH_BITS, Loader.offsetof(NativeVerbs.Wc.class, "dlid_path_bits"));
+        NativeVerbsProvider.Scratch scratch = NativeVerbsProvider.Scratch.get();
+        assertEquals(NativeVerbsProvider.Scratch.CAPACITY * NativeVerbs.Wc.SIZE, scratch.view.capacity(),
+                "the view spans the whole per-thread array");
+        assertEquals(scratch.wc.address(), new org.bytedeco.javacpp.BytePointer(scratch.view).address());
+        assertSame(scratch, NativeVerbsProvider.Scratch.get(), "one scratch per thread, made once");
+    }
+
+    private static WorkCompletion[] holders(int n) {
+        WorkCompletion[] holders = new WorkCompletion[n];
+        for (int i = 0; i < n; i++) {
+            holders[i] = new WorkCompletion();
+        }
+        return holders;
     }
 
     @Test
