@@ -32,7 +32,10 @@ public final class Datagram {
         return sourceQpn;
     }
 
-    /** The sender's GID, from the 40-byte GRH (bytes 8..23). */
+    /**
+     * The sender's GID, from the 40 bytes in front of the payload: the GRH's source GID, or on
+     * RoCE v2 over IPv4 the IPv4-mapped GID of the IPv4 header's source address.
+     */
     public Gid sourceGid() {
         return sourceGid;
     }

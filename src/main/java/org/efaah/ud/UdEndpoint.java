@@ -357,8 +357,6 @@ public final class UdEndpoint implements AutoCloseable {
             buffer.get(offset, grh);
             byte[] payload = new byte[Math.max(0, wc.byteLength - GRH_BYTES)];
             buffer.get(offset + GRH_BYTES, payload);
-            byte[] sgid = new byte[Gid.LENGTH];
-            System.arraycopy(grh, 8, sgid, 0, Gid.LENGTH);
             WorkCompletion copy = new WorkCompletion();
             copy.wrId = wc.wrId;
             copy.status = wc.status;
@@ -371,10 +369,59 @@ public final class UdEndpoint implements AutoCloseable {
             copy.slid = wc.slid;
             copy.sl = wc.sl;
             copy.dlidPathBits = wc.dlidPathBits;
-            return new Datagram(payload, wc.srcQp, Gid.of(sgid), grh, copy);
+            return new Datagram(payload, wc.srcQp, sourceGid(grh), grh, copy);
         } finally {
             qp.postReceive(receiveMemory, offset, receiveSlotSize, slot);
         }
+    }
+
+    /** Where the IPv4 header starts in the GRH area of a RoCE v2 datagram that came over IPv4. */
+    private static final int IPV4_HEADER_OFFSET = 20;
+    private static final int IPV4_HEADER_BYTES = 20;
+    private static final int IPV4_SOURCE_OFFSET = 12;
+    private static final int IPV6_SOURCE_OFFSET = 8;
+
+    /**
+     * The sender's GID from the 40 bytes in front of a UD receive. On InfiniBand, EFA and RoCE
+     * over IPv6 they are an IPv6-layout GRH with the source GID at bytes 8..23. On RoCE v2 over
+     * IPv4 the device writes the 20-byte IPv4 header into the last 20 bytes and leaves the first
+     * 20 undefined (zero on rxe, stale data on others); the sender is then the IPv4-mapped GID of
+     * the IPv4 source address. Told apart as {@code ibv_init_ah_from_wc} does, so that the source
+     * reported and the return-path AH always agree: not an IPv6 version nibble and an IPv4
+     * version at byte 20 means IPv4; an IPv6 nibble means IPv6 unless bytes 20..39 are a whole
+     * IPv4 header (IHL 5) with a valid checksum.
+     */
+    static Gid sourceGid(byte[] grh) {
+        byte[] gid = new byte[Gid.LENGTH];
+        if (isIpv4(grh)) {
+            gid[10] = (byte) 0xFF;
+            gid[11] = (byte) 0xFF;
+            System.arraycopy(grh, IPV4_HEADER_OFFSET + IPV4_SOURCE_OFFSET, gid, 12, 4);
+        } else {
+            System.arraycopy(grh, IPV6_SOURCE_OFFSET, gid, 0, Gid.LENGTH);
+        }
+        return Gid.of(gid);
+    }
+
+    private static boolean isIpv4(byte[] grh) {
+        int ipv4First = grh[IPV4_HEADER_OFFSET] & 0xFF;
+        if ((grh[0] & 0xF0) != 0x60) {
+            return (ipv4First >>> 4) == 4;
+        }
+        // Version and IHL (4, 5), then a checksum that holds: a stale IPv6 header in front is ignored.
+        return ipv4First == 0x45 && ipv4ChecksumHolds(grh, IPV4_HEADER_OFFSET);
+    }
+
+    /** RFC 791: the ones'-complement sum of the header's 16-bit words, checksum included, is 0xFFFF. */
+    private static boolean ipv4ChecksumHolds(byte[] b, int offset) {
+        int sum = 0;
+        for (int i = offset; i < offset + IPV4_HEADER_BYTES; i += 2) {
+            sum += ((b[i] & 0xFF) << 8) | (b[i + 1] & 0xFF);
+        }
+        while ((sum >>> 16) != 0) {
+            sum = (sum & 0xFFFF) + (sum >>> 16);
+        }
+        return sum == 0xFFFF;
     }
 
     /**

@@ -17,6 +17,7 @@ import org.efaah.cache.AddressHandleCache;
 import org.efaah.cache.LeakDetection;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
+import org.efaah.verbs.Gid;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockVerbsProvider;
@@ -210,5 +211,79 @@ class UdEndpointTest {
         assertEquals(0, mock.counters().liveAhs());
         assertThrows(IllegalStateException.class, () -> a.receive(1, TimeUnit.MILLISECONDS));
         pd.close(); // no QP, MR or AH left to keep it busy
+    }
+
+    @Test
+    void theSourceGidComesFromAnIpv6GrhOrFromTheIpv4HeaderOfRoceV2() {
+        Gid source = Gid.parse("fe80::1234:5678");
+        byte[] ipv6 = new byte[UdEndpoint.GRH_BYTES];
+        ipv6[0] = 0x60;
+        System.arraycopy(source.toBytes(), 0, ipv6, 8, Gid.LENGTH);
+        assertEquals(source, UdEndpoint.sourceGid(ipv6));
+
+        // RoCE v2 over IPv4 as rxe writes it: 20 zero bytes, then the IPv4 header from 10.9.0.11 to 10.9.0.1.
+        byte[] ipv4 = new byte[UdEndpoint.GRH_BYTES];
+        System.arraycopy(ipv4Header(new byte[] {10, 9, 0, 11}, new byte[] {10, 9, 0, 1}), 0, ipv4, 20, 20);
+        assertEquals(Gid.parse("::ffff:10.9.0.11"), UdEndpoint.sourceGid(ipv4));
+
+        // Stale IPv6 bytes in front (other RoCE NICs leave them undefined): the valid IPv4 header wins.
+        byte[] stale = ipv4.clone();
+        System.arraycopy(ipv6, 0, stale, 0, 20);
+        assertEquals(Gid.parse("::ffff:10.9.0.11"), UdEndpoint.sourceGid(stale));
+
+        // With an IPv6 version and a bad IPv4 checksum, bytes 20..39 are just the IPv6 addresses.
+        byte[] notIpv4 = stale.clone();
+        notIpv4[30] ^= 1;
+        byte[] expected = new byte[Gid.LENGTH];
+        System.arraycopy(notIpv4, 8, expected, 0, Gid.LENGTH);
+        assertEquals(Gid.of(expected), UdEndpoint.sourceGid(notIpv4));
+    }
+
+    /** A 20-byte IPv4 header (UDP, TTL 64) with its checksum, written out by hand. */
+    private static byte[] ipv4Header(byte[] from, byte[] to) {
+        byte[] h = {0x45, 0, 0, 60, 0, 0, 0x40, 0, 64, 17, 0, 0, from[0], from[1], from[2], from[3], to[0], to[1],
+            to[2], to[3]};
+        int sum = 0;
+        for (int i = 0; i < h.length; i += 2) {
+            sum += ((h[i] & 0xFF) << 8) | (h[i + 1] & 0xFF);
+        }
+        while ((sum >>> 16) != 0) {
+            sum = (sum & 0xFFFF) + (sum >>> 16);
+        }
+        h[10] = (byte) (~sum >>> 8);
+        h[11] = (byte) ~sum;
+        return h;
+    }
+
+    @Test
+    void overRoceV2Ipv4TheSourceIsTheIpv4MappedSenderAndTheReplyReachesIt() {
+        Gid server = Gid.parse("::ffff:10.9.0.1");
+        Gid client = Gid.parse("::ffff:10.9.0.11");
+        MockVerbsProvider roce = new MockVerbsProvider(MockConfig.builder().efa(false).deviceCount(1).gidTableLength(4)
+                .gids(List.of(Gid.parse("fe80::1"), server, client)).build());
+        try (Device device = Device.openFirst(roce);
+             ProtectionDomain pd = device.allocatePd();
+             AddressHandleCache roceCache = AddressHandleCache.create(LeakDetection.PARANOID)) {
+            try (UdEndpoint s = UdEndpoint.open(pd, roceCache, UdEndpoint.Options.defaults().withSgidIndex(1));
+                 UdEndpoint c = UdEndpoint.open(pd, roceCache, UdEndpoint.Options.defaults().withSgidIndex(2));
+                 AddressHandle toServer = roceCache.acquire(pd,
+                         AddressHandleAttributes.builder().dgid(server).sgidIndex(2).build())) {
+                c.send(toServer, s.address(), ByteBuffer.wrap(new byte[] {1, 2, 3}));
+                Datagram d = s.receive(5, TimeUnit.SECONDS);
+                assertNotNull(d);
+                assertEquals(0, d.grh()[0], "the IPv4 layout, not an IPv6 header");
+                assertEquals(client, d.sourceGid());
+                AddressHandleAttributes back = s.replyAttributes(d);
+                assertEquals(client, back.dgid());
+                assertEquals(1, back.sgidIndex(), "answered from the GID it was sent to");
+                s.reply(d, ByteBuffer.wrap(new byte[] {4}));
+                Datagram answer = c.receive(5, TimeUnit.SECONDS);
+                assertNotNull(answer);
+                assertArrayEquals(new byte[] {4}, answer.payload());
+                assertEquals(server, answer.sourceGid());
+                assertTrue(s.flush(5, TimeUnit.SECONDS));
+                assertTrue(c.flush(5, TimeUnit.SECONDS));
+            }
+        }
     }
 }

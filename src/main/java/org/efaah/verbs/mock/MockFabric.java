@@ -16,13 +16,16 @@ import org.efaah.verbs.WorkCompletion;
  * datagrams in memory, with the semantics of UD on real hardware: a send completes locally
  * whether or not it is delivered; a datagram is dropped when the destination GID, QPN or Q_Key
  * does not match or no receive is posted; a delivered datagram lands behind a 40-byte GRH (IPv6
- * header layout) carrying the source and destination GIDs.
+ * header layout) carrying the source and destination GIDs, or, on a RoCE-model device
+ * ({@code efa=false}) between IPv4-mapped GIDs, behind the RoCE v2 IPv4 layout (20 undefined
+ * bytes, then the IPv4 header).
  *
  * <p>One lock (this object's monitor) guards the whole fabric: it is a model, not a hot path.
  */
 final class MockFabric {
     /** Size of the Global Routing Header in front of every UD receive. */
     static final int GRH_LENGTH = 40;
+    private static final int IPV4_HEADER_LENGTH = 20;
     /** Largest UD payload: the path MTU the mock ports report. */
     static final int MTU = 4096;
 
@@ -193,18 +196,45 @@ final class MockFabric {
         Gid sgid = from.pd.context.device().gids[ah.sgidIndex()];
         ByteBuffer dst = r.mr().buffer().duplicate();
         dst.position(r.offset());
-        // IPv6 header: version 6, traffic class, flow label, payload length, next header, hop limit.
-        dst.putInt((6 << 28) | (ah.trafficClass() << 20) | ah.flowLabel());
-        dst.putShort((short) length);
-        dst.put((byte) 0x11);
-        dst.put((byte) ah.hopLimit());
-        dst.put(sgid.toBytes());
-        dst.put(dgid.toBytes());
+        if (!provider.config().efa() && sgid.isIpv4Mapped() && dgid.isIpv4Mapped()) {
+            writeIpv4Grh(dst, ah, sgid, dgid, length);
+        } else {
+            // IPv6 header: version 6, traffic class, flow label, payload length, next header, hop limit.
+            dst.putInt((6 << 28) | (ah.trafficClass() << 20) | ah.flowLabel());
+            dst.putShort((short) length);
+            dst.put((byte) 0x11);
+            dst.put((byte) ah.hopLimit());
+            dst.put(sgid.toBytes());
+            dst.put(dgid.toBytes());
+        }
         ByteBuffer src = m.buffer().duplicate();
         src.limit(offset + length).position(offset);
         dst.put(src);
         complete(to.recvCq, r.wrId(), WorkCompletion.SUCCESS, WorkCompletion.OPCODE_RECV, GRH_LENGTH + length, to.qpn,
                 from.qpn, WorkCompletion.FLAG_GRH);
+    }
+
+    /**
+     * RoCE v2 between IPv4-mapped GIDs travels over IPv4, and a RoCE NIC then fills the 40-byte
+     * GRH area with 20 undefined bytes (zeros here, as rxe writes) and the 20-byte IPv4 header.
+     * UDP, BTH and DETH are not modelled: the total length counts the payload only.
+     */
+    private static void writeIpv4Grh(ByteBuffer dst, AddressHandleAttributes ah, Gid sgid, Gid dgid, int length) {
+        byte[] header = new byte[IPV4_HEADER_LENGTH];
+        ByteBuffer h = ByteBuffer.wrap(header);
+        h.put((byte) 0x45).put((byte) ah.trafficClass()).putShort((short) (IPV4_HEADER_LENGTH + length));
+        h.putShort((short) 0).putShort((short) 0x4000); // identification; don't fragment
+        h.put((byte) ah.hopLimit()).put((byte) 17).putShort((short) 0); // TTL, UDP, checksum below
+        h.put(sgid.toBytes(), 12, 4).put(dgid.toBytes(), 12, 4);
+        int sum = 0;
+        for (int i = 0; i < IPV4_HEADER_LENGTH; i += 2) {
+            sum += ((header[i] & 0xFF) << 8) | (header[i + 1] & 0xFF);
+        }
+        while ((sum >>> 16) != 0) {
+            sum = (sum & 0xFFFF) + (sum >>> 16);
+        }
+        h.putShort(10, (short) ~sum);
+        dst.put(new byte[GRH_LENGTH - IPV4_HEADER_LENGTH]).put(header);
     }
 
     private static void complete(Cq cq, long wrId, int status, int opcode, int byteLength, int qpn, int srcQp, int flags) {
@@ -246,8 +276,19 @@ final class MockFabric {
         int first = grh.getInt();
         byte[] sgid = new byte[16];
         byte[] dgid = new byte[16];
-        grh.position(grhOffset + 8);
-        grh.get(sgid).get(dgid);
+        int trafficClass = (first >>> 20) & 0xFF;
+        int flowLabel = first & 0xFFFFF;
+        int ipv4 = grhOffset + GRH_LENGTH - IPV4_HEADER_LENGTH;
+        if ((first >>> 28) != 6 && (m.buffer().get(ipv4) & 0xFF) == 0x45) {
+            // The RoCE v2 over IPv4 layout of deliver(): both GIDs are the IPv4-mapped addresses.
+            sgid[10] = sgid[11] = dgid[10] = dgid[11] = (byte) 0xFF;
+            m.buffer().get(ipv4 + 12, sgid, 12, 4).get(ipv4 + 16, dgid, 12, 4);
+            trafficClass = m.buffer().get(ipv4 + 1) & 0xFF;
+            flowLabel = 0;
+        } else {
+            grh.position(grhOffset + 8);
+            grh.get(sgid).get(dgid);
+        }
         Gid local = Gid.of(dgid);
         int index = -1;
         for (int i = 0; i < device.gids.length; i++) {
@@ -260,7 +301,7 @@ final class MockFabric {
             throw new VerbsException("ibv_init_ah_from_wc", Errno.EINVAL, "GRH dgid " + local + " is not a local GID");
         }
         return AddressHandleAttributes.builder().dgid(Gid.of(sgid)).sgidIndex(index).hopLimit(0xFF)
-                .trafficClass((first >>> 20) & 0xFF).flowLabel(first & 0xFFFFF).portNum(portNum)
+                .trafficClass(trafficClass).flowLabel(flowLabel).portNum(portNum)
                 .dlid(wc.slid).sl(wc.sl).srcPathBits(wc.dlidPathBits).build();
     }
 
