@@ -33,7 +33,12 @@ public final class CompletionQueue implements AutoCloseable {
      * @throws VerbsException        if the provider fails
      */
     public int poll(WorkCompletion[] into) {
-        return (int) guard.call(() -> device.provider().pollCq(handle, into));
+        guard.enter();
+        try {
+            return device.provider().pollCq(handle, into);
+        } finally {
+            guard.exit();
+        }
     }
 
     Guard guard() {

@@ -10,7 +10,7 @@ package org.efaah.verbs;
 public enum Errno {
     EPERM(1), ENOENT(2), EINTR(4), EIO(5), ENXIO(6), EBADF(9), EAGAIN(11), ENOMEM(12),
     EACCES(13), EFAULT(14), EBUSY(16), EEXIST(17), ENODEV(19), EINVAL(22), ENOSPC(28),
-    ERANGE(34), ENOSYS(38), ETIME(62), EPROTONOSUPPORT(93), EOPNOTSUPP(95),
+    ERANGE(34), ENOSYS(38), ENODATA(61), ETIME(62), EPROTONOSUPPORT(93), EOPNOTSUPP(95),
     EADDRNOTAVAIL(99), ENETUNREACH(101), ETIMEDOUT(110), EHOSTUNREACH(113),
     /** Any errno not named above; the number itself is kept by the exception. */
     UNKNOWN(-1);

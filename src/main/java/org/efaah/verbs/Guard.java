@@ -18,6 +18,24 @@ final class Guard {
         this.what = what;
     }
 
+    /**
+     * Starts an operation without a lambda, for paths polled in a loop: pair with {@link #exit()}
+     * in a finally block.
+     *
+     * @throws IllegalStateException if closed
+     */
+    void enter() {
+        lock.readLock().lock();
+        if (closed) {
+            lock.readLock().unlock();
+            throw new IllegalStateException(what + " is closed");
+        }
+    }
+
+    void exit() {
+        lock.readLock().unlock();
+    }
+
     long call(LongSupplier operation) {
         return get(operation::getAsLong);
     }

@@ -62,8 +62,24 @@ public final class UdQueuePair implements AutoCloseable {
         AddressHandleAttributes.checkRange("remote_qpn", remoteQpn, 0, 0xFFFFFF);
         AddressHandleAttributes.checkRange("remote_qkey", remoteQkey, 0, MAX_QKEY);
         mr.checkRange(offset, length);
-        guard.run(() -> mr.guard().run(() -> ah.guard().run(() -> pd.device().provider().postSend(handle,
-                ah.handleForProvider(), remoteQpn, (int) remoteQkey, mr.handle, offset, length, wrId))));
+        // Held for the post: the QP, the MR and the AH can none of them be freed under it.
+        guard.enter();
+        try {
+            mr.guard().enter();
+            try {
+                ah.guard().enter();
+                try {
+                    pd.device().provider().postSend(handle, ah.handleForProvider(), remoteQpn, (int) remoteQkey,
+                            mr.handle, offset, length, wrId);
+                } finally {
+                    ah.guard().exit();
+                }
+            } finally {
+                mr.guard().exit();
+            }
+        } finally {
+            guard.exit();
+        }
     }
 
     /** {@code ibv_post_recv(3)}: one receive buffer; on UD its first 40 bytes receive the GRH. */
@@ -72,7 +88,17 @@ public final class UdQueuePair implements AutoCloseable {
             throw new IllegalArgumentException("mr: belongs to another PD than this QP");
         }
         mr.checkRange(offset, length);
-        guard.run(() -> mr.guard().run(() -> pd.device().provider().postReceive(handle, mr.handle, offset, length, wrId)));
+        guard.enter();
+        try {
+            mr.guard().enter();
+            try {
+                pd.device().provider().postReceive(handle, mr.handle, offset, length, wrId);
+            } finally {
+                mr.guard().exit();
+            }
+        } finally {
+            guard.exit();
+        }
     }
 
     /** {@code ibv_destroy_qp(3)}. */
