@@ -1,7 +1,6 @@
 package org.efaah.verbs;
 
 import java.util.concurrent.locks.ReentrantReadWriteLock;
-import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -36,27 +35,22 @@ final class Guard {
         lock.readLock().unlock();
     }
 
-    long call(LongSupplier operation) {
-        return get(operation::getAsLong);
-    }
-
     <T> T get(Supplier<T> operation) {
-        lock.readLock().lock();
+        enter();
         try {
-            if (closed) {
-                throw new IllegalStateException(what + " is closed");
-            }
             return operation.get();
         } finally {
-            lock.readLock().unlock();
+            exit();
         }
     }
 
     void run(Runnable operation) {
-        call(() -> {
+        enter();
+        try {
             operation.run();
-            return 0;
-        });
+        } finally {
+            exit();
+        }
     }
 
     /**
