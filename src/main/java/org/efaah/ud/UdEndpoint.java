@@ -477,8 +477,10 @@ public final class UdEndpoint implements AutoCloseable {
                 closed = true;
                 RuntimeException failure = null;
                 failure = closeAll(failure, qp);
-                // With the QP gone no send can still use an AH: now the references may go.
-                for (int i = 0; i < inFlight.length; i++) {
+                // With the QP gone no send can still use an AH: now the references may go. If the
+                // QP could not be destroyed they stay held (and show as leaks at cache close)
+                // rather than let an AH be destroyed under a send the device may still process.
+                for (int i = 0; failure == null && i < inFlight.length; i++) {
                     if (inFlight[i] != null) {
                         inFlight[i].close();
                         inFlight[i] = null;
