@@ -13,6 +13,7 @@ import org.efaah.verbs.Errno;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.MemoryRegion;
 import org.efaah.verbs.ProtectionDomain;
+import org.efaah.verbs.Ranges;
 import org.efaah.verbs.UdQueuePair;
 import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.WorkCompletion;
@@ -158,19 +159,13 @@ public final class UdEndpoint implements AutoCloseable {
         Objects.requireNonNull(options, "options");
         Device device = pd.device();
         int ports = device.attributes().portCount();
-        check("portNum", options.portNum(), 1, ports);
-        check("sendDepth", options.sendDepth(), 1, 8192);
-        check("receiveDepth", options.receiveDepth(), 1, 8192);
-        check("qkey", options.qkey(), 0, UdQueuePair.MAX_QKEY);
+        Ranges.check("portNum", options.portNum(), 1, ports);
+        Ranges.check("sendDepth", options.sendDepth(), 1, 8192);
+        Ranges.check("receiveDepth", options.receiveDepth(), 1, 8192);
+        Ranges.check("qkey", options.qkey(), 0, UdQueuePair.MAX_QKEY);
         int mtu = device.port(options.portNum()).activeMtu();
-        check("maxMessageSize", options.maxMessageSize(), 0, mtu);
+        Ranges.check("maxMessageSize", options.maxMessageSize(), 0, mtu);
         return new UdEndpoint(pd, cache, options, options.maxMessageSize() == 0 ? mtu : options.maxMessageSize());
-    }
-
-    private static void check(String field, long value, long min, long max) {
-        if (value < min || value > max) {
-            throw new IllegalArgumentException(field + ": " + value + " is out of range; valid " + min + ".." + max);
-        }
     }
 
     /** Where peers send to reach this endpoint. */
@@ -216,8 +211,8 @@ public final class UdEndpoint implements AutoCloseable {
             throw new IllegalArgumentException("payload: " + length + " bytes; valid 0.." + maxMessageSize
                     + " (the endpoint's largest message)");
         }
-        check("remoteQpn", remoteQpn, 0, 0xFFFFFF);
-        check("remoteQkey", remoteQkey, 0, UdQueuePair.MAX_QKEY);
+        Ranges.check("remoteQpn", remoteQpn, 0, 0xFFFFFF);
+        Ranges.check("remoteQkey", remoteQkey, 0, UdQueuePair.MAX_QKEY);
         synchronized (sendLock) {
             checkOpen();
             throwSendError();

@@ -183,13 +183,6 @@ public final class AddressHandleAttributes {
                 + ", is_global=" + (isGlobal ? 1 : 0) + ", port_num=" + portNum + "}";
     }
 
-    static void checkRange(String field, long value, long min, long max) {
-        if (value < min || value > max) {
-            throw new IllegalArgumentException(field + ": " + value + " is out of range; valid "
-                    + (max <= 0xFF ? min + ".." + max : "0x" + Long.toHexString(min) + "..0x" + Long.toHexString(max)));
-        }
-    }
-
     /**
      * Builds {@link AddressHandleAttributes}; each setter checks its range at once and throws
      * {@link IllegalArgumentException} naming the field, the value and the valid range. Not
@@ -224,49 +217,49 @@ public final class AddressHandleAttributes {
         }
 
         public Builder flowLabel(int flowLabel) {
-            checkRange("flow_label", flowLabel, 0, MAX_FLOW_LABEL);
+            Ranges.check("flow_label", flowLabel, 0, MAX_FLOW_LABEL);
             this.flowLabel = flowLabel;
             return this;
         }
 
         public Builder sgidIndex(int sgidIndex) {
-            checkRange("sgid_index", sgidIndex, 0, 255);
+            Ranges.check("sgid_index", sgidIndex, 0, 255);
             this.sgidIndex = sgidIndex;
             return this;
         }
 
         public Builder hopLimit(int hopLimit) {
-            checkRange("hop_limit", hopLimit, 0, 255);
+            Ranges.check("hop_limit", hopLimit, 0, 255);
             this.hopLimit = hopLimit;
             return this;
         }
 
         public Builder trafficClass(int trafficClass) {
-            checkRange("traffic_class", trafficClass, 0, 255);
+            Ranges.check("traffic_class", trafficClass, 0, 255);
             this.trafficClass = trafficClass;
             return this;
         }
 
         public Builder dlid(int dlid) {
-            checkRange("dlid", dlid, 0, 0xFFFF);
+            Ranges.check("dlid", dlid, 0, 0xFFFF);
             this.dlid = dlid;
             return this;
         }
 
         public Builder sl(int sl) {
-            checkRange("sl", sl, 0, MAX_SL);
+            Ranges.check("sl", sl, 0, MAX_SL);
             this.sl = sl;
             return this;
         }
 
         public Builder srcPathBits(int srcPathBits) {
-            checkRange("src_path_bits", srcPathBits, 0, MAX_SRC_PATH_BITS);
+            Ranges.check("src_path_bits", srcPathBits, 0, MAX_SRC_PATH_BITS);
             this.srcPathBits = srcPathBits;
             return this;
         }
 
         public Builder staticRate(int staticRate) {
-            checkRange("static_rate", staticRate, 0, MAX_STATIC_RATE);
+            Ranges.check("static_rate", staticRate, 0, MAX_STATIC_RATE);
             this.staticRate = staticRate;
             return this;
         }
@@ -279,7 +272,7 @@ public final class AddressHandleAttributes {
 
         /** {@code port_num}, 1-based. */
         public Builder portNum(int portNum) {
-            checkRange("port_num", portNum, 1, 255);
+            Ranges.check("port_num", portNum, 1, 255);
             this.portNum = portNum;
             return this;
         }

@@ -171,7 +171,7 @@ public final class Device implements AutoCloseable {
      * @throws UnsupportedOperationException if the provider has no datagram path
      */
     public CompletionQueue createCq(int entries) {
-        AddressHandleAttributes.checkRange("cqe", entries, 1, 65536);
+        Ranges.check("cqe", entries, 1, 65536);
         return guard.get(() -> new CompletionQueue(this, provider.createCq(context, entries), entries));
     }
 

@@ -73,8 +73,8 @@ public final class ProtectionDomain implements AutoCloseable {
     public UdQueuePair createUdQp(CompletionQueue sendCq, CompletionQueue recvCq, int maxSendWr, int maxRecvWr) {
         java.util.Objects.requireNonNull(sendCq, "sendCq");
         java.util.Objects.requireNonNull(recvCq, "recvCq");
-        AddressHandleAttributes.checkRange("max_send_wr", maxSendWr, 1, 8192);
-        AddressHandleAttributes.checkRange("max_recv_wr", maxRecvWr, 1, 8192);
+        Ranges.check("max_send_wr", maxSendWr, 1, 8192);
+        Ranges.check("max_recv_wr", maxRecvWr, 1, 8192);
         if (sendCq.device() != device || recvCq.device() != device) {
             throw new IllegalArgumentException("cq: belongs to another device than this PD");
         }

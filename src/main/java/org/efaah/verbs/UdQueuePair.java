@@ -38,9 +38,9 @@ public final class UdQueuePair implements AutoCloseable {
      * @param qkey      Q_Key, 0..0x7FFFFFFF; receives carrying another Q_Key are dropped
      */
     public void activate(int portNum, int pkeyIndex, long qkey) {
-        AddressHandleAttributes.checkRange("port_num", portNum, 1, pd.device().attributes().portCount());
-        AddressHandleAttributes.checkRange("pkey_index", pkeyIndex, 0, 0xFFFF);
-        AddressHandleAttributes.checkRange("qkey", qkey, 0, MAX_QKEY);
+        Ranges.check("port_num", portNum, 1, pd.device().attributes().portCount());
+        Ranges.check("pkey_index", pkeyIndex, 0, 0xFFFF);
+        Ranges.check("qkey", qkey, 0, MAX_QKEY);
         guard.run(() -> pd.device().provider().activateUdQp(handle, portNum, pkeyIndex, (int) qkey));
     }
 
@@ -59,8 +59,8 @@ public final class UdQueuePair implements AutoCloseable {
         if (mr.pd() != pd) {
             throw new IllegalArgumentException("mr: belongs to another PD than this QP");
         }
-        AddressHandleAttributes.checkRange("remote_qpn", remoteQpn, 0, 0xFFFFFF);
-        AddressHandleAttributes.checkRange("remote_qkey", remoteQkey, 0, MAX_QKEY);
+        Ranges.check("remote_qpn", remoteQpn, 0, 0xFFFFFF);
+        Ranges.check("remote_qkey", remoteQkey, 0, MAX_QKEY);
         mr.checkRange(offset, length);
         // Held for the post: the QP, the MR and the AH can none of them be freed under it.
         guard.enter();

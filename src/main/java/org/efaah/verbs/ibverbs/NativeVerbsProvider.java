@@ -14,6 +14,7 @@ import org.efaah.verbs.DeviceAttributes;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.PortAttributes;
 import org.efaah.verbs.QueuePairNumbers;
+import org.efaah.verbs.Ranges;
 import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.VerbsProvider;
 import org.efaah.verbs.WorkCompletion;
@@ -214,7 +215,7 @@ public final class NativeVerbsProvider implements VerbsProvider {
      */
     @Override
     public long createCq(long context, int entries) {
-        checkRange("cqe", entries, 1, MAX_CQE);
+        Ranges.check("cqe", entries, 1, MAX_CQE);
         long[] cq = new long[1];
         check(NativeVerbs.efa_ah_create_cq(context, entries, cq), "ibv_create_cq", "cqe " + entries);
         return cq[0];
@@ -260,8 +261,8 @@ public final class NativeVerbsProvider implements VerbsProvider {
      */
     @Override
     public QueuePairNumbers createUdQp(long pd, long sendCq, long recvCq, int maxSendWr, int maxRecvWr) {
-        checkRange("max_send_wr", maxSendWr, 1, MAX_QP_WR);
-        checkRange("max_recv_wr", maxRecvWr, 1, MAX_QP_WR);
+        Ranges.check("max_send_wr", maxSendWr, 1, MAX_QP_WR);
+        Ranges.check("max_recv_wr", maxRecvWr, 1, MAX_QP_WR);
         long[] qp = new long[1];
         int[] qpn = new int[1];
         check(NativeVerbs.efa_ah_create_ud_qp(pd, sendCq, recvCq, maxSendWr, maxRecvWr, qp, qpn), "ibv_create_qp",
@@ -278,7 +279,7 @@ public final class NativeVerbsProvider implements VerbsProvider {
     @Override
     public void activateUdQp(long qp, int portNum, int pkeyIndex, int qkey) {
         checkPort(portNum);
-        checkRange("pkey_index", pkeyIndex, 0, 0xFFFF);
+        Ranges.check("pkey_index", pkeyIndex, 0, 0xFFFF);
         check(NativeVerbs.efa_ah_activate_ud_qp(qp, portNum, pkeyIndex, qkey), "ibv_modify_qp",
                 "UD QP to RTS on port " + portNum + ", pkey_index " + pkeyIndex);
     }
@@ -296,9 +297,9 @@ public final class NativeVerbsProvider implements VerbsProvider {
      */
     @Override
     public void postSend(long qp, long ah, int remoteQpn, int remoteQkey, long mr, int offset, int length, long wrId) {
-        checkRange("remote_qpn", remoteQpn, 0, MAX_QPN);
-        checkRange("offset", offset, 0, Integer.MAX_VALUE);
-        checkRange("length", length, 0, Integer.MAX_VALUE);
+        Ranges.check("remote_qpn", remoteQpn, 0, MAX_QPN);
+        Ranges.check("offset", offset, 0, Integer.MAX_VALUE);
+        Ranges.check("length", length, 0, Integer.MAX_VALUE);
         int rc = NativeVerbs.efa_ah_post_send(qp, ah, remoteQpn, remoteQkey, mr, offset, length, wrId);
         if (rc != 0) {
             // The detail is built only on failure: this is the per-message path.
@@ -313,8 +314,8 @@ public final class NativeVerbsProvider implements VerbsProvider {
      */
     @Override
     public void postReceive(long qp, long mr, int offset, int length, long wrId) {
-        checkRange("offset", offset, 0, Integer.MAX_VALUE);
-        checkRange("length", length, 0, Integer.MAX_VALUE);
+        Ranges.check("offset", offset, 0, Integer.MAX_VALUE);
+        Ranges.check("length", length, 0, Integer.MAX_VALUE);
         int rc = NativeVerbs.efa_ah_post_recv(qp, mr, offset, length, wrId);
         if (rc != 0) {
             throw error("ibv_post_recv", rc, length + " bytes at " + offset);
@@ -372,11 +373,11 @@ public final class NativeVerbsProvider implements VerbsProvider {
     public AddressHandleAttributes initAhFromWc(long context, int portNum, WorkCompletion wc, long mr, int grhOffset) {
         Objects.requireNonNull(wc, "wc");
         checkPort(portNum);
-        checkRange("grh offset", grhOffset, 0, Integer.MAX_VALUE);
-        checkRange("pkey_index", wc.pkeyIndex, 0, 0xFFFF);
-        checkRange("slid", wc.slid, 0, 0xFFFF);
-        checkRange("sl", wc.sl, 0, AddressHandleAttributes.MAX_SL);
-        checkRange("dlid_path_bits", wc.dlidPathBits, 0, 0xFF);
+        Ranges.check("grh offset", grhOffset, 0, Integer.MAX_VALUE);
+        Ranges.check("pkey_index", wc.pkeyIndex, 0, 0xFFFF);
+        Ranges.check("slid", wc.slid, 0, 0xFFFF);
+        Ranges.check("sl", wc.sl, 0, AddressHandleAttributes.MAX_SL);
+        Ranges.check("dlid_path_bits", wc.dlidPathBits, 0, 0xFF);
         Scratch scratch = Scratch.get();
         // Slot 0 of this thread's poll array is free here: a poll's results were copied out before it returned.
         write(scratch.view, 0, wc);
@@ -458,12 +459,6 @@ public final class NativeVerbsProvider implements VerbsProvider {
     private static void checkPort(int portNum) {
         if (portNum < 1 || portNum > 255) {
             throw new IllegalArgumentException("port_num: " + portNum + " is out of range; valid 1..255");
-        }
-    }
-
-    private static void checkRange(String field, int value, int min, int max) {
-        if (value < min || value > max) {
-            throw new IllegalArgumentException(field + ": " + value + " is out of range; valid " + min + ".." + max);
         }
     }
 

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Objects;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.Gid;
+import org.efaah.verbs.Ranges;
 
 /**
  * Configuration of a {@link MockVerbsProvider}: how many EFA-like devices, their GID tables,
@@ -39,11 +40,11 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         Objects.requireNonNull(duplicatePolicy, "duplicatePolicy");
         Objects.requireNonNull(duplicateErrno, "duplicateErrno");
         Objects.requireNonNull(randomFailureErrno, "randomFailureErrno");
-        check("deviceCount", deviceCount, 0, 64);
-        check("gidTableLength", gidTableLength, 1, 256);
-        check("maxAh", maxAh, 1, 65536);
-        check("createLatencyNanos", createLatencyNanos, 0, 10_000_000_000L);
-        check("destroyLatencyNanos", destroyLatencyNanos, 0, 10_000_000_000L);
+        Ranges.check("deviceCount", deviceCount, 0, 64);
+        Ranges.check("gidTableLength", gidTableLength, 1, 256);
+        Ranges.check("maxAh", maxAh, 1, 65536);
+        Ranges.check("createLatencyNanos", createLatencyNanos, 0, 10_000_000_000L);
+        Ranges.check("destroyLatencyNanos", destroyLatencyNanos, 0, 10_000_000_000L);
         if (!(failureProbability >= 0 && failureProbability <= 1)) {
             throw new IllegalArgumentException("failureProbability: " + failureProbability + " is out of range; valid 0..1");
         }
@@ -51,12 +52,6 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
             throw new IllegalArgumentException("gids: " + gids.size() + " given; at most gidTableLength=" + gidTableLength);
         }
         gids = List.copyOf(gids);
-    }
-
-    private static void check(String field, long value, long min, long max) {
-        if (value < min || value > max) {
-            throw new IllegalArgumentException(field + ": " + value + " is out of range; valid " + min + ".." + max);
-        }
     }
 
     /** One device, one GID, max_ah 1024, strict duplicates refused with EINVAL, no latency, no faults. */
