@@ -5,6 +5,8 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,6 +30,7 @@ public final class Device implements AutoCloseable {
     private final int[] gidTableLengths;
     private final Guard guard;
     private final Set<ProtectionDomain> protectionDomains = ConcurrentHashMap.newKeySet();
+    private final List<Consumer<? super DeviceEvent>> eventListeners = new CopyOnWriteArrayList<>();
 
     private Device(VerbsProvider provider, long context, DeviceAttributes attributes, int[] gidTableLengths) {
         this.provider = provider;
@@ -183,6 +186,31 @@ public final class Device implements AutoCloseable {
         checkPort(portNum);
         mr.checkRange(grhOffset, 40);
         return guard.get(() -> mr.guard().get(() -> provider.initAhFromWc(context, portNum, wc, mr.handle, grhOffset)));
+    }
+
+    /**
+     * Registers {@code listener} for this device's asynchronous events ({@code ibv_get_async_event(3)}).
+     * Listeners run on the device's event thread, one event at a time, in registration order; they
+     * must not block. A listener that throws is logged and does not stop the others.
+     */
+    public void addEventListener(Consumer<? super DeviceEvent> listener) {
+        eventListeners.add(Objects.requireNonNull(listener, "listener"));
+    }
+
+    /** Removes a listener added with {@link #addEventListener}; harmless if it is not there. */
+    public void removeEventListener(Consumer<? super DeviceEvent> listener) {
+        eventListeners.remove(listener);
+    }
+
+    /** Hands {@code event} to every listener; called by the device's event reader. */
+    void publish(DeviceEvent event) {
+        for (Consumer<? super DeviceEvent> listener : eventListeners) {
+            try {
+                listener.accept(event);
+            } catch (Throwable t) {
+                LOG.error("device {}: a listener failed on {}", name(), event, t);
+            }
+        }
     }
 
     void forget(ProtectionDomain pd) {
