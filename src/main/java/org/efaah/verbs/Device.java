@@ -7,6 +7,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -15,9 +16,21 @@ import org.slf4j.LoggerFactory;
  * domains, which own their AHs.
  *
  * <p>Opened with {@link #open(VerbsProvider, String)}; device and port attributes are read once at
- * open. {@link #close()} destroys children before parents: the AHs of each remaining PD, then the
- * PDs, then the context, and logs what was left open. Closing never passes a freed handle to the
- * provider, and a closed device refuses further use with {@link IllegalStateException}.
+ * open. Every child is registered with its parent (PDs and CQs here; AHs, memory regions and QPs
+ * with their PD), because {@code ibv_close_device(3)} always succeeds and frees them all: a forced
+ * {@link #close()} stops the event reader, then destroys the QPs, then the memory regions and
+ * AHs, then the CQs, then the PDs, then the context, logging what was left open. Afterwards every
+ * child refuses use with {@link IllegalStateException} in Java; no freed handle ever reaches the
+ * provider.
+ *
+ * <p><b>Events.</b> Where the provider reads asynchronous events, a daemon thread
+ * {@code efa-ah-events-<device>} reads them from open to close and hands each, as a
+ * {@link DeviceEvent}, to the listeners. After {@code IBV_EVENT_DEVICE_FATAL} the device is
+ * {@linkplain #isFatal() fatal}: every new operation fails with {@link IllegalStateException}
+ * naming the device and the event, while {@link #close()} still frees everything. With
+ * {@link #setCloseOnFatal(boolean) close-on-fatal} the event thread itself closes the device right
+ * after the listeners have seen the event, which lets the kernel finish removing the device
+ * ({@code rdma link delete} waits for every user to close its context).
  *
  * <p>Thread-safe.
  */
@@ -30,7 +43,11 @@ public final class Device implements AutoCloseable {
     private final int[] gidTableLengths;
     private final Guard guard;
     private final Set<ProtectionDomain> protectionDomains = ConcurrentHashMap.newKeySet();
+    private final Set<CompletionQueue> completionQueues = ConcurrentHashMap.newKeySet();
     private final List<Consumer<? super DeviceEvent>> eventListeners = new CopyOnWriteArrayList<>();
+    private volatile DeviceEventReader eventReader;
+    private volatile DeviceEvent fatalEvent;
+    private volatile boolean closeOnFatal;
 
     private Device(VerbsProvider provider, long context, DeviceAttributes attributes, int[] gidTableLengths) {
         this.provider = provider;
@@ -62,7 +79,9 @@ public final class Device implements AutoCloseable {
             for (int port = 1; port <= attributes.portCount(); port++) {
                 lengths[port] = provider.queryPort(context, port).gidTableLength();
             }
-            return new Device(provider, context, attributes, lengths);
+            Device device = new Device(provider, context, attributes, lengths);
+            device.eventReader = DeviceEventReader.start(provider, context, attributes.name(), device::onAsyncEvent);
+            return device;
         } catch (RuntimeException e) {
             try {
                 provider.closeDevice(context);
@@ -161,10 +180,25 @@ public final class Device implements AutoCloseable {
      * @throws VerbsException        if the provider fails
      */
     public ProtectionDomain allocatePd() {
-        return guard.get(() -> {
+        return creating("ibv_alloc_pd", () -> {
             ProtectionDomain pd = new ProtectionDomain(this, provider.allocatePd(context));
             protectionDomains.add(pd);
             return pd;
+        });
+    }
+
+    /**
+     * Runs the creation of a child (a PD, CQ, or a PD's AH, MR or QP) while the device is open,
+     * so that none is made during a close, and refuses it once the device reported a fatal event.
+     */
+    <T> T creating(String verb, Supplier<T> create) {
+        return guard.get(() -> {
+            DeviceEvent fatal = fatalEvent;
+            if (fatal != null) {
+                throw new IllegalStateException(verb + " refused: device " + name() + " reported IBV_EVENT_"
+                        + fatal.kind() + " and can only be closed");
+            }
+            return create.get();
         });
     }
 
@@ -175,7 +209,11 @@ public final class Device implements AutoCloseable {
      */
     public CompletionQueue createCq(int entries) {
         Ranges.check("cqe", entries, 1, 65536);
-        return guard.get(() -> new CompletionQueue(this, provider.createCq(context, entries), entries));
+        return creating("ibv_create_cq", () -> {
+            CompletionQueue cq = new CompletionQueue(this, provider.createCq(context, entries), entries);
+            completionQueues.add(cq);
+            return cq;
+        });
     }
 
     /**
@@ -202,6 +240,47 @@ public final class Device implements AutoCloseable {
         eventListeners.remove(listener);
     }
 
+    /**
+     * Whether the device reported {@code IBV_EVENT_DEVICE_FATAL}: it then refuses every new
+     * operation and can only be closed.
+     */
+    public boolean isFatal() {
+        return fatalEvent != null;
+    }
+
+    /**
+     * Whether the event thread closes this device (children first, as {@link #close()}) right
+     * after every listener has seen an {@code IBV_EVENT_DEVICE_FATAL}. Off by default. A device
+     * being removed from the kernel ({@code rdma link delete}, a hot unplug) reports
+     * DEVICE_FATAL, and its removal waits until every process has closed its context: turn this
+     * on so the removal completes without waiting for the application. Handles of children stay
+     * objects that refuse use.
+     */
+    public void setCloseOnFatal(boolean closeOnFatal) {
+        this.closeOnFatal = closeOnFatal;
+    }
+
+    private void onAsyncEvent(AsyncEvent raw) {
+        DeviceEvent.Kind kind = DeviceEvent.Kind.of(raw.eventType());
+        int port = kind.isPortEvent() ? raw.portNum() & 0xFF : 0;
+        DeviceEvent event = new DeviceEvent(this, kind, port);
+        if (kind == DeviceEvent.Kind.DEVICE_FATAL) {
+            fatalEvent = event;
+            LOG.error("device {}: IBV_EVENT_DEVICE_FATAL; the device refuses new work{}", name(),
+                    closeOnFatal ? " and is being closed" : " and should be closed");
+        } else {
+            LOG.info("device {}: {}", name(), event);
+        }
+        publish(event);
+        if (kind == DeviceEvent.Kind.DEVICE_FATAL && closeOnFatal) {
+            try {
+                close();
+            } catch (RuntimeException e) {
+                LOG.error("device {}: close after DEVICE_FATAL failed", name(), e);
+            }
+        }
+    }
+
     /** Hands {@code event} to every listener; called by the device's event reader. */
     void publish(DeviceEvent event) {
         for (Consumer<? super DeviceEvent> listener : eventListeners) {
@@ -217,13 +296,20 @@ public final class Device implements AutoCloseable {
         protectionDomains.remove(pd);
     }
 
+    void forget(CompletionQueue cq) {
+        completionQueues.remove(cq);
+    }
+
     public boolean isClosed() {
         return guard.isClosed();
     }
 
     /**
-     * Closes the context ({@code ibv_close_device(3)}) after destroying what is still open under it,
-     * children first, logging a warning for each PD left open. Idempotent.
+     * Closes the context ({@code ibv_close_device(3)}) after stopping the event reader and
+     * destroying what is still open under it, in dependency order: QPs, then memory regions and
+     * AHs, then CQs, then PDs. Each child counts as closed even when its destroy fails (the
+     * context's close frees it anyway) and refuses use from then on. Logs a warning for each PD
+     * and CQ left open. Idempotent; may be called from an event listener.
      *
      * @throws VerbsException if a child or the context could not be freed; the first failure is
      *                        thrown after every other resource was tried, the rest are suppressed
@@ -231,18 +317,33 @@ public final class Device implements AutoCloseable {
     @Override
     public void close() {
         RuntimeException[] failure = {null};
-        // The device counts as closed even when a child could not be freed: the kernel frees what
-        // is left when the context goes, and nothing may use it afterwards.
         guard.close(() -> {
-            for (ProtectionDomain pd : new ArrayList<>(protectionDomains)) {
-                LOG.warn("device {} closed with a PD still allocated ({} AHs in it): destroying them", name(),
-                        pd.liveAhCount());
+            DeviceEventReader reader = eventReader;
+            if (reader != null) {
                 try {
-                    pd.closeForcibly();
+                    reader.stop();
                 } catch (RuntimeException e) {
                     failure[0] = chain(failure[0], e);
                 }
             }
+            List<ProtectionDomain> pds = new ArrayList<>(protectionDomains);
+            for (ProtectionDomain pd : pds) {
+                LOG.warn("device {} closed with a PD still allocated ({} AHs, {} QPs and memory regions in it): freeing them",
+                        name(), pd.liveAhCount(), pd.liveResourceCount());
+                failure[0] = pd.closeQueuePairsUnderDevice(failure[0]);
+            }
+            for (ProtectionDomain pd : pds) {
+                failure[0] = pd.closeMemoryAndAhsUnderDevice(failure[0]);
+            }
+            for (CompletionQueue cq : new ArrayList<>(completionQueues)) {
+                LOG.warn("device {} closed with a CQ still open: destroying it", name());
+                failure[0] = chain(failure[0], cq.closeUnderDevice());
+            }
+            completionQueues.clear();
+            for (ProtectionDomain pd : pds) {
+                failure[0] = pd.deallocateUnderDevice(failure[0]);
+            }
+            protectionDomains.clear();
             try {
                 provider.closeDevice(context);
             } catch (RuntimeException e) {
@@ -258,8 +359,26 @@ public final class Device implements AutoCloseable {
         if (first == null) {
             return next;
         }
-        first.addSuppressed(next);
+        if (next != null && next != first) {
+            first.addSuppressed(next);
+        }
         return first;
+    }
+
+    /**
+     * Closes {@code guard} with {@code release}, counting it closed even when the release fails:
+     * for children freed by a forced device close. Returns the failure, or null.
+     */
+    static RuntimeException closeAnyway(Guard guard, Runnable release) {
+        RuntimeException[] failure = {null};
+        guard.close(() -> {
+            try {
+                release.run();
+            } catch (RuntimeException e) {
+                failure[0] = e;
+            }
+        });
+        return failure[0];
     }
 
     @Override

@@ -17,6 +17,7 @@ import org.efaah.verbs.DeviceAttributes;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.PortAttributes;
+import org.efaah.verbs.Ranges;
 import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.VerbsProvider;
 
@@ -35,8 +36,9 @@ import org.efaah.verbs.VerbsProvider;
  * <p>With {@link MockConfig#efa()} false the devices model a RoCE NIC instead ({@code roce_N}):
  * no AHN, and AHs told apart by every {@code ibv_ah_attr} field.
  *
- * <p>Closing a context that still has PDs fails with EBUSY, which is stricter than a kernel (it
- * frees everything when the file is closed) so that ordering bugs above show up in tests.
+ * <p>Closing a context always succeeds and frees everything made in it, as
+ * {@code ibv_close_device(3)} does: its PDs, AHs, CQs, memory regions and QPs are gone, and any
+ * later call naming one of them fails with EINVAL, as an unknown handle does.
  *
  * <p>Thread-safe. Faults can be injected at any time with {@link #failNextCreates} and
  * {@link #failNextDestroys}, or at random through {@link MockConfig#failureProbability()} and
@@ -53,6 +55,7 @@ public final class MockVerbsProvider implements VerbsProvider {
     private final Map<Long, MockAh> ahs = new ConcurrentHashMap<>();
     private final AtomicLong nextHandle = new AtomicLong(0x1000);
     private final MockFabric fabric = new MockFabric(this);
+    private final MockEvents events = new MockEvents(this);
 
     private final AtomicLong createCalls = new AtomicLong();
     private final AtomicLong destroyCalls = new AtomicLong();
@@ -114,11 +117,19 @@ public final class MockVerbsProvider implements VerbsProvider {
     @Override
     public void closeDevice(long context) {
         MockContext c = context(context, "ibv_close_device");
-        if (c.pdCount.get() > 0 || c.cqCount.get() > 0) {
-            throw new VerbsException("ibv_close_device", Errno.EBUSY,
-                    c.pdCount.get() + " PD(s) and " + c.cqCount.get() + " CQ(s) still allocated");
-        }
         contexts.remove(context);
+        MockDevice d = c.device;
+        synchronized (d) {
+            for (Map.Entry<Long, MockAh> e : new ArrayList<>(ahs.entrySet())) {
+                if (e.getValue().pd().context == c) {
+                    ahs.remove(e.getKey());
+                    release(d, e.getValue());
+                }
+            }
+            pds.values().removeIf(p -> p.context == c);
+        }
+        fabric.closeContext(c);
+        events.closeContext(context);
     }
 
     @Override
@@ -264,15 +275,20 @@ public final class MockVerbsProvider implements VerbsProvider {
             if (ahs.remove(ah) == null) {
                 throw new VerbsException("ibv_destroy_ah", Errno.EINVAL, "unknown or destroyed AH");
             }
-            a.pd.ahCount--;
-            HardwareAh hw = a.hardware;
-            if (--hw.users == 0) {
-                d.ahns.clear(hw.ahn);
-                d.liveHardware--;
-                d.byDestination.remove(hw.key, hw);
-                hardwareDestroys.incrementAndGet();
-                liveAhs.decrementAndGet();
-            }
+            release(d, a);
+        }
+    }
+
+    /** Drops one struct ibv_ah of a hardware AH, freeing the hardware AH with its last one. Holds d. */
+    private void release(MockDevice d, MockAh a) {
+        a.pd.ahCount--;
+        HardwareAh hw = a.hardware;
+        if (--hw.users == 0) {
+            d.ahns.clear(hw.ahn);
+            d.liveHardware--;
+            d.byDestination.remove(hw.key, hw);
+            hardwareDestroys.incrementAndGet();
+            liveAhs.decrementAndGet();
         }
     }
 
@@ -454,6 +470,48 @@ public final class MockVerbsProvider implements VerbsProvider {
     @Override
     public void close() {
         // Nothing provider-wide to free: devices are closed by their owners.
+    }
+
+    @Override
+    public long openAsyncEvents(long context) {
+        context(context, "ibv_get_async_event");
+        return events.open(context);
+    }
+
+    @Override
+    public List<org.efaah.verbs.AsyncEvent> awaitAsyncEvents(long channel, int timeoutMillis) {
+        return events.await(channel, timeoutMillis);
+    }
+
+    @Override
+    public void wakeAsyncEvents(long channel) {
+        events.wake(channel);
+    }
+
+    @Override
+    public void closeAsyncEvents(long channel) {
+        events.close(channel);
+    }
+
+    /**
+     * Raises an asynchronous event on every open context of device {@code deviceName}, as the
+     * kernel does: each context's event reader gets its own copy.
+     *
+     * @param portNum the 1-based port for port events, 0 for device events
+     * @throws IllegalArgumentException if there is no such device
+     */
+    public void raiseEvent(String deviceName, org.efaah.verbs.DeviceEvent.Kind kind, int portNum) {
+        Objects.requireNonNull(kind, "kind");
+        Ranges.check("portNum", portNum, 0, 255);
+        MockDevice device = devices.stream().filter(d -> d.name.equals(deviceName)).findFirst()
+                .orElseThrow(() -> new IllegalArgumentException("device: '" + deviceName + "' is not a mock device"));
+        List<Long> open = new ArrayList<>();
+        contexts.forEach((handle, c) -> {
+            if (c.device == device) {
+                open.add(handle);
+            }
+        });
+        events.raise(open, new org.efaah.verbs.AsyncEvent(kind.value(), portNum));
     }
 
     static final class MockDevice {
