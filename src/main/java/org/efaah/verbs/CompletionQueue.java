@@ -14,7 +14,7 @@ public final class CompletionQueue implements AutoCloseable {
         this.device = device;
         this.handle = handle;
         this.entries = entries;
-        this.guard = new Guard("completion queue of device " + device.name());
+        this.guard = new Guard("completion queue");
     }
 
     public Device device() {

@@ -6,6 +6,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -41,6 +42,9 @@ public final class Device implements AutoCloseable {
     private final long context;
     private final DeviceAttributes attributes;
     private final int[] gidTableLengths;
+    private final int[] linkLayers;
+    /** Per port, the sgid_index {@link #resolve} picks for IPv4 and IPv6 destinations; null until looked up. */
+    private final AtomicReferenceArray<int[]> defaultSgidIndexes;
     private final Guard guard;
     private final Set<ProtectionDomain> protectionDomains = ConcurrentHashMap.newKeySet();
     private final Set<CompletionQueue> completionQueues = ConcurrentHashMap.newKeySet();
@@ -49,11 +53,14 @@ public final class Device implements AutoCloseable {
     private volatile DeviceEvent fatalEvent;
     private volatile boolean closeOnFatal;
 
-    private Device(VerbsProvider provider, long context, DeviceAttributes attributes, int[] gidTableLengths) {
+    private Device(VerbsProvider provider, long context, DeviceAttributes attributes, int[] gidTableLengths,
+                   int[] linkLayers) {
         this.provider = provider;
         this.context = context;
         this.attributes = attributes;
         this.gidTableLengths = gidTableLengths;
+        this.linkLayers = linkLayers;
+        this.defaultSgidIndexes = new AtomicReferenceArray<>(gidTableLengths.length);
         this.guard = new Guard("device " + attributes.name());
     }
 
@@ -76,10 +83,13 @@ public final class Device implements AutoCloseable {
         try {
             DeviceAttributes attributes = provider.queryDevice(context);
             int[] lengths = new int[attributes.portCount() + 1];
+            int[] linkLayers = new int[attributes.portCount() + 1];
             for (int port = 1; port <= attributes.portCount(); port++) {
-                lengths[port] = provider.queryPort(context, port).gidTableLength();
+                PortAttributes p = provider.queryPort(context, port);
+                lengths[port] = p.gidTableLength();
+                linkLayers[port] = p.linkLayer();
             }
-            Device device = new Device(provider, context, attributes, lengths);
+            Device device = new Device(provider, context, attributes, lengths, linkLayers);
             device.eventReader = DeviceEventReader.start(provider, context, attributes.name(), device::onAsyncEvent);
             return device;
         } catch (RuntimeException e) {
@@ -143,7 +153,8 @@ public final class Device implements AutoCloseable {
 
     /**
      * Checks the fields of {@code attributes} that depend on this device: {@code port_num} within
-     * 1..port count, {@code sgid_index} within the port's GID table, and on EFA a global AH.
+     * 1..port count, {@code sgid_index} within the port's GID table, and a global AH on EFA and on
+     * RoCE (whose frames are built from the GRH; the kernel refuses a RoCE AH without one).
      *
      * @throws IllegalArgumentException naming the field, the value and the valid range
      */
@@ -153,9 +164,78 @@ public final class Device implements AutoCloseable {
         if (isEfa() && !attributes.isGlobal()) {
             throw new IllegalArgumentException("is_global: 0; EFA addresses every AH by its dgid, so is_global must be 1");
         }
+        if (isRoce(port) && !attributes.isGlobal()) {
+            throw new IllegalArgumentException("is_global: 0; " + name() + " port " + port
+                    + " is RoCE (link layer Ethernet), which needs a GRH, so is_global must be 1 with a dgid");
+        }
         if (attributes.isGlobal()) {
             checkSgidIndex(port, attributes.sgidIndex());
         }
+    }
+
+    private boolean isRoce(int port) {
+        return linkLayers[port] == PortAttributes.LINK_LAYER_ETHERNET;
+    }
+
+    /**
+     * The attributes with sgid_index filled in when the caller gave none
+     * ({@link AddressHandleAttributes#hasSgidIndex()} false): 0 on EFA and InfiniBand; on a RoCE
+     * port the first RoCE v2 GID of the destination's family (an IPv4-mapped GID for an
+     * IPv4-mapped dgid, else a non-IPv4-mapped one), as read from the port's GID table with its
+     * types ({@code ibv_query_gid_ex(3)}), the table being read again after a GID_CHANGE event.
+     * Attributes that need nothing (not global, or sgid_index given) are returned as they are, so
+     * that call is cheap.
+     *
+     * @throws IllegalArgumentException if the port is out of range, or on RoCE no RoCE v2 GID of
+     *                                  the destination's family is in the table (the message
+     *                                  names the device, port and dgid)
+     * @throws IllegalStateException    if the device is closed
+     */
+    public AddressHandleAttributes resolve(AddressHandleAttributes attributes) {
+        if (!attributes.isGlobal() || attributes.hasSgidIndex()) {
+            return attributes;
+        }
+        int port = attributes.portNum();
+        checkPort(port);
+        if (!isRoce(port)) {
+            return attributes.toBuilder().sgidIndex(0).build();
+        }
+        int[] indexes = defaultSgidIndexes.get(port);
+        if (indexes == null) {
+            indexes = guard.get(() -> scanRoceV2Gids(port));
+            defaultSgidIndexes.set(port, indexes);
+        }
+        boolean ipv4 = attributes.dgid().isIpv4Mapped();
+        int index = indexes[ipv4 ? 0 : 1];
+        if (index < 0) {
+            throw new IllegalArgumentException("sgid_index: not given, and " + name() + " port " + port
+                    + " has no RoCE v2 " + (ipv4 ? "IPv4" : "IPv6") + " GID for dgid " + attributes.dgid()
+                    + "; give sgid_index, or add an " + (ipv4 ? "IPv4" : "IPv6") + " address to the port's netdev");
+        }
+        return attributes.toBuilder().sgidIndex(index).build();
+    }
+
+    /** The first RoCE v2 IPv4-mapped and IPv6 GID indexes of the port, -1 where none. */
+    private int[] scanRoceV2Gids(int port) {
+        int[] found = {-1, -1};
+        for (int i = 0; i < gidTableLengths[port] && (found[0] < 0 || found[1] < 0); i++) {
+            Gid gid;
+            GidType type;
+            try {
+                type = provider.queryGidType(context, port, i);
+                gid = provider.queryGid(context, port, i);
+            } catch (VerbsException emptySlot) {
+                continue; // ENODATA: nothing at this index
+            }
+            if (type != GidType.ROCE_V2 || gid.isZero()) {
+                continue;
+            }
+            int family = gid.isIpv4Mapped() ? 0 : 1;
+            if (found[family] < 0) {
+                found[family] = i;
+            }
+        }
+        return found;
     }
 
     private void checkPort(int portNum) {
@@ -181,7 +261,13 @@ public final class Device implements AutoCloseable {
      */
     public ProtectionDomain allocatePd() {
         return creating("ibv_alloc_pd", () -> {
-            ProtectionDomain pd = new ProtectionDomain(this, provider.allocatePd(context));
+            long handle;
+            try {
+                handle = provider.allocatePd(context);
+            } catch (VerbsException e) {
+                throw e.withContext(FailureContext.allocatePd(this, e));
+            }
+            ProtectionDomain pd = new ProtectionDomain(this, handle);
             protectionDomains.add(pd);
             return pd;
         });
@@ -210,7 +296,13 @@ public final class Device implements AutoCloseable {
     public CompletionQueue createCq(int entries) {
         Ranges.check("cqe", entries, 1, 65536);
         return creating("ibv_create_cq", () -> {
-            CompletionQueue cq = new CompletionQueue(this, provider.createCq(context, entries), entries);
+            long handle;
+            try {
+                handle = provider.createCq(context, entries);
+            } catch (VerbsException e) {
+                throw e.withContext(FailureContext.resource(this, null));
+            }
+            CompletionQueue cq = new CompletionQueue(this, handle, entries);
             completionQueues.add(cq);
             return cq;
         });
@@ -264,6 +356,10 @@ public final class Device implements AutoCloseable {
         DeviceEvent.Kind kind = DeviceEvent.Kind.of(raw.eventType());
         int port = kind.isPortEvent() ? raw.portNum() & 0xFF : 0;
         DeviceEvent event = new DeviceEvent(this, kind, port);
+        if ((kind == DeviceEvent.Kind.GID_CHANGE || kind == DeviceEvent.Kind.PORT_ACTIVE)
+                && port > 0 && port < defaultSgidIndexes.length()) {
+            defaultSgidIndexes.set(port, null); // the table changed: look again on the next resolve
+        }
         if (kind == DeviceEvent.Kind.DEVICE_FATAL) {
             fatalEvent = event;
             LOG.error("device {}: IBV_EVENT_DEVICE_FATAL; the device refuses new work{}", name(),
@@ -294,6 +390,20 @@ public final class Device implements AutoCloseable {
 
     void forget(ProtectionDomain pd) {
         protectionDomains.remove(pd);
+    }
+
+    /** PDs allocated through this object and not yet deallocated. */
+    int livePdCount() {
+        return protectionDomains.size();
+    }
+
+    /** AHs created through this object's PDs that still exist. */
+    int liveAhCount() {
+        int n = 0;
+        for (ProtectionDomain pd : protectionDomains) {
+            n += pd.liveAhCount();
+        }
+        return n;
     }
 
     void forget(CompletionQueue cq) {

@@ -17,7 +17,7 @@ public final class MemoryRegion implements AutoCloseable {
         this.pd = pd;
         this.handle = handle;
         this.buffer = buffer;
-        this.guard = new Guard("memory region of device " + pd.device().name());
+        this.guard = new Guard("memory region");
     }
 
     public ProtectionDomain pd() {

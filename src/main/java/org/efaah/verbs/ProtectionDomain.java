@@ -27,12 +27,12 @@ public final class ProtectionDomain implements AutoCloseable {
     ProtectionDomain(Device device, long handle) {
         this.device = device;
         this.handle = handle;
-        this.guard = new Guard("protection domain of device " + device.name());
+        this.guard = new Guard("protection domain");
     }
 
-    /** The provider's handle, for failure messages. */
-    long handle() {
-        return handle;
+    /** "PD 0x..." with the provider's handle, for failure messages. */
+    String describe() {
+        return "PD 0x" + Long.toHexString(handle);
     }
 
     /**
@@ -61,10 +61,16 @@ public final class ProtectionDomain implements AutoCloseable {
      */
     public HardwareAddressHandle createAh(AddressHandleAttributes attributes) {
         java.util.Objects.requireNonNull(attributes, "attributes");
-        device.validate(attributes);
+        AddressHandleAttributes resolved = device.resolve(attributes);
+        device.validate(resolved);
         return creating("ibv_create_ah", () -> {
-            CreatedAh created = device.provider().createAh(handle, attributes);
-            HardwareAddressHandle ah = new HardwareAddressHandle(this, created.handle(), created.ahn(), attributes);
+            CreatedAh created;
+            try {
+                created = device.provider().createAh(handle, resolved);
+            } catch (VerbsException e) {
+                throw e.withContext(FailureContext.createAh(this, resolved, e));
+            }
+            HardwareAddressHandle ah = new HardwareAddressHandle(this, created.handle(), created.ahn(), resolved);
             liveAhs.add(ah);
             return ah;
         });
@@ -81,7 +87,13 @@ public final class ProtectionDomain implements AutoCloseable {
             throw new IllegalArgumentException("buffer: must be a non-empty direct ByteBuffer");
         }
         return creating("ibv_reg_mr", () -> {
-            MemoryRegion mr = new MemoryRegion(this, device.provider().registerMemory(handle, buffer), buffer);
+            long mrHandle;
+            try {
+                mrHandle = device.provider().registerMemory(handle, buffer);
+            } catch (VerbsException e) {
+                throw e.withContext(FailureContext.resource(device, this));
+            }
+            MemoryRegion mr = new MemoryRegion(this, mrHandle, buffer);
             memoryRegions.add(mr);
             return mr;
         });
@@ -102,8 +114,12 @@ public final class ProtectionDomain implements AutoCloseable {
             throw new IllegalArgumentException("cq: belongs to another device than this PD");
         }
         return creating("ibv_create_qp", () -> sendCq.guard().get(() -> recvCq.guard().get(() -> {
-            QueuePairNumbers created = device.provider().createUdQp(handle, sendCq.handle, recvCq.handle, maxSendWr,
-                    maxRecvWr);
+            QueuePairNumbers created;
+            try {
+                created = device.provider().createUdQp(handle, sendCq.handle, recvCq.handle, maxSendWr, maxRecvWr);
+            } catch (VerbsException e) {
+                throw e.withContext(FailureContext.resource(device, this));
+            }
             UdQueuePair qp = new UdQueuePair(this, created.handle(), created.qpn());
             queuePairs.add(qp);
             return qp;

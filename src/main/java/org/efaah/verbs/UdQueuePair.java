@@ -19,7 +19,7 @@ public final class UdQueuePair implements AutoCloseable {
         this.pd = pd;
         this.handle = handle;
         this.qpn = qpn;
-        this.guard = new Guard("queue pair of device " + pd.device().name());
+        this.guard = new Guard("queue pair");
     }
 
     public ProtectionDomain pd() {

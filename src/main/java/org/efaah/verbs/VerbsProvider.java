@@ -166,6 +166,17 @@ public interface VerbsProvider extends AutoCloseable {
         return new UnsupportedOperationException("the " + name() + " provider reads no asynchronous events");
     }
 
+    /**
+     * {@code ibv_query_gid_ex(3)}: the type of the GID at {@code index} of port
+     * {@code portNum}'s table.
+     *
+     * @throws VerbsException ENODATA when the slot is empty
+     * @throws UnsupportedOperationException if the provider cannot tell GID types
+     */
+    default GidType queryGidType(long context, int portNum, int index) {
+        throw new UnsupportedOperationException("the " + name() + " provider cannot tell GID types");
+    }
+
     /** Releases provider-wide resources; does not close devices (their owners do). */
     @Override
     void close();

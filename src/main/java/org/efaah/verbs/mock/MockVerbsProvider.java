@@ -126,7 +126,9 @@ public final class MockVerbsProvider implements VerbsProvider {
                     release(d, e.getValue());
                 }
             }
+            int before = pds.size();
             pds.values().removeIf(p -> p.context == c);
+            d.livePds -= before - pds.size();
         }
         fabric.closeContext(c);
         events.closeContext(context);
@@ -136,8 +138,8 @@ public final class MockVerbsProvider implements VerbsProvider {
     public DeviceAttributes queryDevice(long context) {
         MockDevice d = context(context, "ibv_query_device").device;
         return config.efa()
-                ? new DeviceAttributes(d.name, DeviceAttributes.AMAZON_VENDOR_ID, VENDOR_PART_ID, config.maxAh(), 256, 1, true)
-                : new DeviceAttributes(d.name, 0, 0, config.maxAh(), 256, 1, false);
+                ? new DeviceAttributes(d.name, DeviceAttributes.AMAZON_VENDOR_ID, VENDOR_PART_ID, config.maxAh(), config.maxPd(), 1, true)
+                : new DeviceAttributes(d.name, 0, 0, config.maxAh(), config.maxPd(), 1, false);
     }
 
     @Override
@@ -160,11 +162,34 @@ public final class MockVerbsProvider implements VerbsProvider {
         return d.gids[index];
     }
 
+    /**
+     * The type of a GID slot ({@code ibv_query_gid_ex}), from {@link MockConfig#gidType(int)};
+     * ENODATA for an empty slot, as the kernel answers.
+     */
+    @Override
+    public org.efaah.verbs.GidType queryGidType(long context, int portNum, int index) {
+        MockDevice d = context(context, "ibv_query_gid_ex").device;
+        if (portNum != 1 || index < 0 || index >= d.gids.length) {
+            throw new VerbsException("ibv_query_gid_ex", Errno.EINVAL, "port " + portNum + " index " + index);
+        }
+        if (d.gids[index].isZero()) {
+            throw new VerbsException("ibv_query_gid_ex", Errno.ENODATA, "GID slot " + index + " is empty");
+        }
+        return config.gidType(index);
+    }
+
+    /** {@code ibv_alloc_pd}: ENOMEM beyond {@code max_pd} live PDs on the device, as the kernel answers. */
     @Override
     public long allocatePd(long context) {
         MockContext c = context(context, "ibv_alloc_pd");
         long h = nextHandle.getAndIncrement();
-        pds.put(h, new MockPd(h, c));
+        synchronized (c.device) {
+            if (c.device.livePds >= config.maxPd()) {
+                throw new VerbsException("ibv_alloc_pd", Errno.ENOMEM, "max_pd " + config.maxPd() + " reached");
+            }
+            c.device.livePds++;
+            pds.put(h, new MockPd(h, c));
+        }
         c.pdCount.incrementAndGet();
         return h;
     }
@@ -181,6 +206,7 @@ public final class MockVerbsProvider implements VerbsProvider {
                         p.ahCount + " AH(s) and " + p.resources.get() + " QP(s)/MR(s) still exist");
             }
             pds.remove(pd);
+            p.context.device.livePds--;
         }
         p.context.pdCount.decrementAndGet();
     }
@@ -192,10 +218,15 @@ public final class MockVerbsProvider implements VerbsProvider {
         if (p == null) {
             throw new VerbsException("ibv_create_ah", Errno.EINVAL, "unknown PD");
         }
-        // Like a kernel, only a global AH's GRH (sgid_index among it) is looked at.
-        if (attributes.portNum() != 1 || (config.efa() && !attributes.isGlobal())
-                || (attributes.isGlobal() && attributes.sgidIndex() >= config.gidTableLength())) {
+        // Like a kernel, only a global AH's GRH (sgid_index among it) is looked at; EFA and RoCE
+        // both require one (RoCE frames carry the GRH or the IP header made from it).
+        if (attributes.portNum() != 1 || !attributes.isGlobal()
+                || attributes.sgidIndex() >= config.gidTableLength()) {
             throw new VerbsException("ibv_create_ah", Errno.EINVAL, attributes.toString());
+        }
+        if (p.context.device.gids[attributes.sgidIndex()].isZero()) {
+            throw new VerbsException("ibv_create_ah", Errno.ENODATA, "sgid_index " + attributes.sgidIndex()
+                    + ": the GID slot is empty");
         }
         // A failing hardware command takes as long as a good one (an ETIME is a timeout, after all).
         if (config.createLatencyNanos() > 0) {
@@ -520,6 +551,7 @@ public final class MockVerbsProvider implements VerbsProvider {
         final BitSet ahns = new BitSet();
         final Map<DestinationKey, HardwareAh> byDestination = new HashMap<>();
         int liveHardware;
+        int livePds; // guarded by this
 
         MockDevice(int index, MockConfig config) {
             this.name = (config.efa() ? "efa_" : "roce_") + index;
