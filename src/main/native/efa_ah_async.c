@@ -92,6 +92,14 @@ int efa_ah_async_wait(uint64_t channel, int32_t timeout_ms, uint32_t *types, uin
         }
     }
     if (fds[0].revents == 0) {
+        /*
+         * Drivers without disassociate support (rxe among them) send no event when their device
+         * is removed: the uverbs node just disappears while the removal waits for every context
+         * to close. Say so, so that the caller can close and let the removal finish.
+         */
+        if (access(c->context->device->dev_path, F_OK) != 0 && errno == ENOENT) {
+            return -ENODEV;
+        }
         return 0;
     }
     while (*count < capacity) {

@@ -220,6 +220,9 @@ int efa_ah_query_gid_type(uint64_t context, uint32_t port_num, uint32_t index, u
  * and acknowledges every pending event, up to capacity: types[i] gets the enum ibv_event_type,
  * ports[i] the port for port events and 0 for others, *count how many (0 on timeout or wake-up).
  * One waiter per channel. efa_ah_async_wake makes a wait in progress, or the next, return.
+ * -ENODEV when no event came and the device's uverbs node is gone: the device is being removed
+ * by a driver that sends no IBV_EVENT_DEVICE_FATAL for it (rxe), and the removal waits for
+ * every context to be closed.
  */
 int efa_ah_async_open(uint64_t context, uint64_t *channel);
 int efa_ah_async_wait(uint64_t channel, int32_t timeout_ms, uint32_t *types, uint32_t *ports, uint32_t capacity,

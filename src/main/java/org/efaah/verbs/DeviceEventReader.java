@@ -9,8 +9,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The one thread per device that reads its asynchronous events ({@code ibv_get_async_event(3)},
  * each acknowledged at once by the provider), drains every pending event per wake-up and hands
- * them, in order, to the device. Stopped first by {@link Device#close()}: the stop wakes the wait,
- * so it returns within one wait, never hanging on a quiet device.
+ * them, in order, to the device. Ends after a DEVICE_FATAL, after which a device sends nothing.
+ * Stopped first by {@link Device#close()}: the stop wakes the wait, so it returns within one wait,
+ * never hanging on a quiet device.
  */
 final class DeviceEventReader {
     private static final Logger LOG = LoggerFactory.getLogger(DeviceEventReader.class);
@@ -55,6 +56,10 @@ final class DeviceEventReader {
             }
             for (AsyncEvent event : events) {
                 sink.accept(event);
+                if (event.eventType() == DeviceEvent.Kind.DEVICE_FATAL.value()) {
+                    // Nothing more comes from a dead device; the close frees the channel.
+                    return;
+                }
             }
         }
     }

@@ -22,10 +22,10 @@ import org.junit.jupiter.api.Test;
  * Issue 11 case 2: a device closed under a live endpoint frees its children in order, and then
  * every child refuses use in Java; nothing reaches the provider with a freed handle.
  */
-class DeviceCloseUnderEndpointTest {
+public class DeviceCloseUnderEndpointTest {
 
     /** Runs the scenario on {@code device}'s first PD; shared with the native test in the VM. */
-    static void closeDeviceUnderEndpoint(CallRecorder recorder, Device device, int sgidIndex) {
+    public static void closeDeviceUnderEndpoint(CallRecorder recorder, Device device, int sgidIndex) {
         ProtectionDomain pd = device.allocatePd();
         AddressHandleCache cache = AddressHandleCache.create(LeakDetection.DISABLED);
         UdEndpoint endpoint = UdEndpoint.open(pd, cache, UdEndpoint.Options.defaults().withSgidIndex(sgidIndex));

@@ -474,13 +474,22 @@ public final class NativeVerbsProvider implements VerbsProvider {
         return channel[0];
     }
 
+    /**
+     * Every pending event, copied and acknowledged in C. A device removed by a driver that sends
+     * no event for it (rxe: its uverbs node just disappears while {@code rdma link delete} waits
+     * for every context to close) is reported as one {@code IBV_EVENT_DEVICE_FATAL}.
+     */
     @Override
     public List<org.efaah.verbs.AsyncEvent> awaitAsyncEvents(long channel, int timeoutMillis) {
         int[] types = new int[EVENTS_PER_WAIT];
         int[] ports = new int[EVENTS_PER_WAIT];
         int[] count = new int[1];
-        check(NativeVerbs.efa_ah_async_wait(channel, timeoutMillis, types, ports, EVENTS_PER_WAIT, count),
-                "ibv_get_async_event", null);
+        int rc = NativeVerbs.efa_ah_async_wait(channel, timeoutMillis, types, ports, EVENTS_PER_WAIT, count);
+        if (rc == -org.efaah.verbs.Errno.ENODEV.value()) {
+            // Removed by a driver that sends no event for it (rxe): report what it amounts to.
+            return List.of(new org.efaah.verbs.AsyncEvent(org.efaah.verbs.DeviceEvent.Kind.DEVICE_FATAL.value(), 0));
+        }
+        check(rc, "ibv_get_async_event", null);
         List<org.efaah.verbs.AsyncEvent> events = new ArrayList<>(count[0]);
         for (int i = 0; i < count[0]; i++) {
             events.add(new org.efaah.verbs.AsyncEvent(types[i], ports[i]));
