@@ -38,6 +38,9 @@ public final class AddressHandleAttributes {
     private final boolean isGlobal;
     private final int portNum;
     private final int hash;
+    // The last withSgidIndex result: resolving the same object again allocates nothing. A benign
+    // race: the target is immutable, so any thread may see either value.
+    private AddressHandleAttributes lastWithSgidIndex;
 
     private AddressHandleAttributes(Builder b) {
         this.dgid = b.dgid;
@@ -134,6 +137,19 @@ public final class AddressHandleAttributes {
      */
     public boolean hasSgidIndex() {
         return sgidIndexGiven;
+    }
+
+    /** These attributes with sgid_index given as {@code index}; this object when it already is. */
+    AddressHandleAttributes withSgidIndex(int index) {
+        if (sgidIndexGiven && sgidIndex == index) {
+            return this;
+        }
+        AddressHandleAttributes last = lastWithSgidIndex;
+        if (last == null || last.sgidIndex != index) {
+            last = toBuilder().sgidIndex(index).build();
+            lastWithSgidIndex = last;
+        }
+        return last;
     }
 
     /** {@code grh.hop_limit}, 0..255. */

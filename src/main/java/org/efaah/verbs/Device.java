@@ -198,7 +198,7 @@ public final class Device implements AutoCloseable {
         int port = attributes.portNum();
         checkPort(port);
         if (!isRoce(port)) {
-            return attributes.toBuilder().sgidIndex(0).build();
+            return attributes.withSgidIndex(0);
         }
         int[] indexes = defaultSgidIndexes.get(port);
         if (indexes == null) {
@@ -212,7 +212,7 @@ public final class Device implements AutoCloseable {
                     + " has no RoCE v2 " + (ipv4 ? "IPv4" : "IPv6") + " GID for dgid " + attributes.dgid()
                     + "; give sgid_index, or add an " + (ipv4 ? "IPv4" : "IPv6") + " address to the port's netdev");
         }
-        return attributes.toBuilder().sgidIndex(index).build();
+        return attributes.withSgidIndex(index);
     }
 
     /** The first RoCE v2 IPv4-mapped and IPv6 GID indexes of the port, -1 where none. */

@@ -39,6 +39,10 @@ final class DeviceEventReader {
         } catch (UnsupportedOperationException e) {
             LOG.debug("device {}: no asynchronous events ({})", deviceName, e.getMessage());
             return null;
+        } catch (VerbsException e) {
+            // The device still works without its events; say so rather than refuse to open it.
+            LOG.warn("device {}: asynchronous events unavailable, none will be delivered: {}", deviceName, e.getMessage());
+            return null;
         }
         DeviceEventReader reader = new DeviceEventReader(provider, channel, deviceName, sink);
         reader.thread.start();

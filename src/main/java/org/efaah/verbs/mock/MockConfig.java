@@ -99,7 +99,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
      * The defaults overridden by system properties {@code efaah.mock.devices},
      * {@code .gidTableLength}, {@code .maxAh}, {@code .behaviour} (legacy|strict|kernel-cached),
      * {@code .duplicateErrno}, {@code .createLatencyNanos}, {@code .destroyLatencyNanos},
-     * {@code .failureProbability}, {@code .failureErrno}, {@code .seed}, {@code .efa}.
+     * {@code .failureProbability}, {@code .failureErrno}, {@code .seed}, {@code .efa}, {@code .maxPd}.
      *
      * @throws IllegalArgumentException naming the property when a value does not parse or is out of range
      */
@@ -136,6 +136,9 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
             }
             if ((v = property("efa")) != null) {
                 b.efa(Boolean.parseBoolean(v));
+            }
+            if ((v = property("maxPd")) != null) {
+                b.maxPd(Integer.parseInt(v));
             }
             if ((v = property("seed")) != null) {
                 b.seed(Long.parseLong(v));

@@ -36,6 +36,12 @@ import org.efaah.verbs.VerbsProvider;
  * <p>With {@link MockConfig#efa()} false the devices model a RoCE NIC instead ({@code roce_N}):
  * no AHN, and AHs told apart by every {@code ibv_ah_attr} field.
  *
+ * <p>As strict as the kernel where the kernel is strict: an AH without a GRH fails with EINVAL
+ * (EFA and RoCE both need one), an sgid_index whose GID slot is empty ({@code ::} in
+ * {@link MockConfig#gids()}) with ENODATA, a PD beyond {@link MockConfig#maxPd()} with ENOMEM.
+ * GID slots have types ({@link MockConfig#gidTypes()}, read with {@link #queryGidType}), and
+ * {@link #raiseEvent} delivers asynchronous events to every open context of a device.
+ *
  * <p>Closing a context always succeeds and frees everything made in it, as
  * {@code ibv_close_device(3)} does: its PDs, AHs, CQs, memory regions and QPs are gone, and any
  * later call naming one of them fails with EINVAL, as an unknown handle does.
