@@ -100,6 +100,28 @@ class DeviceFaultsTest {
     }
 
     @Test
+    void theGidTableIsReadOnceAndAgainAfterAGidChange() throws Exception {
+        MockVerbsProvider mock = roce();
+        CallRecorder recorder = new CallRecorder(mock);
+        try (Device d = Device.openFirst(recorder.provider())) {
+            java.util.concurrent.BlockingQueue<DeviceEvent> events = new java.util.concurrent.LinkedBlockingQueue<>();
+            d.addEventListener(events::add);
+            AddressHandleAttributes v4 = AddressHandleAttributes.forGid("::ffff:10.0.0.5");
+            recorder.clear();
+            assertEquals(3, d.resolve(v4).sgidIndex());
+            assertTrue(recorder.calls().contains("queryGidType"), recorder.calls().toString());
+            recorder.clear();
+            assertEquals(3, d.resolve(AddressHandleAttributes.forGid("::ffff:10.0.0.6")).sgidIndex());
+            assertFalse(recorder.calls().contains("queryGidType"), "read again without a change");
+            mock.raiseEvent("roce_0", DeviceEvent.Kind.GID_CHANGE, 1);
+            assertEquals(DeviceEvent.Kind.GID_CHANGE, events.poll(10, java.util.concurrent.TimeUnit.SECONDS).kind());
+            recorder.clear();
+            assertEquals(3, d.resolve(v4).sgidIndex());
+            assertTrue(recorder.calls().contains("queryGidType"), "read again after GID_CHANGE");
+        }
+    }
+
+    @Test
     void sgidIndexNotGivenFailsClearlyWithoutARoceV2GidOfThatFamily() {
         MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder().efa(false).gidTableLength(3)
                 .gids(List.of(Gid.parse("fe80::1"), Gid.parse("::ffff:10.0.0.1"), Gid.parse("fe80::1")))
