@@ -206,6 +206,30 @@ uint32_t efa_ah_mtu_bytes(uint32_t ibv_mtu);
  */
 int efa_ah_error_from_rc(int rc, int saved_errno);
 
+/*
+ * ibv_query_gid_ex: *type receives the enum ibv_gid_type of the GID at index (0 IB, 1 RoCE v1,
+ * 2 RoCE v2). -ENODATA for an empty slot; -EOPNOTSUPP where libibverbs lacks ibv_query_gid_ex.
+ */
+int efa_ah_query_gid_type(uint64_t context, uint32_t port_num, uint32_t index, uint32_t *type);
+
+/*
+ * Asynchronous events (ibv_get_async_event). efa_ah_async_open makes the context's async_fd
+ * non-blocking and pairs it with an eventfd; *channel receives the handle, freed with
+ * efa_ah_async_close (no wait in progress) before the context is closed.
+ * efa_ah_async_wait waits up to timeout_ms (-1: no limit) for events or a wake-up, then copies
+ * and acknowledges every pending event, up to capacity: types[i] gets the enum ibv_event_type,
+ * ports[i] the port for port events and 0 for others, *count how many (0 on timeout or wake-up).
+ * One waiter per channel. efa_ah_async_wake makes a wait in progress, or the next, return.
+ * -ENODEV when no event came and the device's uverbs node is gone: the device is being removed
+ * by a driver that sends no IBV_EVENT_DEVICE_FATAL for it (rxe), and the removal waits for
+ * every context to be closed.
+ */
+int efa_ah_async_open(uint64_t context, uint64_t *channel);
+int efa_ah_async_wait(uint64_t channel, int32_t timeout_ms, uint32_t *types, uint32_t *ports, uint32_t capacity,
+                      uint32_t *count);
+int efa_ah_async_wake(uint64_t channel);
+int efa_ah_async_close(uint64_t channel);
+
 #ifdef __cplusplus
 }
 #endif

@@ -339,6 +339,23 @@ static void efadv_probe_is_stable(void)
     CHECK_EQ(first, efa_ah_efadv_available());
 }
 
+static void gid_type_and_async_calls_check_their_arguments(void)
+{
+    uint32_t type = 9, count = 9, types[2], ports[2];
+    uint64_t channel = 1;
+    CHECK_EQ(-EINVAL, efa_ah_query_gid_type(0, 1, 0, &type));
+    CHECK_EQ(-EINVAL, efa_ah_query_gid_type(1, 0, 0, &type));
+    CHECK_EQ(-EINVAL, efa_ah_query_gid_type(1, 1, 0, NULL));
+    CHECK_EQ(-EINVAL, efa_ah_async_open(0, &channel));
+    CHECK_EQ(-EINVAL, efa_ah_async_open(1, NULL));
+    CHECK_EQ(-EINVAL, efa_ah_async_wait(0, 0, types, ports, 2, &count));
+    CHECK_EQ(-EINVAL, efa_ah_async_wait(1, 0, types, ports, 0, &count));
+    CHECK_EQ(-EINVAL, efa_ah_async_wait(1, 0, NULL, ports, 2, &count));
+    CHECK_EQ(-EINVAL, efa_ah_async_wait(1, 0, types, ports, 2, NULL));
+    CHECK_EQ(-EINVAL, efa_ah_async_wake(0));
+    CHECK_EQ(-EINVAL, efa_ah_async_close(0));
+}
+
 int main(void)
 {
     null_device_list_means_no_devices();
@@ -352,6 +369,7 @@ int main(void)
     errno_mapping();
     mtu_bytes();
     efadv_probe_is_stable();
+    gid_type_and_async_calls_check_their_arguments();
     if (failures != 0) {
         fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;

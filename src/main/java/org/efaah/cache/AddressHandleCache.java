@@ -106,6 +106,7 @@ public final class AddressHandleCache implements AutoCloseable {
         Objects.requireNonNull(pd, "pd");
         Objects.requireNonNull(attributes, "attributes");
         Device device = pd.device();
+        attributes = device.resolve(attributes);
         device.validate(attributes);
         Object key = device.isEfa() ? attributes.dgid() : attributes;
         PdTable last = lastTable;

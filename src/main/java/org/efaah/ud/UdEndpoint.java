@@ -464,7 +464,8 @@ public final class UdEndpoint implements AutoCloseable {
                     return;
                 }
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
-                while (freeCount < freeSlots.length && System.nanoTime() < deadline) {
+                // A CQ closed with its device has nothing left to poll: its completions went with the context.
+                while (freeCount < freeSlots.length && !sendCq.isClosed() && System.nanoTime() < deadline) {
                     if (pollSends() == 0) {
                         Thread.onSpinWait();
                     }

@@ -28,6 +28,7 @@ public final class AddressHandleAttributes {
     private final Gid dgid;
     private final int flowLabel;
     private final int sgidIndex;
+    private final boolean sgidIndexGiven;
     private final int hopLimit;
     private final int trafficClass;
     private final int dlid;
@@ -37,11 +38,15 @@ public final class AddressHandleAttributes {
     private final boolean isGlobal;
     private final int portNum;
     private final int hash;
+    // The last withSgidIndex result: resolving the same object again allocates nothing. A benign
+    // race: the target is immutable, so any thread may see either value.
+    private AddressHandleAttributes lastWithSgidIndex;
 
     private AddressHandleAttributes(Builder b) {
         this.dgid = b.dgid;
         this.flowLabel = b.flowLabel;
         this.sgidIndex = b.sgidIndex;
+        this.sgidIndexGiven = b.sgidIndexGiven;
         this.hopLimit = b.hopLimit;
         this.trafficClass = b.trafficClass;
         this.dlid = b.dlid;
@@ -57,6 +62,7 @@ public final class AddressHandleAttributes {
             h = Objects.hashCode(dgid);
             h = 31 * h + flowLabel;
             h = 31 * h + sgidIndex;
+            h = 31 * h + (sgidIndexGiven ? 1 : 0);
             h = 31 * h + hopLimit;
             h = 31 * h + trafficClass;
         }
@@ -70,8 +76,10 @@ public final class AddressHandleAttributes {
     }
 
     /**
-     * The usual global (GRH) attributes for a destination GID: port 1, sgid_index 0, hop_limit
-     * {@value #DEFAULT_HOP_LIMIT}, everything else zero. This is all EFA looks at.
+     * The usual global (GRH) attributes for a destination GID: port 1, sgid_index not given
+     * (0 on EFA and InfiniBand; on RoCE the RoCE v2 GID of the destination's family, see
+     * {@link Device#resolve}), hop_limit {@value #DEFAULT_HOP_LIMIT}, everything else zero. This
+     * is all EFA looks at.
      */
     public static AddressHandleAttributes forGid(Gid dgid) {
         return builder().dgid(dgid).build();
@@ -92,6 +100,7 @@ public final class AddressHandleAttributes {
         b.dgid = dgid;
         b.flowLabel = flowLabel;
         b.sgidIndex = sgidIndex;
+        b.sgidIndexGiven = sgidIndexGiven;
         b.hopLimit = hopLimit;
         b.trafficClass = trafficClass;
         b.dlid = dlid;
@@ -113,9 +122,34 @@ public final class AddressHandleAttributes {
         return flowLabel;
     }
 
-    /** {@code grh.sgid_index}: index of the source GID in the port's GID table, 0..255. */
+    /**
+     * {@code grh.sgid_index}: index of the source GID in the port's GID table, 0..255; 0 when
+     * not {@linkplain #hasSgidIndex() given}.
+     */
     public int sgidIndex() {
         return sgidIndex;
+    }
+
+    /**
+     * Whether sgid_index was given. When it was not, {@link Device#resolve} picks it for the
+     * device: 0 on EFA and InfiniBand, the RoCE v2 GID of the destination's family on RoCE.
+     * Attributes that differ only in this are not equal.
+     */
+    public boolean hasSgidIndex() {
+        return sgidIndexGiven;
+    }
+
+    /** These attributes with sgid_index given as {@code index}; this object when it already is. */
+    AddressHandleAttributes withSgidIndex(int index) {
+        if (sgidIndexGiven && sgidIndex == index) {
+            return this;
+        }
+        AddressHandleAttributes last = lastWithSgidIndex;
+        if (last == null || last.sgidIndex != index) {
+            last = toBuilder().sgidIndex(index).build();
+            lastWithSgidIndex = last;
+        }
+        return last;
     }
 
     /** {@code grh.hop_limit}, 0..255. */
@@ -166,7 +200,8 @@ public final class AddressHandleAttributes {
         return o instanceof AddressHandleAttributes a && a.hash == hash && a.isGlobal == isGlobal
                 && a.dlid == dlid && a.sl == sl && a.srcPathBits == srcPathBits
                 && a.staticRate == staticRate && a.portNum == portNum
-                && (!isGlobal || (a.flowLabel == flowLabel && a.sgidIndex == sgidIndex && a.hopLimit == hopLimit
+                && (!isGlobal || (a.flowLabel == flowLabel && a.sgidIndex == sgidIndex
+                        && a.sgidIndexGiven == sgidIndexGiven && a.hopLimit == hopLimit
                         && a.trafficClass == trafficClass && Objects.equals(a.dgid, dgid)));
     }
 
@@ -177,7 +212,8 @@ public final class AddressHandleAttributes {
 
     @Override
     public String toString() {
-        return "ibv_ah_attr{dgid=" + dgid + ", flow_label=" + flowLabel + ", sgid_index=" + sgidIndex
+        return "ibv_ah_attr{dgid=" + dgid + ", flow_label=" + flowLabel + ", sgid_index="
+                + (sgidIndexGiven ? String.valueOf(sgidIndex) : "unset")
                 + ", hop_limit=" + hopLimit + ", traffic_class=" + trafficClass + ", dlid=" + dlid
                 + ", sl=" + sl + ", src_path_bits=" + srcPathBits + ", static_rate=" + staticRate
                 + ", is_global=" + (isGlobal ? 1 : 0) + ", port_num=" + portNum + "}";
@@ -192,6 +228,7 @@ public final class AddressHandleAttributes {
         private Gid dgid;
         private int flowLabel;
         private int sgidIndex;
+        private boolean sgidIndexGiven;
         private int hopLimit = DEFAULT_HOP_LIMIT;
         private int trafficClass;
         private int dlid;
@@ -225,6 +262,7 @@ public final class AddressHandleAttributes {
         public Builder sgidIndex(int sgidIndex) {
             Ranges.check("sgid_index", sgidIndex, 0, 255);
             this.sgidIndex = sgidIndex;
+            this.sgidIndexGiven = true;
             return this;
         }
 

@@ -8,12 +8,13 @@ public final class CompletionQueue implements AutoCloseable {
     private final Device device;
     final long handle;
     private final int entries;
-    private final Guard guard = new Guard("completion queue");
+    private final Guard guard;
 
     CompletionQueue(Device device, long handle, int entries) {
         this.device = device;
         this.handle = handle;
         this.entries = entries;
+        this.guard = new Guard("completion queue");
     }
 
     public Device device() {
@@ -45,9 +46,24 @@ public final class CompletionQueue implements AutoCloseable {
         return guard;
     }
 
+    public boolean isClosed() {
+        return guard.isClosed();
+    }
+
     /** {@code ibv_destroy_cq(3)}; fails with EBUSY while a QP uses it. */
     @Override
     public void close() {
-        guard.close(() -> device.provider().destroyCq(handle));
+        guard.close(() -> {
+            device.provider().destroyCq(handle);
+            device.forget(this);
+        });
+    }
+
+    /**
+     * For {@link Device#close()}, after its QPs are gone: destroys the CQ and counts it closed
+     * even when the destroy fails, since the context's close frees it anyway.
+     */
+    RuntimeException closeUnderDevice() {
+        return Device.closeAnyway(guard, () -> device.provider().destroyCq(handle));
     }
 }

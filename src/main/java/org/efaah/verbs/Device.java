@@ -6,7 +6,9 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -15,9 +17,21 @@ import org.slf4j.LoggerFactory;
  * domains, which own their AHs.
  *
  * <p>Opened with {@link #open(VerbsProvider, String)}; device and port attributes are read once at
- * open. {@link #close()} destroys children before parents: the AHs of each remaining PD, then the
- * PDs, then the context, and logs what was left open. Closing never passes a freed handle to the
- * provider, and a closed device refuses further use with {@link IllegalStateException}.
+ * open. Every child is registered with its parent (PDs and CQs here; AHs, memory regions and QPs
+ * with their PD), because {@code ibv_close_device(3)} always succeeds and frees them all: a forced
+ * {@link #close()} stops the event reader, then destroys the QPs, then the memory regions and
+ * AHs, then the CQs, then the PDs, then the context, logging what was left open. Afterwards every
+ * child refuses use with {@link IllegalStateException} in Java; no freed handle ever reaches the
+ * provider.
+ *
+ * <p><b>Events.</b> Where the provider reads asynchronous events, a daemon thread
+ * {@code efa-ah-events-<device>} reads them from open to close and hands each, as a
+ * {@link DeviceEvent}, to the listeners. After {@code IBV_EVENT_DEVICE_FATAL} the device is
+ * {@linkplain #isFatal() fatal}: every new operation fails with {@link IllegalStateException}
+ * naming the device and the event, while {@link #close()} still frees everything. With
+ * {@link #setCloseOnFatal(boolean) close-on-fatal} the event thread itself closes the device right
+ * after the listeners have seen the event, which lets the kernel finish removing the device
+ * ({@code rdma link delete} waits for every user to close its context).
  *
  * <p>Thread-safe.
  */
@@ -28,15 +42,25 @@ public final class Device implements AutoCloseable {
     private final long context;
     private final DeviceAttributes attributes;
     private final int[] gidTableLengths;
+    private final int[] linkLayers;
+    /** Per port, the sgid_index {@link #resolve} picks for IPv4 and IPv6 destinations; null until looked up. */
+    private final AtomicReferenceArray<int[]> defaultSgidIndexes;
     private final Guard guard;
     private final Set<ProtectionDomain> protectionDomains = ConcurrentHashMap.newKeySet();
+    private final Set<CompletionQueue> completionQueues = ConcurrentHashMap.newKeySet();
     private final List<Consumer<? super DeviceEvent>> eventListeners = new CopyOnWriteArrayList<>();
+    private volatile DeviceEventReader eventReader;
+    private volatile DeviceEvent fatalEvent;
+    private volatile boolean closeOnFatal;
 
-    private Device(VerbsProvider provider, long context, DeviceAttributes attributes, int[] gidTableLengths) {
+    private Device(VerbsProvider provider, long context, DeviceAttributes attributes, int[] gidTableLengths,
+                   int[] linkLayers) {
         this.provider = provider;
         this.context = context;
         this.attributes = attributes;
         this.gidTableLengths = gidTableLengths;
+        this.linkLayers = linkLayers;
+        this.defaultSgidIndexes = new AtomicReferenceArray<>(gidTableLengths.length);
         this.guard = new Guard("device " + attributes.name());
     }
 
@@ -59,10 +83,15 @@ public final class Device implements AutoCloseable {
         try {
             DeviceAttributes attributes = provider.queryDevice(context);
             int[] lengths = new int[attributes.portCount() + 1];
+            int[] linkLayers = new int[attributes.portCount() + 1];
             for (int port = 1; port <= attributes.portCount(); port++) {
-                lengths[port] = provider.queryPort(context, port).gidTableLength();
+                PortAttributes p = provider.queryPort(context, port);
+                lengths[port] = p.gidTableLength();
+                linkLayers[port] = p.linkLayer();
             }
-            return new Device(provider, context, attributes, lengths);
+            Device device = new Device(provider, context, attributes, lengths, linkLayers);
+            device.eventReader = DeviceEventReader.start(provider, context, attributes.name(), device::onAsyncEvent);
+            return device;
         } catch (RuntimeException e) {
             try {
                 provider.closeDevice(context);
@@ -124,7 +153,8 @@ public final class Device implements AutoCloseable {
 
     /**
      * Checks the fields of {@code attributes} that depend on this device: {@code port_num} within
-     * 1..port count, {@code sgid_index} within the port's GID table, and on EFA a global AH.
+     * 1..port count, {@code sgid_index} within the port's GID table, and a global AH on EFA and on
+     * RoCE (whose frames are built from the GRH; the kernel refuses a RoCE AH without one).
      *
      * @throws IllegalArgumentException naming the field, the value and the valid range
      */
@@ -134,9 +164,78 @@ public final class Device implements AutoCloseable {
         if (isEfa() && !attributes.isGlobal()) {
             throw new IllegalArgumentException("is_global: 0; EFA addresses every AH by its dgid, so is_global must be 1");
         }
+        if (isRoce(port) && !attributes.isGlobal()) {
+            throw new IllegalArgumentException("is_global: 0; " + name() + " port " + port
+                    + " is RoCE (link layer Ethernet), which needs a GRH, so is_global must be 1 with a dgid");
+        }
         if (attributes.isGlobal()) {
             checkSgidIndex(port, attributes.sgidIndex());
         }
+    }
+
+    private boolean isRoce(int port) {
+        return linkLayers[port] == PortAttributes.LINK_LAYER_ETHERNET;
+    }
+
+    /**
+     * The attributes with sgid_index filled in when the caller gave none
+     * ({@link AddressHandleAttributes#hasSgidIndex()} false): 0 on EFA and InfiniBand; on a RoCE
+     * port the first RoCE v2 GID of the destination's family (an IPv4-mapped GID for an
+     * IPv4-mapped dgid, else a non-IPv4-mapped one), as read from the port's GID table with its
+     * types ({@code ibv_query_gid_ex(3)}), the table being read again after a GID_CHANGE event.
+     * Attributes that need nothing (not global, or sgid_index given) are returned as they are, so
+     * that call is cheap.
+     *
+     * @throws IllegalArgumentException if the port is out of range, or on RoCE no RoCE v2 GID of
+     *                                  the destination's family is in the table (the message
+     *                                  names the device, port and dgid)
+     * @throws IllegalStateException    if the device is closed
+     */
+    public AddressHandleAttributes resolve(AddressHandleAttributes attributes) {
+        if (!attributes.isGlobal() || attributes.hasSgidIndex()) {
+            return attributes;
+        }
+        int port = attributes.portNum();
+        checkPort(port);
+        if (!isRoce(port)) {
+            return attributes.withSgidIndex(0);
+        }
+        int[] indexes = defaultSgidIndexes.get(port);
+        if (indexes == null) {
+            indexes = guard.get(() -> scanRoceV2Gids(port));
+            defaultSgidIndexes.set(port, indexes);
+        }
+        boolean ipv4 = attributes.dgid().isIpv4Mapped();
+        int index = indexes[ipv4 ? 0 : 1];
+        if (index < 0) {
+            throw new IllegalArgumentException("sgid_index: not given, and " + name() + " port " + port
+                    + " has no RoCE v2 " + (ipv4 ? "IPv4" : "IPv6") + " GID for dgid " + attributes.dgid()
+                    + "; give sgid_index, or add an " + (ipv4 ? "IPv4" : "IPv6") + " address to the port's netdev");
+        }
+        return attributes.withSgidIndex(index);
+    }
+
+    /** The first RoCE v2 IPv4-mapped and IPv6 GID indexes of the port, -1 where none. */
+    private int[] scanRoceV2Gids(int port) {
+        int[] found = {-1, -1};
+        for (int i = 0; i < gidTableLengths[port] && (found[0] < 0 || found[1] < 0); i++) {
+            Gid gid;
+            GidType type;
+            try {
+                type = provider.queryGidType(context, port, i);
+                gid = provider.queryGid(context, port, i);
+            } catch (VerbsException emptySlot) {
+                continue; // ENODATA: nothing at this index
+            }
+            if (type != GidType.ROCE_V2 || gid.isZero()) {
+                continue;
+            }
+            int family = gid.isIpv4Mapped() ? 0 : 1;
+            if (found[family] < 0) {
+                found[family] = i;
+            }
+        }
+        return found;
     }
 
     private void checkPort(int portNum) {
@@ -161,10 +260,31 @@ public final class Device implements AutoCloseable {
      * @throws VerbsException        if the provider fails
      */
     public ProtectionDomain allocatePd() {
-        return guard.get(() -> {
-            ProtectionDomain pd = new ProtectionDomain(this, provider.allocatePd(context));
+        return creating("ibv_alloc_pd", () -> {
+            long handle;
+            try {
+                handle = provider.allocatePd(context);
+            } catch (VerbsException e) {
+                throw e.withContext(FailureContext.allocatePd(this, e));
+            }
+            ProtectionDomain pd = new ProtectionDomain(this, handle);
             protectionDomains.add(pd);
             return pd;
+        });
+    }
+
+    /**
+     * Runs the creation of a child (a PD, CQ, or a PD's AH, MR or QP) while the device is open,
+     * so that none is made during a close, and refuses it once the device reported a fatal event.
+     */
+    <T> T creating(String verb, Supplier<T> create) {
+        return guard.get(() -> {
+            DeviceEvent fatal = fatalEvent;
+            if (fatal != null) {
+                throw new IllegalStateException(verb + " refused: device " + name() + " reported IBV_EVENT_"
+                        + fatal.kind() + " and can only be closed");
+            }
+            return create.get();
         });
     }
 
@@ -175,7 +295,17 @@ public final class Device implements AutoCloseable {
      */
     public CompletionQueue createCq(int entries) {
         Ranges.check("cqe", entries, 1, 65536);
-        return guard.get(() -> new CompletionQueue(this, provider.createCq(context, entries), entries));
+        return creating("ibv_create_cq", () -> {
+            long handle;
+            try {
+                handle = provider.createCq(context, entries);
+            } catch (VerbsException e) {
+                throw e.withContext(FailureContext.resource(this, null));
+            }
+            CompletionQueue cq = new CompletionQueue(this, handle, entries);
+            completionQueues.add(cq);
+            return cq;
+        });
     }
 
     /**
@@ -202,6 +332,51 @@ public final class Device implements AutoCloseable {
         eventListeners.remove(listener);
     }
 
+    /**
+     * Whether the device reported {@code IBV_EVENT_DEVICE_FATAL}: it then refuses every new
+     * operation and can only be closed.
+     */
+    public boolean isFatal() {
+        return fatalEvent != null;
+    }
+
+    /**
+     * Whether the event thread closes this device (children first, as {@link #close()}) right
+     * after every listener has seen an {@code IBV_EVENT_DEVICE_FATAL}. Off by default. A device
+     * being removed from the kernel ({@code rdma link delete}, a hot unplug) reports
+     * DEVICE_FATAL, and its removal waits until every process has closed its context: turn this
+     * on so the removal completes without waiting for the application. Handles of children stay
+     * objects that refuse use.
+     */
+    public void setCloseOnFatal(boolean closeOnFatal) {
+        this.closeOnFatal = closeOnFatal;
+    }
+
+    private void onAsyncEvent(AsyncEvent raw) {
+        DeviceEvent.Kind kind = DeviceEvent.Kind.of(raw.eventType());
+        int port = kind.isPortEvent() ? raw.portNum() & 0xFF : 0;
+        DeviceEvent event = new DeviceEvent(this, kind, port);
+        if ((kind == DeviceEvent.Kind.GID_CHANGE || kind == DeviceEvent.Kind.PORT_ACTIVE)
+                && port > 0 && port < defaultSgidIndexes.length()) {
+            defaultSgidIndexes.set(port, null); // the table changed: look again on the next resolve
+        }
+        if (kind == DeviceEvent.Kind.DEVICE_FATAL) {
+            fatalEvent = event;
+            LOG.error("device {}: IBV_EVENT_DEVICE_FATAL; the device refuses new work{}", name(),
+                    closeOnFatal ? " and is being closed" : " and should be closed");
+        } else {
+            LOG.info("device {}: {}", name(), event);
+        }
+        publish(event);
+        if (kind == DeviceEvent.Kind.DEVICE_FATAL && closeOnFatal) {
+            try {
+                close();
+            } catch (RuntimeException e) {
+                LOG.error("device {}: close after DEVICE_FATAL failed", name(), e);
+            }
+        }
+    }
+
     /** Hands {@code event} to every listener; called by the device's event reader. */
     void publish(DeviceEvent event) {
         for (Consumer<? super DeviceEvent> listener : eventListeners) {
@@ -217,13 +392,34 @@ public final class Device implements AutoCloseable {
         protectionDomains.remove(pd);
     }
 
+    /** PDs allocated through this object and not yet deallocated. */
+    int livePdCount() {
+        return protectionDomains.size();
+    }
+
+    /** AHs created through this object's PDs that still exist. */
+    int liveAhCount() {
+        int n = 0;
+        for (ProtectionDomain pd : protectionDomains) {
+            n += pd.liveAhCount();
+        }
+        return n;
+    }
+
+    void forget(CompletionQueue cq) {
+        completionQueues.remove(cq);
+    }
+
     public boolean isClosed() {
         return guard.isClosed();
     }
 
     /**
-     * Closes the context ({@code ibv_close_device(3)}) after destroying what is still open under it,
-     * children first, logging a warning for each PD left open. Idempotent.
+     * Closes the context ({@code ibv_close_device(3)}) after stopping the event reader and
+     * destroying what is still open under it, in dependency order: QPs, then memory regions and
+     * AHs, then CQs, then PDs. Each child counts as closed even when its destroy fails (the
+     * context's close frees it anyway) and refuses use from then on. Logs a warning for each PD
+     * and CQ left open. Idempotent; may be called from an event listener.
      *
      * @throws VerbsException if a child or the context could not be freed; the first failure is
      *                        thrown after every other resource was tried, the rest are suppressed
@@ -231,18 +427,33 @@ public final class Device implements AutoCloseable {
     @Override
     public void close() {
         RuntimeException[] failure = {null};
-        // The device counts as closed even when a child could not be freed: the kernel frees what
-        // is left when the context goes, and nothing may use it afterwards.
         guard.close(() -> {
-            for (ProtectionDomain pd : new ArrayList<>(protectionDomains)) {
-                LOG.warn("device {} closed with a PD still allocated ({} AHs in it): destroying them", name(),
-                        pd.liveAhCount());
+            DeviceEventReader reader = eventReader;
+            if (reader != null) {
                 try {
-                    pd.closeForcibly();
+                    reader.stop();
                 } catch (RuntimeException e) {
                     failure[0] = chain(failure[0], e);
                 }
             }
+            List<ProtectionDomain> pds = new ArrayList<>(protectionDomains);
+            for (ProtectionDomain pd : pds) {
+                LOG.warn("device {} closed with a PD still allocated ({} AHs, {} QPs and memory regions in it): freeing them",
+                        name(), pd.liveAhCount(), pd.liveResourceCount());
+                failure[0] = pd.closeQueuePairsUnderDevice(failure[0]);
+            }
+            for (ProtectionDomain pd : pds) {
+                failure[0] = pd.closeMemoryAndAhsUnderDevice(failure[0]);
+            }
+            for (CompletionQueue cq : new ArrayList<>(completionQueues)) {
+                LOG.warn("device {} closed with a CQ still open: destroying it", name());
+                failure[0] = chain(failure[0], cq.closeUnderDevice());
+            }
+            completionQueues.clear();
+            for (ProtectionDomain pd : pds) {
+                failure[0] = pd.deallocateUnderDevice(failure[0]);
+            }
+            protectionDomains.clear();
             try {
                 provider.closeDevice(context);
             } catch (RuntimeException e) {
@@ -258,8 +469,26 @@ public final class Device implements AutoCloseable {
         if (first == null) {
             return next;
         }
-        first.addSuppressed(next);
+        if (next != null && next != first) {
+            first.addSuppressed(next);
+        }
         return first;
+    }
+
+    /**
+     * Closes {@code guard} with {@code release}, counting it closed even when the release fails:
+     * for children freed by a forced device close. Returns the failure, or null.
+     */
+    static RuntimeException closeAnyway(Guard guard, Runnable release) {
+        RuntimeException[] failure = {null};
+        guard.close(() -> {
+            try {
+                release.run();
+            } catch (RuntimeException e) {
+                failure[0] = e;
+            }
+        });
+        return failure[0];
     }
 
     @Override

@@ -74,10 +74,21 @@ public final class HardwareAddressHandle {
 
     /** Destroys the AH unless already destroyed; returns whether this call destroyed it. */
     boolean destroyIfLive() {
-        // PD lock before the AH's own, the order closeForcibly() takes them in.
+        // PD lock before the AH's own, the order a forced device close takes them in.
         return pd.guard().get(() -> guard.close(() -> {
             pd.destroyAh(this);
             destroyed = true;
+        }));
+    }
+
+    /**
+     * For a forced close of the device: destroys the AH, counting it destroyed whatever the
+     * provider says (the context's close frees it anyway).
+     */
+    RuntimeException destroyUnderDevice() {
+        return pd.guard().get(() -> Device.closeAnyway(guard, () -> {
+            destroyed = true;
+            pd.destroyAh(this);
         }));
     }
 

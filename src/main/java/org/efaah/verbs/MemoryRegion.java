@@ -11,12 +11,13 @@ public final class MemoryRegion implements AutoCloseable {
     private final ProtectionDomain pd;
     final long handle;
     private final ByteBuffer buffer;
-    private final Guard guard = new Guard("memory region");
+    private final Guard guard;
 
     MemoryRegion(ProtectionDomain pd, long handle, ByteBuffer buffer) {
         this.pd = pd;
         this.handle = handle;
         this.buffer = buffer;
+        this.guard = new Guard("memory region");
     }
 
     public ProtectionDomain pd() {
@@ -44,9 +45,21 @@ public final class MemoryRegion implements AutoCloseable {
         }
     }
 
+    public boolean isClosed() {
+        return guard.isClosed();
+    }
+
     /** {@code ibv_dereg_mr(3)}. */
     @Override
     public void close() {
-        guard.close(() -> pd.device().provider().deregisterMemory(handle));
+        guard.close(() -> {
+            pd.device().provider().deregisterMemory(handle);
+            pd.forget(this);
+        });
+    }
+
+    /** For a forced close of the device: deregisters, counting it closed whatever the provider says. */
+    RuntimeException closeUnderDevice() {
+        return Device.closeAnyway(guard, () -> pd.device().provider().deregisterMemory(handle));
     }
 }

@@ -3,6 +3,7 @@ package org.efaah.verbs;
 import java.util.ArrayList;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 /**
  * A protection domain ({@code struct ibv_pd}), allocated by {@link Device#allocatePd()}.
@@ -11,17 +12,35 @@ import java.util.concurrent.ConcurrentHashMap;
  * after {@code ibv_dealloc_pd}, so objects of this class are safe cache keys.
  *
  * <p>{@link #close()} behaves like {@code ibv_dealloc_pd(3)} on a kernel: while any AH made in
- * this PD exists it refuses with EBUSY and the PD stays usable. Thread-safe.
+ * this PD exists it refuses with EBUSY and the PD stays usable. Its AHs, memory regions and QPs
+ * are registered here, so that a forced {@link Device#close()} frees them before the PD and none
+ * is used afterwards. Thread-safe.
  */
 public final class ProtectionDomain implements AutoCloseable {
     private final Device device;
     private final long handle;
-    private final Guard guard = new Guard("protection domain");
+    private final Guard guard;
     private final Set<HardwareAddressHandle> liveAhs = ConcurrentHashMap.newKeySet();
+    private final Set<MemoryRegion> memoryRegions = ConcurrentHashMap.newKeySet();
+    private final Set<UdQueuePair> queuePairs = ConcurrentHashMap.newKeySet();
 
     ProtectionDomain(Device device, long handle) {
         this.device = device;
         this.handle = handle;
+        this.guard = new Guard("protection domain");
+    }
+
+    /** "PD 0x..." with the provider's handle, for failure messages. */
+    String describe() {
+        return "PD 0x" + Long.toHexString(handle);
+    }
+
+    /**
+     * Runs the creation of a child under this PD's guard and the device's, so that no child is
+     * made while either is being closed, nor on a device that reported a fatal event.
+     */
+    private <T> T creating(String verb, Supplier<T> create) {
+        return device.creating(verb, () -> guard.get(create));
     }
 
     /** The device this PD belongs to. */
@@ -42,10 +61,16 @@ public final class ProtectionDomain implements AutoCloseable {
      */
     public HardwareAddressHandle createAh(AddressHandleAttributes attributes) {
         java.util.Objects.requireNonNull(attributes, "attributes");
-        device.validate(attributes);
-        return guard.get(() -> {
-            CreatedAh created = device.provider().createAh(handle, attributes);
-            HardwareAddressHandle ah = new HardwareAddressHandle(this, created.handle(), created.ahn(), attributes);
+        AddressHandleAttributes resolved = device.resolve(attributes);
+        device.validate(resolved);
+        return creating("ibv_create_ah", () -> {
+            CreatedAh created;
+            try {
+                created = device.provider().createAh(handle, resolved);
+            } catch (VerbsException e) {
+                throw e.withContext(FailureContext.createAh(this, resolved, e));
+            }
+            HardwareAddressHandle ah = new HardwareAddressHandle(this, created.handle(), created.ahn(), resolved);
             liveAhs.add(ah);
             return ah;
         });
@@ -61,7 +86,17 @@ public final class ProtectionDomain implements AutoCloseable {
         if (!buffer.isDirect() || buffer.capacity() == 0) {
             throw new IllegalArgumentException("buffer: must be a non-empty direct ByteBuffer");
         }
-        return guard.get(() -> new MemoryRegion(this, device.provider().registerMemory(handle, buffer), buffer));
+        return creating("ibv_reg_mr", () -> {
+            long mrHandle;
+            try {
+                mrHandle = device.provider().registerMemory(handle, buffer);
+            } catch (VerbsException e) {
+                throw e.withContext(FailureContext.resource(device, this));
+            }
+            MemoryRegion mr = new MemoryRegion(this, mrHandle, buffer);
+            memoryRegions.add(mr);
+            return mr;
+        });
     }
 
     /**
@@ -78,10 +113,16 @@ public final class ProtectionDomain implements AutoCloseable {
         if (sendCq.device() != device || recvCq.device() != device) {
             throw new IllegalArgumentException("cq: belongs to another device than this PD");
         }
-        return guard.get(() -> sendCq.guard().get(() -> recvCq.guard().get(() -> {
-            QueuePairNumbers created = device.provider().createUdQp(handle, sendCq.handle, recvCq.handle, maxSendWr,
-                    maxRecvWr);
-            return new UdQueuePair(this, created.handle(), created.qpn());
+        return creating("ibv_create_qp", () -> sendCq.guard().get(() -> recvCq.guard().get(() -> {
+            QueuePairNumbers created;
+            try {
+                created = device.provider().createUdQp(handle, sendCq.handle, recvCq.handle, maxSendWr, maxRecvWr);
+            } catch (VerbsException e) {
+                throw e.withContext(FailureContext.resource(device, this));
+            }
+            UdQueuePair qp = new UdQueuePair(this, created.handle(), created.qpn());
+            queuePairs.add(qp);
+            return qp;
         })));
     }
 
@@ -122,24 +163,57 @@ public final class ProtectionDomain implements AutoCloseable {
         });
     }
 
-    /** For {@link Device#close()}: destroys the remaining AHs, then deallocates. */
-    void closeForcibly() {
-        guard.close(() -> {
-            RuntimeException failure = null;
-            for (HardwareAddressHandle ah : new ArrayList<>(liveAhs)) {
-                try {
-                    ah.destroyIfLive();
-                } catch (RuntimeException e) {
-                    failure = Device.chain(failure, e);
-                }
+    void forget(MemoryRegion mr) {
+        memoryRegions.remove(mr);
+    }
+
+    void forget(UdQueuePair qp) {
+        queuePairs.remove(qp);
+    }
+
+    /** How many memory regions and QPs of this PD are still open. */
+    int liveResourceCount() {
+        return memoryRegions.size() + queuePairs.size();
+    }
+
+    /** First step of a forced device close: the QPs, which use the MRs, AHs and CQs. */
+    RuntimeException closeQueuePairsUnderDevice(RuntimeException failure) {
+        for (UdQueuePair qp : new ArrayList<>(queuePairs)) {
+            failure = Device.chain(failure, qp.closeUnderDevice());
+        }
+        queuePairs.clear();
+        return failure;
+    }
+
+    /** Second step of a forced device close, once no QP can use them: the MRs and the AHs. */
+    RuntimeException closeMemoryAndAhsUnderDevice(RuntimeException failure) {
+        for (MemoryRegion mr : new ArrayList<>(memoryRegions)) {
+            failure = Device.chain(failure, mr.closeUnderDevice());
+        }
+        memoryRegions.clear();
+        for (HardwareAddressHandle ah : new ArrayList<>(liveAhs)) {
+            failure = Device.chain(failure, ah.destroyUnderDevice());
+        }
+        liveAhs.clear();
+        return failure;
+    }
+
+    /**
+     * Last step of a forced device close, after its CQs: deallocates the PD (and, should a child
+     * have escaped the earlier steps, that child first), counting it closed whatever the provider
+     * says, since the context's close frees it anyway.
+     */
+    RuntimeException deallocateUnderDevice(RuntimeException failure) {
+        RuntimeException[] result = {failure};
+        Device.closeAnyway(guard, () -> {
+            result[0] = closeMemoryAndAhsUnderDevice(closeQueuePairsUnderDevice(result[0]));
+            try {
+                device.provider().deallocatePd(handle);
+            } catch (RuntimeException e) {
+                result[0] = Device.chain(result[0], e);
             }
-            if (failure != null) {
-                // The PD cannot go while an AH in it is still held by the device.
-                throw failure;
-            }
-            device.provider().deallocatePd(handle);
-            device.forget(this);
         });
+        return result[0];
     }
 
     @Override

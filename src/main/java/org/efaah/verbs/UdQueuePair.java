@@ -13,12 +13,13 @@ public final class UdQueuePair implements AutoCloseable {
     private final ProtectionDomain pd;
     private final long handle;
     private final int qpn;
-    private final Guard guard = new Guard("queue pair");
+    private final Guard guard;
 
     UdQueuePair(ProtectionDomain pd, long handle, int qpn) {
         this.pd = pd;
         this.handle = handle;
         this.qpn = qpn;
+        this.guard = new Guard("queue pair");
     }
 
     public ProtectionDomain pd() {
@@ -101,9 +102,21 @@ public final class UdQueuePair implements AutoCloseable {
         }
     }
 
+    public boolean isClosed() {
+        return guard.isClosed();
+    }
+
     /** {@code ibv_destroy_qp(3)}. */
     @Override
     public void close() {
-        guard.close(() -> pd.device().provider().destroyQp(handle));
+        guard.close(() -> {
+            pd.device().provider().destroyQp(handle);
+            pd.forget(this);
+        });
+    }
+
+    /** For a forced close of the device: destroys the QP, counting it closed whatever the provider says. */
+    RuntimeException closeUnderDevice() {
+        return Device.closeAnyway(guard, () -> pd.device().provider().destroyQp(handle));
     }
 }

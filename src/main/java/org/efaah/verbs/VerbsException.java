@@ -17,6 +17,7 @@ public class VerbsException extends RuntimeException {
 
     private final String operation;
     private final int errnoValue;
+    private final String context;
 
     /**
      * @param operation the verbs call that failed, e.g. {@code "ibv_create_ah"}
@@ -27,6 +28,22 @@ public class VerbsException extends RuntimeException {
         super(message(operation, errno, detail));
         this.operation = operation;
         this.errnoValue = Math.abs(errno);
+        this.context = null;
+    }
+
+    private VerbsException(VerbsException original, String context) {
+        super(original.getMessage() + "; " + context, original);
+        this.operation = original.operation;
+        this.errnoValue = original.errnoValue;
+        this.context = original.context == null ? context : original.context + "; " + context;
+    }
+
+    /**
+     * The same failure (operation and errno unchanged) with {@code context} appended to the
+     * message, e.g. the device, PD and GIDs involved and a hint; this exception becomes the cause.
+     */
+    public VerbsException withContext(String context) {
+        return new VerbsException(this, context);
     }
 
     public VerbsException(String operation, Errno errno, String detail) {
@@ -48,6 +65,11 @@ public class VerbsException extends RuntimeException {
     /** The positive errno number. */
     public int errnoValue() {
         return errnoValue;
+    }
+
+    /** The context added by {@link #withContext}, or null. */
+    public String context() {
+        return context;
     }
 
     /** The verbs call that failed, e.g. {@code ibv_create_ah}. */

@@ -128,6 +128,55 @@ public interface VerbsProvider extends AutoCloseable {
         return new UnsupportedOperationException("the " + name() + " provider has no datagram (UD) path");
     }
 
+    // Asynchronous events (ibv_get_async_event(3)), read by one thread per device; a provider
+    // without them keeps these defaults and its devices have no event reader.
+
+    /**
+     * Opens the event channel of {@code context}: from now on its events are read with
+     * {@link #awaitAsyncEvents}. Natively the context's {@code async_fd} is made non-blocking and
+     * paired with an eventfd for {@link #wakeAsyncEvents}.
+     *
+     * @return a channel handle, closed with {@link #closeAsyncEvents} before the context
+     * @throws UnsupportedOperationException if the provider reads no events
+     */
+    default long openAsyncEvents(long context) {
+        throw noAsyncEvents();
+    }
+
+    /**
+     * Waits up to {@code timeoutMillis} for events of the channel, then returns every event
+     * pending (each acknowledged at once), in order; empty on timeout or when
+     * {@link #wakeAsyncEvents} was called. One thread at a time per channel.
+     */
+    default List<AsyncEvent> awaitAsyncEvents(long channel, int timeoutMillis) {
+        throw noAsyncEvents();
+    }
+
+    /** Makes a wait on the channel, in progress or next, return promptly. Any thread, any time before close. */
+    default void wakeAsyncEvents(long channel) {
+        throw noAsyncEvents();
+    }
+
+    /** Frees the channel; no wait may be in progress. */
+    default void closeAsyncEvents(long channel) {
+        throw noAsyncEvents();
+    }
+
+    private UnsupportedOperationException noAsyncEvents() {
+        return new UnsupportedOperationException("the " + name() + " provider reads no asynchronous events");
+    }
+
+    /**
+     * {@code ibv_query_gid_ex(3)}: the type of the GID at {@code index} of port
+     * {@code portNum}'s table.
+     *
+     * @throws VerbsException ENODATA when the slot is empty
+     * @throws UnsupportedOperationException if the provider cannot tell GID types
+     */
+    default GidType queryGidType(long context, int portNum, int index) {
+        throw new UnsupportedOperationException("the " + name() + " provider cannot tell GID types");
+    }
+
     /** Releases provider-wide resources; does not close devices (their owners do). */
     @Override
     void close();

@@ -369,8 +369,8 @@ class InputPropertiesTest {
             String expected = null;
             if (attributes.portNum() != 1) {
                 expected = "port_num: " + attributes.portNum() + " is out of range; valid 1..1";
-            } else if (request.efa() && !attributes.isGlobal()) {
-                expected = "is_global: 0";
+            } else if (!attributes.isGlobal()) {
+                expected = "is_global: 0"; // EFA and RoCE (the mock's other model) both need a GRH
             } else if (attributes.isGlobal() && attributes.sgidIndex() >= GID_TABLE_LENGTH) {
                 expected = "sgid_index: " + attributes.sgidIndex() + " is out of range; valid 0.." + (GID_TABLE_LENGTH - 1);
             }

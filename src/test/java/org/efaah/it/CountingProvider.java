@@ -149,6 +149,31 @@ final class CountingProvider implements VerbsProvider {
     }
 
     @Override
+    public org.efaah.verbs.GidType queryGidType(long context, int portNum, int index) {
+        return real.queryGidType(context, portNum, index);
+    }
+
+    @Override
+    public long openAsyncEvents(long context) {
+        return real.openAsyncEvents(context);
+    }
+
+    @Override
+    public List<org.efaah.verbs.AsyncEvent> awaitAsyncEvents(long channel, int timeoutMillis) {
+        return real.awaitAsyncEvents(channel, timeoutMillis);
+    }
+
+    @Override
+    public void wakeAsyncEvents(long channel) {
+        real.wakeAsyncEvents(channel);
+    }
+
+    @Override
+    public void closeAsyncEvents(long channel) {
+        real.closeAsyncEvents(channel);
+    }
+
+    @Override
     public void close() {
         real.close();
     }

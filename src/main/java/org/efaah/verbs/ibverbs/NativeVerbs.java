@@ -102,6 +102,19 @@ final class NativeVerbs {
 
     static native int efa_ah_error_from_rc(int rc, int savedErrno);
 
+    static native int efa_ah_query_gid_type(@Cast("uint64_t") long context, @Cast("uint32_t") int portNum,
+                                            @Cast("uint32_t") int index, @Cast("uint32_t*") int[] type);
+
+    static native int efa_ah_async_open(@Cast("uint64_t") long context, @Cast("uint64_t*") long[] channel);
+
+    static native int efa_ah_async_wait(@Cast("uint64_t") long channel, @Cast("int32_t") int timeoutMillis,
+                                        @Cast("uint32_t*") int[] types, @Cast("uint32_t*") int[] ports,
+                                        @Cast("uint32_t") int capacity, @Cast("uint32_t*") int[] count);
+
+    static native int efa_ah_async_wake(@Cast("uint64_t") long channel);
+
+    static native int efa_ah_async_close(@Cast("uint64_t") long channel);
+
     /** {@code struct efa_ah_device_attr}. */
     @Name("efa_ah_device_attr")
     static final class DeviceAttr extends Pointer {

@@ -446,6 +446,67 @@ public final class NativeVerbsProvider implements VerbsProvider {
         }
     }
 
+    /**
+     * {@code ibv_query_gid_ex(3)}'s {@code gid_type}.
+     *
+     * @throws VerbsException                ENODATA for an empty slot
+     * @throws UnsupportedOperationException where libibverbs has no {@code ibv_query_gid_ex}
+     */
+    @Override
+    public org.efaah.verbs.GidType queryGidType(long context, int portNum, int index) {
+        checkPort(portNum);
+        int[] type = new int[1];
+        int rc = NativeVerbs.efa_ah_query_gid_type(context, portNum, index, type);
+        if (rc == -org.efaah.verbs.Errno.EOPNOTSUPP.value()) {
+            throw new UnsupportedOperationException("this libibverbs has no ibv_query_gid_ex");
+        }
+        check(rc, "ibv_query_gid_ex", "port " + portNum + " index " + index);
+        return org.efaah.verbs.GidType.of(type[0]);
+    }
+
+    /** Events read per wait at most; more pending ones come with the next wait, at once. */
+    private static final int EVENTS_PER_WAIT = 32;
+
+    @Override
+    public long openAsyncEvents(long context) {
+        long[] channel = new long[1];
+        check(NativeVerbs.efa_ah_async_open(context, channel), "ibv_get_async_event", "making async_fd non-blocking");
+        return channel[0];
+    }
+
+    /**
+     * Every pending event, copied and acknowledged in C. A device removed by a driver that sends
+     * no event for it (rxe: its uverbs node just disappears while {@code rdma link delete} waits
+     * for every context to close) is reported as one {@code IBV_EVENT_DEVICE_FATAL}.
+     */
+    @Override
+    public List<org.efaah.verbs.AsyncEvent> awaitAsyncEvents(long channel, int timeoutMillis) {
+        int[] types = new int[EVENTS_PER_WAIT];
+        int[] ports = new int[EVENTS_PER_WAIT];
+        int[] count = new int[1];
+        int rc = NativeVerbs.efa_ah_async_wait(channel, timeoutMillis, types, ports, EVENTS_PER_WAIT, count);
+        if (rc == -org.efaah.verbs.Errno.ENODEV.value()) {
+            // Removed by a driver that sends no event for it (rxe): report what it amounts to.
+            return List.of(new org.efaah.verbs.AsyncEvent(org.efaah.verbs.DeviceEvent.Kind.DEVICE_FATAL.value(), 0));
+        }
+        check(rc, "ibv_get_async_event", null);
+        List<org.efaah.verbs.AsyncEvent> events = new ArrayList<>(count[0]);
+        for (int i = 0; i < count[0]; i++) {
+            events.add(new org.efaah.verbs.AsyncEvent(types[i], ports[i]));
+        }
+        return events;
+    }
+
+    @Override
+    public void wakeAsyncEvents(long channel) {
+        check(NativeVerbs.efa_ah_async_wake(channel), "efa_ah_async_wake", null);
+    }
+
+    @Override
+    public void closeAsyncEvents(long channel) {
+        check(NativeVerbs.efa_ah_async_close(channel), "efa_ah_async_close", null);
+    }
+
     /** Nothing provider-wide is held: devices are closed by their owners. */
     @Override
     public void close() {

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Objects;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.Gid;
+import org.efaah.verbs.GidType;
 import org.efaah.verbs.Ranges;
 
 /**
@@ -14,7 +15,9 @@ import org.efaah.verbs.Ranges;
  *
  * @param deviceCount          number of devices, named {@code efa_0}, {@code efa_1}, ...
  * @param gidTableLength       GIDs per port ({@code gid_tbl_len}); each device has one port
- * @param gids                 explicit GIDs for port 1 of device 0 (index order), or empty for generated ones
+ * @param gids                 explicit GIDs for port 1 of device 0 (index order), or empty for generated
+ *                             ones; the zero GID {@code ::} is an empty slot, as on rxe and mlx5, where
+ *                             AH creation with that sgid_index fails with ENODATA
  * @param maxAh                {@code max_ah} per device, 1..65536 (AHNs are 16-bit)
  * @param duplicatePolicy      how a second create for a live (PD, GID) is answered
  * @param duplicateErrno       the errno a {@link DuplicatePolicy#STRICT} device refuses with
@@ -26,11 +29,14 @@ import org.efaah.verbs.Ranges;
  * @param efa                  true (default): EFA devices {@code efa_N} that key AHs by GID and
  *                             report AHNs; false: RoCE-like devices {@code roce_N} (vendor 0, link
  *                             layer Ethernet, no AHN), whose AHs differ by every ibv_ah_attr field
+ * @param maxPd                {@code max_pd} per device: allocating one more live PD fails with ENOMEM
+ * @param gidTypes             the type of each GID slot, by index, for every device; slots beyond the
+ *                             list are {@link GidType#IB} on EFA and {@link GidType#ROCE_V2} on RoCE
  */
 public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, int maxAh,
                          DuplicatePolicy duplicatePolicy, Errno duplicateErrno, long createLatencyNanos,
                          long destroyLatencyNanos, double failureProbability, Errno randomFailureErrno, long seed,
-                         boolean efa) {
+                         boolean efa, int maxPd, List<GidType> gidTypes) {
 
     /** Prefix of the system properties read by {@link #fromSystemProperties()}. */
     public static final String PROPERTY_PREFIX = "efaah.mock.";
@@ -52,6 +58,13 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
             throw new IllegalArgumentException("gids: " + gids.size() + " given; at most gidTableLength=" + gidTableLength);
         }
         gids = List.copyOf(gids);
+        Ranges.check("maxPd", maxPd, 1, 1 << 24);
+        gidTypes = List.copyOf(Objects.requireNonNull(gidTypes, "gidTypes"));
+    }
+
+    /** The type of GID slot {@code index}. */
+    public GidType gidType(int index) {
+        return index < gidTypes.size() ? gidTypes.get(index) : efa ? GidType.IB : GidType.ROCE_V2;
     }
 
     /** One device, one GID, max_ah 1024, strict duplicates refused with EINVAL, no latency, no faults. */
@@ -77,6 +90,8 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         b.randomFailureErrno = randomFailureErrno;
         b.seed = seed;
         b.efa = efa;
+        b.maxPd = maxPd;
+        b.gidTypes = new ArrayList<>(gidTypes);
         return b;
     }
 
@@ -84,7 +99,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
      * The defaults overridden by system properties {@code efaah.mock.devices},
      * {@code .gidTableLength}, {@code .maxAh}, {@code .behaviour} (legacy|strict|kernel-cached),
      * {@code .duplicateErrno}, {@code .createLatencyNanos}, {@code .destroyLatencyNanos},
-     * {@code .failureProbability}, {@code .failureErrno}, {@code .seed}, {@code .efa}.
+     * {@code .failureProbability}, {@code .failureErrno}, {@code .seed}, {@code .efa}, {@code .maxPd}.
      *
      * @throws IllegalArgumentException naming the property when a value does not parse or is out of range
      */
@@ -122,6 +137,9 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
             if ((v = property("efa")) != null) {
                 b.efa(Boolean.parseBoolean(v));
             }
+            if ((v = property("maxPd")) != null) {
+                b.maxPd(Integer.parseInt(v));
+            }
             if ((v = property("seed")) != null) {
                 b.seed(Long.parseLong(v));
             }
@@ -150,8 +168,21 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         private Errno randomFailureErrno = Errno.ENOMEM;
         private long seed = 1;
         private boolean efa = true;
+        private int maxPd = 256;
+        private List<GidType> gidTypes = new ArrayList<>();
 
         private Builder() {
+        }
+
+        public Builder maxPd(int maxPd) {
+            this.maxPd = maxPd;
+            return this;
+        }
+
+        /** The type of each GID slot by index; see {@link MockConfig#gidTypes()}. */
+        public Builder gidTypes(List<GidType> types) {
+            this.gidTypes = new ArrayList<>(types);
+            return this;
         }
 
         public Builder deviceCount(int n) {
@@ -216,7 +247,8 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
 
         public MockConfig build() {
             return new MockConfig(deviceCount, gidTableLength, gids, maxAh, duplicatePolicy, duplicateErrno,
-                    createLatencyNanos, destroyLatencyNanos, failureProbability, randomFailureErrno, seed, efa);
+                    createLatencyNanos, destroyLatencyNanos, failureProbability, randomFailureErrno, seed, efa, maxPd,
+                    gidTypes);
         }
     }
 }

@@ -331,4 +331,20 @@ final class MockFabric {
         }
         return m;
     }
+
+    /**
+     * Forgets every CQ, memory region and QP of {@code context}: {@code ibv_close_device} frees
+     * them, so any later call naming one fails as for an unknown handle (EINVAL).
+     */
+    synchronized void closeContext(MockVerbsProvider.MockContext context) {
+        qps.values().removeIf(q -> {
+            if (q.pd.context != context) {
+                return false;
+            }
+            qpsByNumber.get(context.device()).remove(q.qpn);
+            return true;
+        });
+        mrs.values().removeIf(m -> m.pd().context == context);
+        cqs.values().removeIf(c -> c.context == context);
+    }
 }

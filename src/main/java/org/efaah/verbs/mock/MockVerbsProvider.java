@@ -17,6 +17,7 @@ import org.efaah.verbs.DeviceAttributes;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.PortAttributes;
+import org.efaah.verbs.Ranges;
 import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.VerbsProvider;
 
@@ -35,8 +36,15 @@ import org.efaah.verbs.VerbsProvider;
  * <p>With {@link MockConfig#efa()} false the devices model a RoCE NIC instead ({@code roce_N}):
  * no AHN, and AHs told apart by every {@code ibv_ah_attr} field.
  *
- * <p>Closing a context that still has PDs fails with EBUSY, which is stricter than a kernel (it
- * frees everything when the file is closed) so that ordering bugs above show up in tests.
+ * <p>As strict as the kernel where the kernel is strict: an AH without a GRH fails with EINVAL
+ * (EFA and RoCE both need one), an sgid_index whose GID slot is empty ({@code ::} in
+ * {@link MockConfig#gids()}) with ENODATA, a PD beyond {@link MockConfig#maxPd()} with ENOMEM.
+ * GID slots have types ({@link MockConfig#gidTypes()}, read with {@link #queryGidType}), and
+ * {@link #raiseEvent} delivers asynchronous events to every open context of a device.
+ *
+ * <p>Closing a context always succeeds and frees everything made in it, as
+ * {@code ibv_close_device(3)} does: its PDs, AHs, CQs, memory regions and QPs are gone, and any
+ * later call naming one of them fails with EINVAL, as an unknown handle does.
  *
  * <p>Thread-safe. Faults can be injected at any time with {@link #failNextCreates} and
  * {@link #failNextDestroys}, or at random through {@link MockConfig#failureProbability()} and
@@ -53,6 +61,7 @@ public final class MockVerbsProvider implements VerbsProvider {
     private final Map<Long, MockAh> ahs = new ConcurrentHashMap<>();
     private final AtomicLong nextHandle = new AtomicLong(0x1000);
     private final MockFabric fabric = new MockFabric(this);
+    private final MockEvents events = new MockEvents(this);
 
     private final AtomicLong createCalls = new AtomicLong();
     private final AtomicLong destroyCalls = new AtomicLong();
@@ -114,19 +123,29 @@ public final class MockVerbsProvider implements VerbsProvider {
     @Override
     public void closeDevice(long context) {
         MockContext c = context(context, "ibv_close_device");
-        if (c.pdCount.get() > 0 || c.cqCount.get() > 0) {
-            throw new VerbsException("ibv_close_device", Errno.EBUSY,
-                    c.pdCount.get() + " PD(s) and " + c.cqCount.get() + " CQ(s) still allocated");
-        }
         contexts.remove(context);
+        MockDevice d = c.device;
+        synchronized (d) {
+            for (Map.Entry<Long, MockAh> e : new ArrayList<>(ahs.entrySet())) {
+                if (e.getValue().pd().context == c) {
+                    ahs.remove(e.getKey());
+                    release(d, e.getValue());
+                }
+            }
+            int before = pds.size();
+            pds.values().removeIf(p -> p.context == c);
+            d.livePds -= before - pds.size();
+        }
+        fabric.closeContext(c);
+        events.closeContext(context);
     }
 
     @Override
     public DeviceAttributes queryDevice(long context) {
         MockDevice d = context(context, "ibv_query_device").device;
         return config.efa()
-                ? new DeviceAttributes(d.name, DeviceAttributes.AMAZON_VENDOR_ID, VENDOR_PART_ID, config.maxAh(), 256, 1, true)
-                : new DeviceAttributes(d.name, 0, 0, config.maxAh(), 256, 1, false);
+                ? new DeviceAttributes(d.name, DeviceAttributes.AMAZON_VENDOR_ID, VENDOR_PART_ID, config.maxAh(), config.maxPd(), 1, true)
+                : new DeviceAttributes(d.name, 0, 0, config.maxAh(), config.maxPd(), 1, false);
     }
 
     @Override
@@ -149,11 +168,34 @@ public final class MockVerbsProvider implements VerbsProvider {
         return d.gids[index];
     }
 
+    /**
+     * The type of a GID slot ({@code ibv_query_gid_ex}), from {@link MockConfig#gidType(int)};
+     * ENODATA for an empty slot, as the kernel answers.
+     */
+    @Override
+    public org.efaah.verbs.GidType queryGidType(long context, int portNum, int index) {
+        MockDevice d = context(context, "ibv_query_gid_ex").device;
+        if (portNum != 1 || index < 0 || index >= d.gids.length) {
+            throw new VerbsException("ibv_query_gid_ex", Errno.EINVAL, "port " + portNum + " index " + index);
+        }
+        if (d.gids[index].isZero()) {
+            throw new VerbsException("ibv_query_gid_ex", Errno.ENODATA, "GID slot " + index + " is empty");
+        }
+        return config.gidType(index);
+    }
+
+    /** {@code ibv_alloc_pd}: ENOMEM beyond {@code max_pd} live PDs on the device, as the kernel answers. */
     @Override
     public long allocatePd(long context) {
         MockContext c = context(context, "ibv_alloc_pd");
         long h = nextHandle.getAndIncrement();
-        pds.put(h, new MockPd(h, c));
+        synchronized (c.device) {
+            if (c.device.livePds >= config.maxPd()) {
+                throw new VerbsException("ibv_alloc_pd", Errno.ENOMEM, "max_pd " + config.maxPd() + " reached");
+            }
+            c.device.livePds++;
+            pds.put(h, new MockPd(h, c));
+        }
         c.pdCount.incrementAndGet();
         return h;
     }
@@ -170,6 +212,7 @@ public final class MockVerbsProvider implements VerbsProvider {
                         p.ahCount + " AH(s) and " + p.resources.get() + " QP(s)/MR(s) still exist");
             }
             pds.remove(pd);
+            p.context.device.livePds--;
         }
         p.context.pdCount.decrementAndGet();
     }
@@ -181,10 +224,15 @@ public final class MockVerbsProvider implements VerbsProvider {
         if (p == null) {
             throw new VerbsException("ibv_create_ah", Errno.EINVAL, "unknown PD");
         }
-        // Like a kernel, only a global AH's GRH (sgid_index among it) is looked at.
-        if (attributes.portNum() != 1 || (config.efa() && !attributes.isGlobal())
-                || (attributes.isGlobal() && attributes.sgidIndex() >= config.gidTableLength())) {
+        // Like a kernel, only a global AH's GRH (sgid_index among it) is looked at; EFA and RoCE
+        // both require one (RoCE frames carry the GRH or the IP header made from it).
+        if (attributes.portNum() != 1 || !attributes.isGlobal()
+                || attributes.sgidIndex() >= config.gidTableLength()) {
             throw new VerbsException("ibv_create_ah", Errno.EINVAL, attributes.toString());
+        }
+        if (p.context.device.gids[attributes.sgidIndex()].isZero()) {
+            throw new VerbsException("ibv_create_ah", Errno.ENODATA, "sgid_index " + attributes.sgidIndex()
+                    + ": the GID slot is empty");
         }
         // A failing hardware command takes as long as a good one (an ETIME is a timeout, after all).
         if (config.createLatencyNanos() > 0) {
@@ -264,15 +312,20 @@ public final class MockVerbsProvider implements VerbsProvider {
             if (ahs.remove(ah) == null) {
                 throw new VerbsException("ibv_destroy_ah", Errno.EINVAL, "unknown or destroyed AH");
             }
-            a.pd.ahCount--;
-            HardwareAh hw = a.hardware;
-            if (--hw.users == 0) {
-                d.ahns.clear(hw.ahn);
-                d.liveHardware--;
-                d.byDestination.remove(hw.key, hw);
-                hardwareDestroys.incrementAndGet();
-                liveAhs.decrementAndGet();
-            }
+            release(d, a);
+        }
+    }
+
+    /** Drops one struct ibv_ah of a hardware AH, freeing the hardware AH with its last one. Holds d. */
+    private void release(MockDevice d, MockAh a) {
+        a.pd.ahCount--;
+        HardwareAh hw = a.hardware;
+        if (--hw.users == 0) {
+            d.ahns.clear(hw.ahn);
+            d.liveHardware--;
+            d.byDestination.remove(hw.key, hw);
+            hardwareDestroys.incrementAndGet();
+            liveAhs.decrementAndGet();
         }
     }
 
@@ -456,12 +509,55 @@ public final class MockVerbsProvider implements VerbsProvider {
         // Nothing provider-wide to free: devices are closed by their owners.
     }
 
+    @Override
+    public long openAsyncEvents(long context) {
+        context(context, "ibv_get_async_event");
+        return events.open(context);
+    }
+
+    @Override
+    public List<org.efaah.verbs.AsyncEvent> awaitAsyncEvents(long channel, int timeoutMillis) {
+        return events.await(channel, timeoutMillis);
+    }
+
+    @Override
+    public void wakeAsyncEvents(long channel) {
+        events.wake(channel);
+    }
+
+    @Override
+    public void closeAsyncEvents(long channel) {
+        events.close(channel);
+    }
+
+    /**
+     * Raises an asynchronous event on every open context of device {@code deviceName}, as the
+     * kernel does: each context's event reader gets its own copy.
+     *
+     * @param portNum the 1-based port for port events, 0 for device events
+     * @throws IllegalArgumentException if there is no such device
+     */
+    public void raiseEvent(String deviceName, org.efaah.verbs.DeviceEvent.Kind kind, int portNum) {
+        Objects.requireNonNull(kind, "kind");
+        Ranges.check("portNum", portNum, 0, 255);
+        MockDevice device = devices.stream().filter(d -> d.name.equals(deviceName)).findFirst()
+                .orElseThrow(() -> new IllegalArgumentException("device: '" + deviceName + "' is not a mock device"));
+        List<Long> open = new ArrayList<>();
+        contexts.forEach((handle, c) -> {
+            if (c.device == device) {
+                open.add(handle);
+            }
+        });
+        events.raise(open, new org.efaah.verbs.AsyncEvent(kind.value(), portNum));
+    }
+
     static final class MockDevice {
         final String name;
         final Gid[] gids;
         final BitSet ahns = new BitSet();
         final Map<DestinationKey, HardwareAh> byDestination = new HashMap<>();
         int liveHardware;
+        int livePds; // guarded by this
 
         MockDevice(int index, MockConfig config) {
             this.name = (config.efa() ? "efa_" : "roce_") + index;

@@ -286,16 +286,16 @@ class MockVerbsProviderTest {
     }
 
     @Test
-    void aNonGlobalRoceAhIgnoresItsGrhFieldsLikeAKernel() {
+    void aNonGlobalRoceAhIsRefusedLikeAKernel() {
         MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder().efa(false).gidTableLength(2).build());
         try (Device d = Device.openFirst(mock); ProtectionDomain pd = d.allocatePd()) {
-            // Device.validate lets this through (sgid_index means nothing without a GRH), so the
-            // device must take it too.
+            // RoCE frames are built from the GRH: the kernel answers EINVAL without one (rxe0 does).
             AddressHandleAttributes lidRouted = AddressHandleAttributes.builder().dlid(7).sgidIndex(9).build();
-            d.validate(lidRouted);
-            pd.createAh(lidRouted).destroy();
-            assertEquals(Errno.EINVAL, assertThrows(VerbsException.class,
-                    () -> mock.createAh(0, lidRouted)).errno(), "an unknown PD is still refused");
+            assertThrows(IllegalArgumentException.class, () -> d.validate(lidRouted));
+            long context = mock.openDevice("roce_0");
+            long rawPd = mock.allocatePd(context);
+            assertEquals(Errno.EINVAL, assertThrows(VerbsException.class, () -> mock.createAh(rawPd, lidRouted)).errno());
+            mock.closeDevice(context);
         }
     }
 
