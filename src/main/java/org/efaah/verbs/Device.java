@@ -171,11 +171,28 @@ public final class Device implements AutoCloseable {
     /**
      * Creates a completion queue ({@code ibv_create_cq(3)}) of {@code entries} CQEs, 1..65536.
      *
-     * @throws UnsupportedOperationException if the provider has no datagram path
+     * @throws VerbsException EOPNOTSUPP if the provider has no datagram path
      */
     public CompletionQueue createCq(int entries) {
         Ranges.check("cqe", entries, 1, 65536);
         return guard.get(() -> new CompletionQueue(this, provider.createCq(context, entries), entries));
+    }
+
+    /**
+     * Creates an EFA completion queue of {@code entries} CQEs, 1..65536, whose receive completions
+     * carry the sender's GID when the receiver holds no AH for it ({@code efadv_create_cq(3)} with
+     * {@code EFADV_WC_EX_WITH_SGID}; read by {@link CompletionQueue#poll} into
+     * {@link WorkCompletion#sourceGid}).
+     *
+     * @throws VerbsException EOPNOTSUPP, naming the device, if it is not EFA
+     */
+    public CompletionQueue createCqWithSourceGid(int entries) {
+        Ranges.check("cqe", entries, 1, 65536);
+        if (!isEfa()) {
+            throw new VerbsException("efadv_create_cq", Errno.EOPNOTSUPP, name() + " is not an EFA device");
+        }
+        return guard.get(() -> new CompletionQueue(this,
+                provider.efa().createCqWithSourceGid(context, entries), entries, true));
     }
 
     /**

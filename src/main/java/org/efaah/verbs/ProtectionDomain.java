@@ -85,6 +85,36 @@ public final class ProtectionDomain implements AutoCloseable {
         })));
     }
 
+    /**
+     * Creates a QP of {@code type} in RESET: UD through {@link #createUdQp}, SRD through
+     * {@code efadv_create_qp_ex(3)}. Activation, posting and destroying are the same for both.
+     *
+     * @throws VerbsException EOPNOTSUPP, naming the device, for SRD on a device that is not EFA
+     */
+    public UdQueuePair createQp(QueuePairType type, CompletionQueue sendCq, CompletionQueue recvCq, int maxSendWr,
+                                int maxRecvWr) {
+        java.util.Objects.requireNonNull(type, "type");
+        if (type == QueuePairType.UD) {
+            return createUdQp(sendCq, recvCq, maxSendWr, maxRecvWr);
+        }
+        java.util.Objects.requireNonNull(sendCq, "sendCq");
+        java.util.Objects.requireNonNull(recvCq, "recvCq");
+        Ranges.check("max_send_wr", maxSendWr, 1, 8192);
+        Ranges.check("max_recv_wr", maxRecvWr, 1, 8192);
+        if (!device.isEfa()) {
+            throw new VerbsException("efadv_create_qp_ex", Errno.EOPNOTSUPP,
+                    "SRD needs an EFA device; " + device.name() + " is not one (use UD)");
+        }
+        if (sendCq.device() != device || recvCq.device() != device) {
+            throw new IllegalArgumentException("cq: belongs to another device than this PD");
+        }
+        return guard.get(() -> sendCq.guard().get(() -> recvCq.guard().get(() -> {
+            QueuePairNumbers created = device.provider().efa().createSrdQp(handle, sendCq.handle, recvCq.handle,
+                    maxSendWr, maxRecvWr);
+            return new UdQueuePair(this, created.handle(), created.qpn());
+        })));
+    }
+
     /** Called by {@link HardwareAddressHandle#destroy()} with the AH's own lock held. */
     void destroyAh(HardwareAddressHandle ah) {
         device.provider().destroyAh(ah.handleForProvider());
