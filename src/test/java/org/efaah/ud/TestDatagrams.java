@@ -38,4 +38,16 @@ public final class TestDatagrams {
         System.arraycopy(h, 0, area, 20, 20);
         return area;
     }
+
+    /** The 40 bytes that were in front of {@code d}'s payload. */
+    public static byte[] area(Datagram d) {
+        return d.grh().clone();
+    }
+
+    /** The completion {@code d} came from (a copy). */
+    public static WorkCompletion completion(Datagram d) {
+        WorkCompletion copy = new WorkCompletion();
+        copy.copyFrom(d.completion());
+        return copy;
+    }
 }
