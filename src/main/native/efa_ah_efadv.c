@@ -1,8 +1,8 @@
 /*
- * efa_ah_efadv: the EFA datagram extensions of libefa (efadv.h) -- a CQ that reports the
- * sender's GID, and SRD QPs -- reached through dlopen() so that hosts without libefa still load
- * this library (see efa_ah_native.h). The mirrors below follow efadv.h's documented ABI; where
- * the header is at hand their layout is asserted against it.
+ * efa_ah_efadv: everything of libefa (efadv.h), reached through one dlopen() table so that hosts
+ * without libefa still load this library (see efa_ah_native.h): device and AH queries (used by
+ * efa_ah_native.c), a CQ that reports the sender's GID, and SRD QPs. The mirrors follow efadv.h's
+ * documented ABI; where the header is at hand their layout is asserted against it.
  */
 #define _GNU_SOURCE
 #include "efa_ah_native_internal.h"
@@ -10,7 +10,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
-#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -46,8 +45,19 @@ _Static_assert(sizeof(struct efa_ah_efadv_cq_init_attr) == sizeof(struct efadv_c
 _Static_assert(sizeof(struct efa_ah_efadv_qp_init_attr) == sizeof(struct efadv_qp_init_attr), "efadv_qp_init_attr");
 _Static_assert(EFA_AH_EFADV_WC_EX_WITH_SGID == EFADV_WC_EX_WITH_SGID, "EFADV_WC_EX_WITH_SGID");
 _Static_assert(EFA_AH_EFADV_QP_DRIVER_TYPE_SRD == EFADV_QP_DRIVER_TYPE_SRD, "EFADV_QP_DRIVER_TYPE_SRD");
+EFA_AH_SAME_OFFSET(efa_ah_efadv_device_attr, efadv_device_attr, max_sq_wr);
+EFA_AH_SAME_OFFSET(efa_ah_efadv_device_attr, efadv_device_attr, max_rq_wr);
+EFA_AH_SAME_OFFSET(efa_ah_efadv_device_attr, efadv_device_attr, max_sq_sge);
+EFA_AH_SAME_OFFSET(efa_ah_efadv_device_attr, efadv_device_attr, max_rq_sge);
+EFA_AH_SAME_OFFSET(efa_ah_efadv_device_attr, efadv_device_attr, inline_buf_size);
+EFA_AH_SAME_OFFSET(efa_ah_efadv_device_attr, efadv_device_attr, device_caps);
+EFA_AH_SAME_OFFSET(efa_ah_efadv_device_attr, efadv_device_attr, max_rdma_size);
+EFA_AH_SAME_OFFSET(efa_ah_efadv_ah_attr, efadv_ah_attr, ahn);
+_Static_assert(sizeof(struct efa_ah_efadv_ah_attr) == sizeof(struct efadv_ah_attr), "efadv_ah_attr size");
 #endif
 #endif
+_Static_assert(sizeof(struct efa_ah_efadv_device_attr) == 32, "efadv_device_attr ABI is 32 bytes");
+_Static_assert(sizeof(struct efa_ah_efadv_ah_attr) == 16, "efadv_ah_attr ABI is 16 bytes");
 _Static_assert(sizeof(struct efa_ah_efadv_cq_init_attr) == 16, "efadv_cq_init_attr ABI is 16 bytes");
 _Static_assert(sizeof(struct efa_ah_efadv_qp_init_attr) == 16, "efadv_qp_init_attr ABI is 16 bytes");
 
@@ -57,34 +67,55 @@ typedef struct efa_ah_efadv_cq *(*efadv_cq_from_ibv_cq_ex_fn)(struct ibv_cq_ex *
 typedef struct ibv_qp *(*efadv_create_qp_ex_fn)(struct ibv_context *, struct ibv_qp_init_attr_ex *,
                                                struct efa_ah_efadv_qp_init_attr *, uint32_t);
 
-static pthread_once_t datapath_once = PTHREAD_ONCE_INIT;
+static pthread_once_t efadv_once = PTHREAD_ONCE_INIT;
+efadv_query_device_fn efadv_query_device_ptr;
+efadv_query_ah_fn efadv_query_ah_ptr;
 static efadv_create_cq_fn create_cq_ptr;
 static efadv_cq_from_ibv_cq_ex_fn cq_from_ex_ptr;
 static efadv_create_qp_ex_fn create_qp_ex_ptr;
 
-static void datapath_load(void)
+/* POSIX guarantees object and function pointers convert; the memcpy avoids a pedantic warning. */
+#define EFA_AH_SET_FN(dst, sym) memcpy(&(dst), &(sym), sizeof(sym))
+
+static void efadv_load(void)
 {
-    /* Kept open for the life of the process, as the pointers must stay valid. */
+    /*
+     * The handle is kept for the life of the process: the function pointers must stay valid,
+     * and when an EFA device is present libibverbs already holds the same library open.
+     */
     void *handle = dlopen("libefa.so.1", RTLD_NOW | RTLD_LOCAL);
     if (handle == NULL) {
         return;
     }
+    void *query_device = dlsym(handle, "efadv_query_device");
+    void *query_ah = dlsym(handle, "efadv_query_ah");
     void *create_cq = dlsym(handle, "efadv_create_cq");
     void *cq_from_ex = dlsym(handle, "efadv_cq_from_ibv_cq_ex");
     void *create_qp_ex = dlsym(handle, "efadv_create_qp_ex");
-    /* Each entry point stands alone: an older libefa may have SRD QPs but no CQ with the GID. */
+    /* Each family stands alone: an older libefa may know SRD QPs but not the CQ with the GID. */
+    if (query_device != NULL && query_ah != NULL) {
+        EFA_AH_SET_FN(efadv_query_device_ptr, query_device);
+        EFA_AH_SET_FN(efadv_query_ah_ptr, query_ah);
+    }
     if (create_cq != NULL && cq_from_ex != NULL) {
-        memcpy(&create_cq_ptr, &create_cq, sizeof(create_cq));
-        memcpy(&cq_from_ex_ptr, &cq_from_ex, sizeof(cq_from_ex));
+        EFA_AH_SET_FN(create_cq_ptr, create_cq);
+        EFA_AH_SET_FN(cq_from_ex_ptr, cq_from_ex);
     }
     if (create_qp_ex != NULL) {
-        memcpy(&create_qp_ex_ptr, &create_qp_ex, sizeof(create_qp_ex));
+        EFA_AH_SET_FN(create_qp_ex_ptr, create_qp_ex);
     }
 }
 
-static void datapath_init(void)
+static void efadv_init(void)
 {
-    (void)pthread_once(&datapath_once, datapath_load);
+    /* pthread_once can only fail on misuse; efadv then simply stays unavailable. */
+    (void)pthread_once(&efadv_once, efadv_load);
+}
+
+int efa_ah_efadv_available(void)
+{
+    efadv_init();
+    return efadv_query_device_ptr != NULL && efadv_query_ah_ptr != NULL;
 }
 
 /* Completion fields read for every completion; EFA supports exactly the standard set. */
@@ -96,7 +127,7 @@ int efa_ah_efadv_create_cq(uint64_t context, uint32_t cqe, uint64_t *cq)
         return -EINVAL;
     }
     *cq = 0;
-    datapath_init();
+    efadv_init();
     if (create_cq_ptr == NULL) {
         return -EOPNOTSUPP;
     }
@@ -146,7 +177,7 @@ int efa_ah_efadv_poll_cq(uint64_t cq, struct efa_ah_wc *wc, uint32_t capacity, u
     if (capacity == 0) {
         return 0;
     }
-    datapath_init();
+    efadv_init();
     if (cq_from_ex_ptr == NULL) {
         return -EOPNOTSUPP;
     }
@@ -200,7 +231,7 @@ int efa_ah_efadv_create_srd_qp(uint64_t pd, uint64_t send_cq, uint64_t recv_cq, 
     }
     *qp = 0;
     *qpn = 0;
-    datapath_init();
+    efadv_init();
     if (create_qp_ex_ptr == NULL) {
         return -EOPNOTSUPP;
     }
