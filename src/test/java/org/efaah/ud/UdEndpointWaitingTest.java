@@ -136,4 +136,65 @@ class UdEndpointWaitingTest {
             assertTrue(client.flush(5, TimeUnit.SECONDS));
         }
     }
+
+    /** A send waiting for a free slot (send depth 1, completions held back) in another thread. */
+    private Thread blockedSend(UdEndpoint sender, AddressHandle ah, AtomicReference<Throwable> thrown,
+                               AtomicReference<Long> endedAt) throws InterruptedException {
+        CountDownLatch started = new CountDownLatch(1);
+        Thread t = new Thread(() -> {
+            started.countDown();
+            try {
+                sender.send(ah, server.address(), ByteBuffer.wrap(new byte[] {2}));
+            } catch (Throwable x) {
+                thrown.set(x);
+            }
+            endedAt.set(System.nanoTime());
+        });
+        t.start();
+        started.await();
+        Thread.sleep(100);
+        return t;
+    }
+
+    @Test
+    void aSendWaitingForASlotEndsPromptlyOnInterruptAndOnClose() throws Exception {
+        UdEndpoint sender = UdEndpoint.open(pd1, cache, UdEndpoint.Options.defaults().withDepths(1, 4));
+        try (AddressHandle toServer = cache.acquire(pd1, AddressHandleAttributes.forGid(server.address().gid()))) {
+            mock.holdSendCompletions(true);
+            sender.send(toServer, server.address(), ByteBuffer.wrap(new byte[] {1})); // takes the one slot
+            AtomicReference<Throwable> thrown = new AtomicReference<>();
+            AtomicReference<Long> endedAt = new AtomicReference<>();
+            Thread t = blockedSend(sender, toServer, thrown, endedAt);
+            long t0 = System.nanoTime();
+            t.interrupt();
+            t.join(10_000);
+            assertTrue(endedAt.get() - t0 < PROMPT_NANOS, "interrupted send went on " + (endedAt.get() - t0) / 1_000_000 + " ms");
+            assertInstanceOf(EndpointInterruptedException.class, thrown.get());
+
+            Thread f = new Thread(() -> {
+                try {
+                    sender.flush(6, TimeUnit.SECONDS);
+                } catch (Throwable x) {
+                    thrown.set(x);
+                }
+                endedAt.set(System.nanoTime());
+            });
+            thrown.set(null);
+            t = blockedSend(sender, toServer, thrown, endedAt);
+            f.start();
+            Thread.sleep(100);
+            t0 = System.nanoTime();
+            sender.close();
+            long closeNanos = System.nanoTime() - t0;
+            t.join(10_000);
+            f.join(10_000);
+            // close waits up to 1 s for the held send, then destroys the QP; the waiters end then.
+            assertTrue(closeNanos < 2 * PROMPT_NANOS, "close took " + closeNanos / 1_000_000 + " ms");
+            assertTrue(endedAt.get() - t0 < 2 * PROMPT_NANOS);
+            assertInstanceOf(IllegalStateException.class, thrown.get());
+        } finally {
+            mock.holdSendCompletions(false);
+            sender.close();
+        }
+    }
 }

@@ -64,6 +64,7 @@ final class MockFabric {
     private final SplittableRandom garbage = new SplittableRandom(0x40);
     private final List<SrdSend> inFlightSrd = new ArrayList<>();
     private SplittableRandom reorder; // null: SRD delivers in order
+    private List<Cqe> heldSendCompletions; // null: send completions go to their CQ at once
     private int nextQpn = 0x100;
 
     MockFabric(MockVerbsProvider provider) {
@@ -128,6 +129,22 @@ final class MockFabric {
     synchronized void reorderSrd(Long seed) {
         deliverHeldSrd(inFlightSrd.size());
         reorder = seed == null ? null : new SplittableRandom(seed);
+    }
+
+    /**
+     * From now on (true) send completions are held back, as by a device under load, until
+     * called with false, which releases them in order.
+     */
+    synchronized void holdSendCompletions(boolean hold) {
+        if (hold && heldSendCompletions == null) {
+            heldSendCompletions = new ArrayList<>();
+        } else if (!hold && heldSendCompletions != null) {
+            List<Cqe> held = heldSendCompletions;
+            heldSendCompletions = null;
+            for (Cqe e : held) {
+                complete(e.sender().sendCq, e);
+            }
+        }
     }
 
     synchronized long createCq(MockVerbsProvider.MockContext context, int entries, boolean withSourceGid) {
@@ -224,6 +241,9 @@ final class MockFabric {
         }
         qpsByNumber.get(q.pd.context.device()).remove(q.qpn);
         inFlightSrd.removeIf(p -> p.from() == q);
+        if (heldSendCompletions != null) {
+            heldSendCompletions.removeIf(e -> e.sender() == q);
+        }
         q.sendCq.users--;
         q.recvCq.users--;
         q.pd.resources.decrementAndGet();
@@ -410,8 +430,13 @@ final class MockFabric {
         dst.put(area);
     }
 
-    private static void completeSend(Qp q, long wrId, int status, int vendorError) {
-        complete(q.sendCq, new Cqe(wrId, status, WorkCompletion.OPCODE_SEND, 0, q.qpn, 0, 0, 0, vendorError, null, q));
+    private void completeSend(Qp q, long wrId, int status, int vendorError) {
+        Cqe e = new Cqe(wrId, status, WorkCompletion.OPCODE_SEND, 0, q.qpn, 0, 0, 0, vendorError, null, q);
+        if (heldSendCompletions != null) {
+            heldSendCompletions.add(e);
+        } else {
+            complete(q.sendCq, e);
+        }
     }
 
     private static void complete(Cq cq, Cqe e) {

@@ -474,6 +474,14 @@ public final class MockVerbsProvider implements VerbsProvider {
     };
 
     /**
+     * Holds back every send completion from now on (true), as a device under load would, until
+     * called with false; then they reach their CQs in order. Lets tests make a sender wait.
+     */
+    public void holdSendCompletions(boolean hold) {
+        fabric.holdSendCompletions(hold);
+    }
+
+    /**
      * SRD delivery order from now on: with a seed, datagrams in flight are delivered in an order
      * drawn from it (EFA's SRD does not keep order); null restores order. Exactly once either way.
      */
