@@ -4,100 +4,16 @@
 #define _GNU_SOURCE
 #include "efa_ah_native_internal.h"
 
-#include <dlfcn.h>
 #include <errno.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <string.h>
 
-/*
- * libefa is never linked: hosts without it must still load this library. These mirror the
- * parts of <infiniband/efadv.h> used here, laid out as its documented ABI; the "inlen" argument
- * of the efadv calls lets libefa accept a struct of this size from any version that knows it.
- */
-struct efa_ah_efadv_device_attr {
-    uint64_t comp_mask;
-    uint32_t max_sq_wr;
-    uint32_t max_rq_wr;
-    uint16_t max_sq_sge;
-    uint16_t max_rq_sge;
-    uint16_t inline_buf_size;
-    uint8_t reserved[2];
-    uint32_t device_caps;
-    uint32_t max_rdma_size;
-};
-
-struct efa_ah_efadv_ah_attr {
-    uint64_t comp_mask;
-    uint16_t ahn;
-    uint8_t reserved[6];
-};
-
-typedef int (*efadv_query_device_fn)(struct ibv_context *, struct efa_ah_efadv_device_attr *, uint32_t);
-typedef int (*efadv_query_ah_fn)(struct ibv_ah *, struct efa_ah_efadv_ah_attr *, uint32_t);
-
-/* Where the real header is at hand, prove the mirrors match it; it is only read, never linked. */
-#if defined(__has_include)
-#if __has_include(<infiniband/efadv.h>)
-#include <infiniband/efadv.h>
-#define EFA_AH_SAME_LAYOUT(mine, theirs, field) \
-    _Static_assert(offsetof(struct mine, field) == offsetof(struct theirs, field), #field " moved")
-EFA_AH_SAME_LAYOUT(efa_ah_efadv_device_attr, efadv_device_attr, max_sq_wr);
-EFA_AH_SAME_LAYOUT(efa_ah_efadv_device_attr, efadv_device_attr, max_rq_wr);
-EFA_AH_SAME_LAYOUT(efa_ah_efadv_device_attr, efadv_device_attr, max_sq_sge);
-EFA_AH_SAME_LAYOUT(efa_ah_efadv_device_attr, efadv_device_attr, max_rq_sge);
-EFA_AH_SAME_LAYOUT(efa_ah_efadv_device_attr, efadv_device_attr, inline_buf_size);
-EFA_AH_SAME_LAYOUT(efa_ah_efadv_device_attr, efadv_device_attr, device_caps);
-EFA_AH_SAME_LAYOUT(efa_ah_efadv_device_attr, efadv_device_attr, max_rdma_size);
-EFA_AH_SAME_LAYOUT(efa_ah_efadv_ah_attr, efadv_ah_attr, ahn);
-_Static_assert(sizeof(struct efa_ah_efadv_ah_attr) == sizeof(struct efadv_ah_attr), "efadv_ah_attr size");
-#endif
-#endif
-_Static_assert(sizeof(struct efa_ah_efadv_device_attr) == 32, "efadv_device_attr ABI is 32 bytes");
-_Static_assert(sizeof(struct efa_ah_efadv_ah_attr) == 16, "efadv_ah_attr ABI is 16 bytes");
 _Static_assert(sizeof(struct ibv_grh) == EFA_AH_GRH_LEN, "GRH is 40 bytes on the wire");
 _Static_assert(EFA_AH_WC_GRH == IBV_WC_GRH, "EFA_AH_WC_GRH must equal IBV_WC_GRH");
 /* The Java binding reads struct efa_ah_wc as plain memory at these offsets: keep them fixed. */
 _Static_assert(sizeof(struct efa_ah_wc) == 56, "efa_ah_wc is 56 bytes");
 _Static_assert(offsetof(struct efa_ah_wc, status) == 8, "efa_ah_wc.status moved");
 _Static_assert(offsetof(struct efa_ah_wc, dlid_path_bits) == 48, "efa_ah_wc.dlid_path_bits moved");
-
-static pthread_once_t efadv_once = PTHREAD_ONCE_INIT;
-static efadv_query_device_fn efadv_query_device_ptr;
-static efadv_query_ah_fn efadv_query_ah_ptr;
-
-static void efadv_load(void)
-{
-    /*
-     * The handle is kept for the life of the process: the function pointers must stay valid,
-     * and when an EFA device is present libibverbs already holds the same library open.
-     */
-    void *handle = dlopen("libefa.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (handle == NULL) {
-        return;
-    }
-    void *query_device = dlsym(handle, "efadv_query_device");
-    void *query_ah = dlsym(handle, "efadv_query_ah");
-    if (query_device == NULL || query_ah == NULL) {
-        dlclose(handle);
-        return;
-    }
-    /* POSIX guarantees object and function pointers convert; the memcpy avoids a pedantic warning. */
-    memcpy(&efadv_query_device_ptr, &query_device, sizeof(query_device));
-    memcpy(&efadv_query_ah_ptr, &query_ah, sizeof(query_ah));
-}
-
-static void efadv_init(void)
-{
-    /* pthread_once can only fail on misuse; efadv then simply stays unavailable. */
-    (void)pthread_once(&efadv_once, efadv_load);
-}
-
-int efa_ah_efadv_available(void)
-{
-    efadv_init();
-    return efadv_query_device_ptr != NULL && efadv_query_ah_ptr != NULL;
-}
 
 int efa_ah_error_from_rc(int rc, int saved_errno)
 {

@@ -230,6 +230,44 @@ int efa_ah_async_wait(uint64_t channel, int32_t timeout_ms, uint32_t *types, uin
 int efa_ah_async_wake(uint64_t channel);
 int efa_ah_async_close(uint64_t channel);
 
+/* ---- QP state (efa_ah_qp.c) ---- */
+
+/* ibv_query_qp for IBV_QP_STATE: *state receives the enum ibv_qp_state value. */
+int efa_ah_query_qp_state(uint64_t qp, uint32_t *state);
+
+/*
+ * ibv_modify_qp to IBV_QPS_RESET from any state: posted work requests are dropped without
+ * completions. efa_ah_activate_ud_qp then takes the QP back to RTS (how an endpoint recovers a
+ * QP in the error state).
+ */
+int efa_ah_reset_qp(uint64_t qp);
+
+/* ---- EFA extensions (efa_ah_efadv.c), through the dlopen()ed libefa ---- */
+
+/*
+ * efadv_create_cq with cqe entries (1..EFA_AH_MAX_CQE) and EFADV_WC_EX_WITH_SGID, plus the
+ * standard completion fields. *cq receives a handle that the other CQ functions accept
+ * (efa_ah_destroy_cq); poll it with efa_ah_efadv_poll_cq. -EOPNOTSUPP without libefa or when the
+ * device is not EFA (libefa's answer).
+ */
+int efa_ah_efadv_create_cq(uint64_t context, uint32_t cqe, uint64_t *cq);
+
+/*
+ * Polls a CQ from efa_ah_efadv_create_cq (ibv_start_poll, ibv_next_poll, ibv_end_poll) for up to
+ * capacity (at most 64) completions into wc. For a successful receive whose slid is 0xFFFF the
+ * sender's GID is read with efadv_wc_read_sgid into sgids + 16 * i and bit i of *sgid_valid set.
+ */
+int efa_ah_efadv_poll_cq(uint64_t cq, struct efa_ah_wc *wc, uint32_t capacity, uint8_t *sgids,
+                         uint64_t *sgid_valid, uint32_t *count);
+
+/*
+ * efadv_create_qp_ex of driver type EFADV_QP_DRIVER_TYPE_SRD, one SGE each way, in RESET; the
+ * UD functions activate, post to and destroy it. -EOPNOTSUPP without libefa or on a device that
+ * is not EFA.
+ */
+int efa_ah_efadv_create_srd_qp(uint64_t pd, uint64_t send_cq, uint64_t recv_cq, uint32_t max_send_wr,
+                               uint32_t max_recv_wr, uint64_t *qp, uint32_t *qpn);
+
 #ifdef __cplusplus
 }
 #endif

@@ -33,4 +33,37 @@ void efa_ah_wc_from_verbs(const struct ibv_wc *in, struct efa_ah_wc *out);
 /* Checks *in and fills *out; -EINVAL if a field does not fit its ibv_wc field. */
 int efa_ah_wc_to_verbs(const struct efa_ah_wc *in, struct ibv_wc *out);
 
+/*
+ * libefa is never linked: hosts without it must still load this library. These mirror the
+ * parts of <infiniband/efadv.h> used here, laid out as its documented ABI; the "inlen" argument
+ * of the efadv calls lets libefa accept a struct of this size from any version that knows it.
+ */
+struct efa_ah_efadv_device_attr {
+    uint64_t comp_mask;
+    uint32_t max_sq_wr;
+    uint32_t max_rq_wr;
+    uint16_t max_sq_sge;
+    uint16_t max_rq_sge;
+    uint16_t inline_buf_size;
+    uint8_t reserved[2];
+    uint32_t device_caps;
+    uint32_t max_rdma_size;
+};
+
+struct efa_ah_efadv_ah_attr {
+    uint64_t comp_mask;
+    uint16_t ahn;
+    uint8_t reserved[6];
+};
+
+typedef int (*efadv_query_device_fn)(struct ibv_context *, struct efa_ah_efadv_device_attr *, uint32_t);
+typedef int (*efadv_query_ah_fn)(struct ibv_ah *, struct efa_ah_efadv_ah_attr *, uint32_t);
+
+/*
+ * The libefa entry points efa_ah_native.c uses, resolved once by efa_ah_efadv.c's dlopen() table
+ * (NULL when libefa is absent); call efa_ah_efadv_available() first, which loads the table.
+ */
+extern efadv_query_device_fn efadv_query_device_ptr;
+extern efadv_query_ah_fn efadv_query_ah_ptr;
+
 #endif /* EFA_AH_NATIVE_INTERNAL_H */

@@ -55,6 +55,7 @@ public final class AddressHandleCache implements AutoCloseable {
     private final ConcurrentHashMap<ProtectionDomain, ConcurrentHashMap<Object, Entry>> tables =
             new ConcurrentHashMap<>();
     private final LeakTracker leaks;
+    private final AhnIndex ahnIndex = new AhnIndex();
     private volatile boolean closed;
     /** The table last looked up: most programs use one PD, and this saves them a map look-up per hit. */
     private volatile PdTable lastTable;
@@ -119,6 +120,42 @@ public final class AddressHandleCache implements AutoCloseable {
             }
         }
         return acquireSlow(pd, key, attributes);
+    }
+
+    /**
+     * Returns a handle to the live AH numbered {@code ahn} in {@code pd}, as a hit with no device
+     * call, or null when the cache holds none: how an EFA receiver turns {@code wc.slid} (the
+     * AHN of the receiver's own AH for the sender) into that AH. AHN 0 is a valid number;
+     * {@code 0xFFFF} (EFA's "no AH") is never one. Close the handle when done.
+     *
+     * @throws IllegalArgumentException if {@code ahn} is outside 0..0xFFFE
+     * @throws IllegalStateException    if the cache is closed
+     */
+    public AddressHandle acquireByAhn(ProtectionDomain pd, int ahn) {
+        Objects.requireNonNull(pd, "pd");
+        if (ahn < 0 || ahn >= 0xFFFF) {
+            throw new IllegalArgumentException("ahn: " + ahn + " is out of range; valid 0..65534 (0xFFFF means none)");
+        }
+        checkOpen();
+        Entry e = ahnIndex.get(pd, ahn);
+        if (e == null) {
+            return null;
+        }
+        if (e.tryRetain()) {
+            hits.increment();
+            return handleFor(e);
+        }
+        e.lock.lock();
+        try {
+            if (e.state == Entry.State.LIVE) {
+                e.retainLocked();
+                hits.increment();
+                return handleFor(e);
+            }
+            return null;
+        } finally {
+            e.lock.unlock();
+        }
     }
 
     private AddressHandle acquireSlow(ProtectionDomain pd, Object key, AddressHandleAttributes attributes) {
@@ -196,6 +233,7 @@ public final class AddressHandleCache implements AutoCloseable {
         peakEntries.accumulateAndGet(liveEntries.incrementAndGet(), Math::max);
         e.hardware = hw;
         e.state = Entry.State.LIVE;
+        ahnIndex.put(e, hw.ahn());
         // Publishing the first reference lets lock-free hits in, so the entry must be LIVE first.
         e.setRefs(1);
     }
@@ -261,6 +299,7 @@ public final class AddressHandleCache implements AutoCloseable {
             }
             e.setRefs(Entry.GONE);
             e.state = Entry.State.DEAD;
+            ahnIndex.remove(e, e.hardware.ahn());
             ConcurrentHashMap<Object, Entry> table = tables.get(e.pd);
             if (table != null) {
                 table.remove(e.key, e);
@@ -350,6 +389,7 @@ public final class AddressHandleCache implements AutoCloseable {
                     }
                     e.setRefs(Entry.GONE);
                     e.state = Entry.State.DEAD;
+                    ahnIndex.remove(e, e.hardware.ahn());
                     table.remove(e.key, e);
                 } finally {
                     e.lock.unlock();
@@ -357,6 +397,7 @@ public final class AddressHandleCache implements AutoCloseable {
             }
         }
         tables.clear();
+        ahnIndex.clear();
         lastTable = null;
         if (openHandles > 0) {
             leaksAtClose.addAndGet(openHandles);

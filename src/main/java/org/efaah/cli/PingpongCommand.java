@@ -68,6 +68,10 @@ final class PingpongCommand implements Callable<Integer> {
     @Option(names = "--device", description = "Device name (default: the first).")
     String deviceName;
 
+    @Option(names = "--transport", paramLabel = "ud|srd",
+            description = "Datagram transport: ud (every device) or srd (EFA only) (default: ud).")
+    String transport = "ud";
+
     @Option(names = "--timeout", description = "Seconds to wait for any one datagram (default: ${DEFAULT-VALUE}).")
     int timeoutSeconds = 10;
 
@@ -84,7 +88,8 @@ final class PingpongCommand implements Callable<Integer> {
              Device device = deviceName == null ? Device.openFirst(provider) : Device.open(provider, deviceName)) {
             ProtectionDomain pd = device.allocatePd();
             AddressHandleCache cache = AddressHandleCache.create();
-            UdEndpoint.Options options = UdEndpoint.Options.defaults().withSgidIndex(sgidIndex);
+            UdEndpoint.Options options = UdEndpoint.Options.defaults().withSgidIndex(sgidIndex)
+                    .withTransport(transport(transport));
             try {
                 if (role.server) {
                     return serve(out, pd, cache, options);
@@ -232,5 +237,14 @@ final class PingpongCommand implements Callable<Integer> {
                     s.hardwareCreates(), s.requests());
             return result;
         }
+    }
+
+    /** {@code ud} or {@code srd}, any case; anything else is refused naming the valid values. */
+    static org.efaah.verbs.QueuePairType transport(String name) {
+        return switch (name.toLowerCase(java.util.Locale.ROOT)) {
+            case "ud" -> org.efaah.verbs.QueuePairType.UD;
+            case "srd" -> org.efaah.verbs.QueuePairType.SRD;
+            default -> throw new IllegalArgumentException("--transport: " + name + "; valid ud, srd");
+        };
     }
 }

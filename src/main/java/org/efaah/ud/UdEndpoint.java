@@ -3,7 +3,10 @@ package org.efaah.ud;
 import java.nio.ByteBuffer;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
 import org.efaah.verbs.AddressHandleAttributes;
@@ -11,35 +14,59 @@ import org.efaah.verbs.CompletionQueue;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.Gid;
+import org.efaah.verbs.Grh;
 import org.efaah.verbs.MemoryRegion;
 import org.efaah.verbs.ProtectionDomain;
+import org.efaah.verbs.QueuePairState;
+import org.efaah.verbs.QueuePairType;
 import org.efaah.verbs.Ranges;
 import org.efaah.verbs.UdQueuePair;
 import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.WorkCompletion;
 
 /**
- * A UD endpoint: a UD QP with its completion queues and registered send and receive buffers,
- * that sends through AHs from an {@link AddressHandleCache} and answers senders through
- * return-path AHs from the same cache.
+ * A datagram endpoint: a UD or SRD QP ({@link Options#transport()}) with its completion queues and
+ * registered send and receive buffers, that sends through AHs from an {@link AddressHandleCache}
+ * and answers senders through return-path AHs from the same cache.
  *
  * <p>A send copies the payload into a registered slot and posts it. The AH stays alive until the
  * send completes, even if the caller closes its handle at once: the endpoint holds a reference of
  * its own ({@link AddressHandle#duplicate()}) until the completion. A send that completes with an
  * error is reported by the next {@link #send} or {@link #flush} as a {@link WorkCompletionException}.
  *
- * <p>Receives are posted at open, one slot each of 40 bytes (the GRH every UD receive carries)
- * plus the largest message, and reposted as soon as a datagram has been copied out.
+ * <p>Receives are posted at open, one slot each of 40 bytes (the GRH area every UD receive
+ * carries) plus the largest message, and reposted as soon as a datagram has been copied out.
+ * How a sender is named depends on the device and is chosen once, at open: from the GRH on
+ * InfiniBand and RoCE, from the AHN in the completion (or the GID the completion carries, for a
+ * sender without an AH here) on EFA; see {@link Datagram#origin()}.
+ *
+ * <p><b>Waiting.</b> No lock is held while waiting: {@link #receive}, a {@link #send} waiting for
+ * a free slot, {@link #flush} and {@link #close} poll under a lock held only for the poll, and
+ * wait outside it. Each returns promptly when its thread is interrupted (throwing
+ * {@link EndpointInterruptedException} with the interrupt flag set again; {@code close} just
+ * stops waiting for sends and keeps the flag) and when another thread closes the endpoint
+ * ({@link IllegalStateException}).
+ *
+ * <p><b>Error state.</b> A work request that fails can put the QP into the error state (on rxe a
+ * receive too small for its datagram does: {@code IBV_WC_LOC_QP_OP_ERR}, then every posted
+ * receive flushed). The endpoint then asks the QP its state ({@code ibv_query_qp}), and when it
+ * is in error takes it through RESET, INIT, RTR and RTS again, reposts every receive, drops the
+ * sends that were in flight (their AH references too), and counts the recovery
+ * ({@link #counters()}). Completions of the QP's earlier life are recognised by a generation in
+ * their {@code wr_id} and ignored.
  *
  * <p>Thread-safe: sends are serialised with each other, receives with each other; a send and a
  * receive may run at once. {@link #close()} is idempotent.
  */
 public final class UdEndpoint implements AutoCloseable {
-    /** Bytes of the Global Routing Header in front of every UD receive. */
-    public static final int GRH_BYTES = 40;
+    /** Bytes in front of every UD receive: a GRH, or on EFA 40 bytes of undefined content. */
+    public static final int GRH_BYTES = Grh.LENGTH;
     /** The Q_Key used when none is given (the one {@code ibv_ud_pingpong} uses). */
     public static final long DEFAULT_QKEY = 0x11111111L;
     private static final long SEND_SLOT_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(10);
+    private static final long CLOSE_DRAIN_NANOS = TimeUnit.SECONDS.toNanos(1);
+    private static final long PARK_NANOS = 20_000;
+    private static final int SPINS = 10_000;
 
     private final ProtectionDomain pd;
     private final AddressHandleCache cache;
@@ -53,18 +80,31 @@ public final class UdEndpoint implements AutoCloseable {
     private final MemoryRegion receiveMemory;
     private final UdQueuePair qp;
     private final EndpointAddress address;
+    private final SourceResolver resolver;
 
-    private final Object sendLock = new Object();
+    // Lock order: sendLock, then receiveLock. Neither is ever held while waiting.
+    private final ReentrantLock sendLock = new ReentrantLock();
     private final AddressHandle[] inFlight;
     private final int[] freeSlots;
     private int freeCount;
     private final WorkCompletion[] sendCompletions;
     private WorkCompletionException sendError;
 
-    private final Object receiveLock = new Object();
+    private final ReentrantLock receiveLock = new ReentrantLock();
     private final WorkCompletion[] receiveCompletion = {new WorkCompletion()};
-    private final int scratchOffset;
+
+    /** The QP's life since the last recovery, in the high half of every wr_id; written under both locks. */
+    private volatile int generation;
+    /** Set when a completion showed the QP in the error state; cleared by {@link #recover()}. */
+    private volatile boolean needsRecovery;
+    private final AtomicBoolean closing = new AtomicBoolean();
     private volatile boolean closed;
+
+    // Single-writer counters (each written under one lock), read without one.
+    private final AtomicLong sent = new AtomicLong();
+    private final AtomicLong received = new AtomicLong();
+    private final AtomicLong receiveErrors = new AtomicLong();
+    private final AtomicLong recoveries = new AtomicLong();
 
     /**
      * Settings of an endpoint.
@@ -75,27 +115,54 @@ public final class UdEndpoint implements AutoCloseable {
      * @param sendDepth      sends in flight at most, 1..8192
      * @param receiveDepth   receives posted, 1..8192
      * @param maxMessageSize largest payload in bytes, 1..path MTU; 0 means the port's active MTU
+     * @param transport      UD (every device) or SRD (EFA only)
      */
-    public record Options(int portNum, int sgidIndex, long qkey, int sendDepth, int receiveDepth, int maxMessageSize) {
+    public record Options(int portNum, int sgidIndex, long qkey, int sendDepth, int receiveDepth, int maxMessageSize,
+                          QueuePairType transport) {
+        public Options {
+            Objects.requireNonNull(transport, "transport");
+        }
+
+        /** The settings before the transport was a choice: UD. */
+        public Options(int portNum, int sgidIndex, long qkey, int sendDepth, int receiveDepth, int maxMessageSize) {
+            this(portNum, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, QueuePairType.UD);
+        }
+
         public static Options defaults() {
-            return new Options(1, 0, DEFAULT_QKEY, 64, 256, 0);
+            return new Options(1, 0, DEFAULT_QKEY, 64, 256, 0, QueuePairType.UD);
         }
 
         public Options withSgidIndex(int index) {
-            return new Options(portNum, index, qkey, sendDepth, receiveDepth, maxMessageSize);
+            return new Options(portNum, index, qkey, sendDepth, receiveDepth, maxMessageSize, transport);
         }
 
         public Options withQkey(long key) {
-            return new Options(portNum, sgidIndex, key, sendDepth, receiveDepth, maxMessageSize);
+            return new Options(portNum, sgidIndex, key, sendDepth, receiveDepth, maxMessageSize, transport);
         }
 
         public Options withDepths(int send, int receive) {
-            return new Options(portNum, sgidIndex, qkey, send, receive, maxMessageSize);
+            return new Options(portNum, sgidIndex, qkey, send, receive, maxMessageSize, transport);
         }
 
         public Options withMaxMessageSize(int bytes) {
-            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, bytes);
+            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, bytes, transport);
         }
+
+        public Options withTransport(QueuePairType type) {
+            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, type);
+        }
+    }
+
+    /**
+     * What an endpoint has done so far. Each counter has one writer, so a snapshot costs plain
+     * reads; it is not atomic across counters.
+     *
+     * @param sent          sends posted
+     * @param received      datagrams returned by {@link #receive}
+     * @param receiveErrors receives that completed with an error (flushes of a recovered QP not counted)
+     * @param recoveries    times the QP was taken out of the error state
+     */
+    public record Counters(long sent, long received, long receiveErrors, long recoveries) {
     }
 
     private UdEndpoint(ProtectionDomain pd, AddressHandleCache cache, Options options, int maxMessageSize) {
@@ -115,7 +182,6 @@ public final class UdEndpoint implements AutoCloseable {
         for (int i = 0; i < sendCompletions.length; i++) {
             sendCompletions[i] = new WorkCompletion();
         }
-        this.scratchOffset = options.receiveDepth() * receiveSlotSize;
         Gid gid = device.gid(options.portNum(), options.sgidIndex());
         CompletionQueue scq = null;
         CompletionQueue rcq = null;
@@ -124,14 +190,14 @@ public final class UdEndpoint implements AutoCloseable {
         UdQueuePair q = null;
         try {
             scq = device.createCq(options.sendDepth());
-            rcq = device.createCq(options.receiveDepth());
+            rcq = receiveCq(device, options.receiveDepth());
             smr = pd.registerMemory(ByteBuffer.allocateDirect(options.sendDepth() * maxMessageSize));
             // One slot more than the receive depth: scratch space for a GRH handed to ibv_init_ah_from_wc.
             rmr = pd.registerMemory(ByteBuffer.allocateDirect((options.receiveDepth() + 1) * receiveSlotSize));
-            q = pd.createUdQp(scq, rcq, options.sendDepth(), options.receiveDepth());
+            q = pd.createQp(options.transport(), scq, rcq, options.sendDepth(), options.receiveDepth());
             q.activate(options.portNum(), 0, options.qkey());
             for (int i = 0; i < options.receiveDepth(); i++) {
-                q.postReceive(rmr, i * receiveSlotSize, receiveSlotSize, i);
+                q.postReceive(rmr, i * receiveSlotSize, receiveSlotSize, wrId(0, i));
             }
         } catch (RuntimeException e) {
             closeAll(e, q, rmr, smr, rcq, scq);
@@ -143,15 +209,35 @@ public final class UdEndpoint implements AutoCloseable {
         this.receiveMemory = rmr;
         this.qp = q;
         this.address = new EndpointAddress(gid, q.qpn(), options.qkey());
+        this.resolver = device.isEfa() ? new EfaSourceResolver(pd, cache, options.portNum())
+                : new GrhSourceResolver(pd, cache, options.portNum(), rmr, options.receiveDepth() * receiveSlotSize);
+    }
+
+    /**
+     * On EFA a CQ whose completions carry the GID of a sender this PD has no AH for; where the
+     * device cannot do that, a plain one (such senders then arrive as {@link SourceOrigin#UNKNOWN}).
+     */
+    private static CompletionQueue receiveCq(Device device, int entries) {
+        if (device.isEfa()) {
+            try {
+                return device.createCqWithSourceGid(entries);
+            } catch (VerbsException e) {
+                if (e.errno() != Errno.EOPNOTSUPP) {
+                    throw e;
+                }
+            }
+        }
+        return device.createCq(entries);
     }
 
     /**
      * Opens an endpoint on {@code pd}'s device.
      *
-     * @throws NullPointerException          if an argument is null
-     * @throws IllegalArgumentException      if an option is out of range (named, with the range)
-     * @throws UnsupportedOperationException if the provider has no datagram path
-     * @throws VerbsException                if the device refuses a resource
+     * @throws NullPointerException     if an argument is null
+     * @throws IllegalArgumentException if an option is out of range (named, with the range)
+     * @throws VerbsException           if the device refuses a resource; EOPNOTSUPP, naming the
+     *                                  device, for SRD on a device that is not EFA or a provider
+     *                                  without a datagram path
      */
     public static UdEndpoint open(ProtectionDomain pd, AddressHandleCache cache, Options options) {
         Objects.requireNonNull(pd, "pd");
@@ -178,8 +264,22 @@ public final class UdEndpoint implements AutoCloseable {
         return maxMessageSize;
     }
 
+    /** UD or SRD. */
+    public QueuePairType transport() {
+        return options.transport();
+    }
+
     public ProtectionDomain pd() {
         return pd;
+    }
+
+    /** A snapshot of the counters; cheap, from any thread. */
+    public Counters counters() {
+        return new Counters(sent.getOpaque(), received.getOpaque(), receiveErrors.getOpaque(), recoveries.getOpaque());
+    }
+
+    private static long wrId(int generation, int slot) {
+        return ((long) generation << 32) | slot;
     }
 
     /** Sends {@code payload}'s remaining bytes to {@code to} through {@code ah}; see {@link #send(AddressHandle, int, long, ByteBuffer)}. */
@@ -191,14 +291,15 @@ public final class UdEndpoint implements AutoCloseable {
     /**
      * Posts one {@code IBV_WR_SEND} of {@code payload}'s remaining bytes (consumed) to
      * ({@code ah}, {@code remoteQpn}, {@code remoteQkey}). Returns once posted; the AH is kept
-     * alive until the send completes, whatever the caller does with {@code ah}. Waits for a free
-     * send slot when {@code sendDepth} sends are in flight.
+     * alive until the send completes, whatever the caller does with {@code ah}. Waits, holding no
+     * lock, for a free send slot when {@code sendDepth} sends are in flight.
      *
-     * @throws IllegalArgumentException if {@code ah} belongs to another PD, the payload is larger
-     *                                  than {@link #maxMessageSize()}, or a number is out of range
-     * @throws IllegalStateException    if the endpoint or {@code ah} is closed
-     * @throws WorkCompletionException  if an earlier send completed with an error
-     * @throws VerbsException           if the post fails, or ETIMEDOUT when no slot frees in 10 s
+     * @throws IllegalArgumentException      if {@code ah} belongs to another PD, the payload is larger
+     *                                       than {@link #maxMessageSize()}, or a number is out of range
+     * @throws IllegalStateException         if the endpoint or {@code ah} is closed, also while waiting
+     * @throws EndpointInterruptedException  if interrupted while waiting for a slot (flag set again)
+     * @throws WorkCompletionException       if an earlier send completed with an error
+     * @throws VerbsException                if the post fails, or ETIMEDOUT when no slot frees in 10 s
      */
     public void send(AddressHandle ah, int remoteQpn, long remoteQkey, ByteBuffer payload) {
         Objects.requireNonNull(ah, "ah");
@@ -213,52 +314,69 @@ public final class UdEndpoint implements AutoCloseable {
         }
         Ranges.check("remoteQpn", remoteQpn, 0, 0xFFFFFF);
         Ranges.check("remoteQkey", remoteQkey, 0, UdQueuePair.MAX_QKEY);
-        synchronized (sendLock) {
-            checkOpen();
-            throwSendError();
-            int slot = takeSlot();
-            AddressHandle held;
-            try {
-                held = ah.duplicate();
-            } catch (RuntimeException e) {
-                freeSlots[freeCount++] = slot;
-                throw e;
-            }
-            int offset = slot * maxMessageSize;
-            sendMemory.buffer().put(offset, payload, payload.position(), length);
-            try {
-                qp.postSend(held.hardware(), remoteQpn, remoteQkey, sendMemory, offset, length, slot);
-            } catch (RuntimeException e) {
-                held.close();
-                freeSlots[freeCount++] = slot;
-                throw e;
-            }
-            inFlight[slot] = held;
-            payload.position(payload.position() + length);
-        }
-    }
-
-    private int takeSlot() {
         long deadline = 0;
-        while (freeCount == 0) {
-            if (pollSends() == 0) {
-                if (deadline == 0) {
-                    deadline = System.nanoTime() + SEND_SLOT_TIMEOUT_NANOS;
-                } else if (System.nanoTime() > deadline) {
-                    throw new VerbsException("ibv_poll_cq", Errno.ETIMEDOUT, "no send completed in 10 s");
+        for (int idle = 0; ; idle++) {
+            recoverIfNeeded();
+            sendLock.lock();
+            try {
+                checkOpen();
+                throwSendError();
+                if (freeCount == 0) {
+                    pollSends();
+                    throwSendError();
                 }
-                Thread.onSpinWait();
+                if (freeCount > 0) {
+                    post(ah, remoteQpn, remoteQkey, payload, length);
+                    return;
+                }
+            } finally {
+                sendLock.unlock();
             }
-            throwSendError();
+            if (deadline == 0) {
+                deadline = System.nanoTime() + SEND_SLOT_TIMEOUT_NANOS;
+            } else if (System.nanoTime() - deadline > 0) {
+                throw new VerbsException("ibv_poll_cq", Errno.ETIMEDOUT, "no send completed in 10 s");
+            }
+            pause(idle, "send");
         }
-        return freeSlots[--freeCount];
     }
 
-    /** Reaps send completions: frees their slots and drops the endpoint's AH references. */
+    /** Posts into a free slot; the caller holds sendLock and has checked there is one. */
+    private void post(AddressHandle ah, int remoteQpn, long remoteQkey, ByteBuffer payload, int length) {
+        int slot = freeSlots[--freeCount];
+        AddressHandle held;
+        try {
+            held = ah.duplicate();
+        } catch (RuntimeException e) {
+            freeSlots[freeCount++] = slot;
+            throw e;
+        }
+        int offset = slot * maxMessageSize;
+        sendMemory.buffer().put(offset, payload, payload.position(), length);
+        try {
+            qp.postSend(held.hardware(), remoteQpn, remoteQkey, sendMemory, offset, length, wrId(generation, slot));
+        } catch (RuntimeException e) {
+            held.close();
+            freeSlots[freeCount++] = slot;
+            throw e;
+        }
+        inFlight[slot] = held;
+        payload.position(payload.position() + length);
+        sent.setOpaque(sent.getOpaque() + 1);
+    }
+
+    /**
+     * Reaps send completions (sendLock held): frees their slots and drops the endpoint's AH
+     * references. Completions of the QP's life before a recovery are ignored: their slots were
+     * freed then.
+     */
     private int pollSends() {
         int n = sendCq.poll(sendCompletions);
         for (int i = 0; i < n; i++) {
             WorkCompletion wc = sendCompletions[i];
+            if ((int) (wc.wrId >>> 32) != generation) {
+                continue;
+            }
             int slot = (int) wc.wrId;
             AddressHandle held = inFlight[slot];
             inFlight[slot] = null;
@@ -266,8 +384,11 @@ public final class UdEndpoint implements AutoCloseable {
                 held.close();
             }
             freeSlots[freeCount++] = slot;
-            if (wc.status != WorkCompletion.SUCCESS && sendError == null) {
-                sendError = new WorkCompletionException("send", wc.status, wc.vendorError);
+            if (wc.status != WorkCompletion.SUCCESS) {
+                checkQpState();
+                if (wc.status != WorkCompletion.WR_FLUSH_ERR && sendError == null) {
+                    sendError = new WorkCompletionException("send", wc.status, wc.vendorError, device.isEfa());
+                }
             }
         }
         return n;
@@ -282,161 +403,210 @@ public final class UdEndpoint implements AutoCloseable {
     }
 
     /**
-     * Waits until every send posted so far has completed.
+     * Waits, holding no lock, until every send posted so far has completed.
      *
      * @return true when all completed, false on timeout
-     * @throws WorkCompletionException if one completed with an error
+     * @throws WorkCompletionException      if one completed with an error
+     * @throws EndpointInterruptedException if interrupted while waiting (flag set again)
+     * @throws IllegalStateException        if the endpoint is or gets closed
      */
     public boolean flush(long timeout, TimeUnit unit) {
         long deadline = System.nanoTime() + unit.toNanos(timeout);
-        synchronized (sendLock) {
-            checkOpen();
-            while (freeCount < freeSlots.length) {
-                if (pollSends() == 0) {
-                    if (System.nanoTime() > deadline) {
-                        return false;
-                    }
-                    Thread.onSpinWait();
+        for (int idle = 0; ; idle++) {
+            recoverIfNeeded();
+            sendLock.lock();
+            try {
+                checkOpen();
+                pollSends();
+                if (freeCount == freeSlots.length) {
+                    throwSendError();
+                    return true;
                 }
+            } finally {
+                sendLock.unlock();
             }
-            throwSendError();
-            return true;
+            if (System.nanoTime() - deadline > 0) {
+                return false;
+            }
+            pause(idle, "flush");
         }
     }
 
     /** Sends in flight now (posted, not yet completed as far as this endpoint has polled). */
     public int sendsInFlight() {
-        synchronized (sendLock) {
+        sendLock.lock();
+        try {
             return freeSlots.length - freeCount;
+        } finally {
+            sendLock.unlock();
         }
     }
 
     /**
-     * Waits up to {@code timeout} for one datagram.
+     * Waits up to {@code timeout}, holding no lock, for one datagram.
      *
      * @return the datagram, or null on timeout
-     * @throws WorkCompletionException if the receive completed with an error (the slot is reposted)
-     * @throws IllegalStateException   if the endpoint is closed
+     * @throws WorkCompletionException      if the receive completed with an error (the slot is
+     *                                      reposted; if the QP went into the error state it has
+     *                                      been recovered by the time this is thrown)
+     * @throws EndpointInterruptedException if interrupted while waiting (flag set again)
+     * @throws IllegalStateException        if the endpoint is closed, also by another thread while waiting
      */
     public Datagram receive(long timeout, TimeUnit unit) {
         long deadline = System.nanoTime() + unit.toNanos(timeout);
-        int idle = 0;
-        synchronized (receiveLock) {
-            for (;;) {
-                checkOpen();
-                if (receiveCq.poll(receiveCompletion) == 1) {
-                    return take(receiveCompletion[0]);
-                }
-                if (System.nanoTime() - deadline > 0) {
-                    return null;
-                }
-                // Spin first for latency, then back off so an idle receiver does not burn a core.
-                if (++idle < 10_000) {
-                    Thread.onSpinWait();
-                } else {
-                    LockSupport.parkNanos(20_000);
-                }
+        for (int idle = 0; ; idle++) {
+            Datagram d;
+            try {
+                d = pollReceive();
+            } catch (WorkCompletionException e) {
+                recoverIfNeeded();
+                throw e;
             }
+            if (d != null) {
+                return d;
+            }
+            recoverIfNeeded();
+            if (System.nanoTime() - deadline > 0) {
+                return null;
+            }
+            pause(idle, "receive");
         }
+    }
+
+    /** One poll of the receive CQ under receiveLock; null when nothing (current) was there. */
+    private Datagram pollReceive() {
+        receiveLock.lock();
+        try {
+            checkOpen();
+            while (receiveCq.poll(receiveCompletion) == 1) {
+                WorkCompletion wc = receiveCompletion[0];
+                if ((int) (wc.wrId >>> 32) != generation) {
+                    continue; // flushed by the QP's earlier life: its slot was reposted at recovery
+                }
+                return take(wc);
+            }
+            return null;
+        } finally {
+            receiveLock.unlock();
+        }
+    }
+
+    /** Spins first for latency, then parks; stops for an interrupt or a close. */
+    private void pause(int idle, String operation) {
+        if (idle < SPINS) {
+            Thread.onSpinWait();
+        } else {
+            LockSupport.parkNanos(PARK_NANOS);
+        }
+        if (Thread.interrupted()) {
+            Thread.currentThread().interrupt();
+            throw new EndpointInterruptedException(operation);
+        }
+        checkOpen();
     }
 
     private Datagram take(WorkCompletion wc) {
         int slot = (int) wc.wrId;
         int offset = slot * receiveSlotSize;
+        boolean repost = true;
         try {
             if (wc.status != WorkCompletion.SUCCESS) {
-                throw new WorkCompletionException("receive", wc.status, wc.vendorError);
+                repost = !checkQpState();
+                if (wc.status != WorkCompletion.WR_FLUSH_ERR || !repost) {
+                    receiveErrors.setOpaque(receiveErrors.getOpaque() + 1);
+                }
+                throw new WorkCompletionException("receive", wc.status, wc.vendorError, device.isEfa());
             }
             ByteBuffer buffer = receiveMemory.buffer();
-            byte[] grh = new byte[GRH_BYTES];
-            buffer.get(offset, grh);
+            byte[] area = new byte[GRH_BYTES];
+            buffer.get(offset, area);
             byte[] payload = new byte[Math.max(0, wc.byteLength - GRH_BYTES)];
             buffer.get(offset + GRH_BYTES, payload);
             WorkCompletion copy = new WorkCompletion();
-            copy.wrId = wc.wrId;
-            copy.status = wc.status;
-            copy.opcode = wc.opcode;
-            copy.byteLength = wc.byteLength;
-            copy.qpNum = wc.qpNum;
-            copy.srcQp = wc.srcQp;
-            copy.wcFlags = wc.wcFlags;
-            copy.pkeyIndex = wc.pkeyIndex;
-            copy.slid = wc.slid;
-            copy.sl = wc.sl;
-            copy.dlidPathBits = wc.dlidPathBits;
-            return new Datagram(payload, wc.srcQp, sourceGid(grh), grh, copy);
+            copy.copyFrom(wc);
+            received.setOpaque(received.getOpaque() + 1);
+            return resolver.resolve(payload, area, copy);
         } finally {
-            qp.postReceive(receiveMemory, offset, receiveSlotSize, slot);
+            // A QP in the error state would only flush the slot: recovery reposts every slot.
+            if (repost) {
+                qp.postReceive(receiveMemory, offset, receiveSlotSize, wc.wrId);
+            }
         }
     }
 
-    /** Where the IPv4 header starts in the GRH area of a RoCE v2 datagram that came over IPv4. */
-    private static final int IPV4_HEADER_OFFSET = 20;
-    private static final int IPV4_HEADER_BYTES = 20;
-    private static final int IPV4_SOURCE_OFFSET = 12;
-    private static final int IPV6_SOURCE_OFFSET = 8;
+    /** After an error completion: is the QP in the error state? If so, mark it for recovery. */
+    private boolean checkQpState() {
+        if (QueuePairState.isError(qp.state())) {
+            needsRecovery = true;
+            return true;
+        }
+        return false;
+    }
+
+    private void recoverIfNeeded() {
+        if (needsRecovery) {
+            recover();
+        }
+    }
 
     /**
-     * The sender's GID from the 40 bytes in front of a UD receive. On InfiniBand, EFA and RoCE
-     * over IPv6 they are an IPv6-layout GRH with the source GID at bytes 8..23. On RoCE v2 over
-     * IPv4 the device writes the 20-byte IPv4 header into the last 20 bytes and leaves the first
-     * 20 undefined (zero on rxe, stale data on others); the sender is then the IPv4-mapped GID of
-     * the IPv4 source address. Told apart as {@code ibv_init_ah_from_wc} does, so that the source
-     * reported and the return-path AH always agree: not an IPv6 version nibble and an IPv4
-     * version at byte 20 means IPv4; an IPv6 nibble means IPv6 unless bytes 20..39 are a whole
-     * IPv4 header (IHL 5) with a valid checksum.
+     * Takes the QP out of the error state: RESET (dropping what was posted), INIT, RTR, RTS, then
+     * every receive reposted under a new generation. Sends in flight are dropped, as the device
+     * dropped them; their AH references go too, as no send can use an AH after the reset.
      */
-    static Gid sourceGid(byte[] grh) {
-        byte[] gid = new byte[Gid.LENGTH];
-        if (isIpv4(grh)) {
-            gid[10] = (byte) 0xFF;
-            gid[11] = (byte) 0xFF;
-            System.arraycopy(grh, IPV4_HEADER_OFFSET + IPV4_SOURCE_OFFSET, gid, 12, 4);
-        } else {
-            System.arraycopy(grh, IPV6_SOURCE_OFFSET, gid, 0, Gid.LENGTH);
+    private void recover() {
+        sendLock.lock();
+        try {
+            receiveLock.lock();
+            try {
+                if (!needsRecovery || closed) {
+                    return;
+                }
+                qp.reset();
+                int next = generation + 1;
+                generation = next;
+                for (int slot = 0; slot < inFlight.length; slot++) {
+                    if (inFlight[slot] != null) {
+                        inFlight[slot].close();
+                        inFlight[slot] = null;
+                        freeSlots[freeCount++] = slot;
+                    }
+                }
+                qp.activate(options.portNum(), 0, options.qkey());
+                for (int i = 0; i < options.receiveDepth(); i++) {
+                    qp.postReceive(receiveMemory, i * receiveSlotSize, receiveSlotSize, wrId(next, i));
+                }
+                needsRecovery = false;
+                recoveries.setOpaque(recoveries.getOpaque() + 1);
+            } finally {
+                receiveLock.unlock();
+            }
+        } finally {
+            sendLock.unlock();
         }
-        return Gid.of(gid);
-    }
-
-    private static boolean isIpv4(byte[] grh) {
-        int ipv4First = grh[IPV4_HEADER_OFFSET] & 0xFF;
-        if ((grh[0] & 0xF0) != 0x60) {
-            return (ipv4First >>> 4) == 4;
-        }
-        // Version and IHL (4, 5), then a checksum that holds: a stale IPv6 header in front is ignored.
-        return ipv4First == 0x45 && ipv4ChecksumHolds(grh, IPV4_HEADER_OFFSET);
-    }
-
-    /** RFC 791: the ones'-complement sum of the header's 16-bit words, checksum included, is 0xFFFF. */
-    private static boolean ipv4ChecksumHolds(byte[] b, int offset) {
-        int sum = 0;
-        for (int i = offset; i < offset + IPV4_HEADER_BYTES; i += 2) {
-            sum += ((b[i] & 0xFF) << 8) | (b[i + 1] & 0xFF);
-        }
-        while ((sum >>> 16) != 0) {
-            sum = (sum & 0xFFFF) + (sum >>> 16);
-        }
-        return sum == 0xFFFF;
     }
 
     /**
-     * The attributes of an AH back to the sender of {@code datagram} ({@code ibv_init_ah_from_wc(3)}).
+     * The attributes of an AH back to the sender of {@code datagram}: on EFA the sender's GID
+     * alone (global, as EFA requires); elsewhere {@code ibv_init_ah_from_wc(3)}.
+     *
+     * @throws IllegalArgumentException if the datagram's sender is unknown ({@link SourceOrigin#UNKNOWN} on EFA)
      */
     public AddressHandleAttributes replyAttributes(Datagram datagram) {
         Objects.requireNonNull(datagram, "datagram");
-        synchronized (receiveLock) {
-            checkOpen();
-            receiveMemory.buffer().put(scratchOffset, datagram.grh());
-            return device.initAhFromWc(options.portNum(), datagram.completion(), receiveMemory, scratchOffset);
-        }
+        checkOpen();
+        return resolver.replyAttributes(datagram);
     }
 
     /**
      * Acquires, through the cache, the AH back to the sender of {@code datagram}: a server
-     * answering many clients holds one hardware AH per client, not one per message.
+     * answering many clients holds one hardware AH per client, not one per message. On EFA a
+     * datagram named by AHN gets that same AH, as a hit.
      */
     public AddressHandle acquireReplyAh(Datagram datagram) {
-        return cache.acquire(pd, replyAttributes(datagram));
+        Objects.requireNonNull(datagram, "datagram");
+        checkOpen();
+        return resolver.acquireReplyAh(datagram);
     }
 
     /** Replies to the sender of {@code datagram} with {@code payload}, through a return-path AH. */
@@ -453,24 +623,42 @@ public final class UdEndpoint implements AutoCloseable {
     }
 
     /**
-     * Waits briefly (up to 1 s) for sends in flight, then destroys the QP, the registered memory
-     * and the CQs, children first, and drops the AH references it held. Idempotent.
+     * Waits briefly (up to 1 s, holding no lock; less if interrupted, the flag kept) for sends in
+     * flight, then destroys the QP, the registered memory and the CQs, children first, and drops
+     * the AH references it held. Calls waiting in other threads throw {@link IllegalStateException}
+     * promptly. Idempotent.
      */
     @Override
     public void close() {
-        synchronized (sendLock) {
-            synchronized (receiveLock) {
-                if (closed) {
-                    return;
+        if (!closing.compareAndSet(false, true)) {
+            return;
+        }
+        long deadline = System.nanoTime() + CLOSE_DRAIN_NANOS;
+        for (int idle = 0; System.nanoTime() - deadline < 0 && !Thread.currentThread().isInterrupted(); idle++) {
+            sendLock.lock();
+            try {
+                if (needsRecovery || sendCq.isClosed()) {
+                    // The device dropped them, or the CQ went with its device's context: nothing to wait for.
+                    break;
                 }
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
-                // A CQ closed with its device has nothing left to poll: its completions went with the context.
-                while (freeCount < freeSlots.length && !sendCq.isClosed() && System.nanoTime() < deadline) {
-                    if (pollSends() == 0) {
-                        Thread.onSpinWait();
-                    }
+                pollSends();
+                if (freeCount == freeSlots.length) {
+                    break;
                 }
-                closed = true;
+            } finally {
+                sendLock.unlock();
+            }
+            if (idle < SPINS) {
+                Thread.onSpinWait();
+            } else {
+                LockSupport.parkNanos(PARK_NANOS);
+            }
+        }
+        closed = true;
+        sendLock.lock();
+        try {
+            receiveLock.lock();
+            try {
                 RuntimeException failure = null;
                 failure = closeAll(failure, qp);
                 // With the QP gone no send can still use an AH: now the references may go. If the
@@ -486,7 +674,11 @@ public final class UdEndpoint implements AutoCloseable {
                 if (failure != null) {
                     throw failure;
                 }
+            } finally {
+                receiveLock.unlock();
             }
+        } finally {
+            sendLock.unlock();
         }
     }
 

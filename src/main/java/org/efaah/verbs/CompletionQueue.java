@@ -8,13 +8,24 @@ public final class CompletionQueue implements AutoCloseable {
     private final Device device;
     final long handle;
     private final int entries;
-    private final Guard guard;
+    private final Guard guard = new Guard("completion queue");
+    /** Made by {@code efadv_create_cq} with the sender's GID: polled through {@link EfaVerbs}. */
+    private final boolean withSourceGid;
 
     CompletionQueue(Device device, long handle, int entries) {
+        this(device, handle, entries, false);
+    }
+
+    CompletionQueue(Device device, long handle, int entries, boolean withSourceGid) {
         this.device = device;
         this.handle = handle;
         this.entries = entries;
-        this.guard = new Guard("completion queue");
+        this.withSourceGid = withSourceGid;
+    }
+
+    /** Whether receive completions carry the sender's GID ({@link Device#createCqWithSourceGid}). */
+    public boolean withSourceGid() {
+        return withSourceGid;
     }
 
     public Device device() {
@@ -36,7 +47,8 @@ public final class CompletionQueue implements AutoCloseable {
     public int poll(WorkCompletion[] into) {
         guard.enter();
         try {
-            return device.provider().pollCq(handle, into);
+            return withSourceGid ? device.provider().efa().pollCqWithSourceGid(handle, into)
+                    : device.provider().pollCq(handle, into);
         } finally {
             guard.exit();
         }

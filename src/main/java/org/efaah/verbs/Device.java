@@ -291,7 +291,7 @@ public final class Device implements AutoCloseable {
     /**
      * Creates a completion queue ({@code ibv_create_cq(3)}) of {@code entries} CQEs, 1..65536.
      *
-     * @throws UnsupportedOperationException if the provider has no datagram path
+     * @throws VerbsException EOPNOTSUPP if the provider has no datagram path
      */
     public CompletionQueue createCq(int entries) {
         Ranges.check("cqe", entries, 1, 65536);
@@ -303,6 +303,32 @@ public final class Device implements AutoCloseable {
                 throw e.withContext(FailureContext.resource(this, null));
             }
             CompletionQueue cq = new CompletionQueue(this, handle, entries);
+            completionQueues.add(cq);
+            return cq;
+        });
+    }
+
+    /**
+     * Creates an EFA completion queue of {@code entries} CQEs, 1..65536, whose receive completions
+     * carry the sender's GID when the receiver holds no AH for it ({@code efadv_create_cq(3)} with
+     * {@code EFADV_WC_EX_WITH_SGID}; read by {@link CompletionQueue#poll} into
+     * {@link WorkCompletion#sourceGid}).
+     *
+     * @throws VerbsException EOPNOTSUPP, naming the device, if it is not EFA
+     */
+    public CompletionQueue createCqWithSourceGid(int entries) {
+        Ranges.check("cqe", entries, 1, 65536);
+        if (!isEfa()) {
+            throw new VerbsException("efadv_create_cq", Errno.EOPNOTSUPP, name() + " is not an EFA device");
+        }
+        return creating("efadv_create_cq", () -> {
+            long handle;
+            try {
+                handle = provider.efa().createCqWithSourceGid(context, entries);
+            } catch (VerbsException e) {
+                throw e.withContext(FailureContext.resource(this, null));
+            }
+            CompletionQueue cq = new CompletionQueue(this, handle, entries, true);
             completionQueues.add(cq);
             return cq;
         });

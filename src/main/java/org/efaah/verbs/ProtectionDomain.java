@@ -106,17 +106,39 @@ public final class ProtectionDomain implements AutoCloseable {
      * @param maxRecvWr most receives posted, 1..8192
      */
     public UdQueuePair createUdQp(CompletionQueue sendCq, CompletionQueue recvCq, int maxSendWr, int maxRecvWr) {
+        return createQp(QueuePairType.UD, sendCq, recvCq, maxSendWr, maxRecvWr);
+    }
+
+    /**
+     * Creates a QP of {@code type} in RESET: UD through {@code ibv_create_qp(3)}, SRD through
+     * {@code efadv_create_qp_ex(3)}. Activation, posting and destroying are the same for both.
+     *
+     * @param maxSendWr most sends outstanding, 1..8192
+     * @param maxRecvWr most receives posted, 1..8192
+     * @throws VerbsException EOPNOTSUPP, naming the device, for SRD on a device that is not EFA
+     */
+    public UdQueuePair createQp(QueuePairType type, CompletionQueue sendCq, CompletionQueue recvCq, int maxSendWr,
+                                int maxRecvWr) {
+        java.util.Objects.requireNonNull(type, "type");
         java.util.Objects.requireNonNull(sendCq, "sendCq");
         java.util.Objects.requireNonNull(recvCq, "recvCq");
         Ranges.check("max_send_wr", maxSendWr, 1, 8192);
         Ranges.check("max_recv_wr", maxRecvWr, 1, 8192);
+        boolean srd = type == QueuePairType.SRD;
+        String verb = srd ? "efadv_create_qp_ex" : "ibv_create_qp";
+        if (srd && !device.isEfa()) {
+            throw new VerbsException(verb, Errno.EOPNOTSUPP,
+                    "SRD needs an EFA device; " + device.name() + " is not one (use UD)");
+        }
         if (sendCq.device() != device || recvCq.device() != device) {
             throw new IllegalArgumentException("cq: belongs to another device than this PD");
         }
-        return creating("ibv_create_qp", () -> sendCq.guard().get(() -> recvCq.guard().get(() -> {
+        return creating(verb, () -> sendCq.guard().get(() -> recvCq.guard().get(() -> {
             QueuePairNumbers created;
             try {
-                created = device.provider().createUdQp(handle, sendCq.handle, recvCq.handle, maxSendWr, maxRecvWr);
+                created = srd
+                        ? device.provider().efa().createSrdQp(handle, sendCq.handle, recvCq.handle, maxSendWr, maxRecvWr)
+                        : device.provider().createUdQp(handle, sendCq.handle, recvCq.handle, maxSendWr, maxRecvWr);
             } catch (VerbsException e) {
                 throw e.withContext(FailureContext.resource(device, this));
             }

@@ -106,6 +106,19 @@ public final class UdQueuePair implements AutoCloseable {
         return guard.isClosed();
     }
 
+    /** {@code ibv_query_qp(3)}: the current {@link QueuePairState}. */
+    public int state() {
+        return guard.get(() -> pd.device().provider().queryQpState(handle));
+    }
+
+    /**
+     * {@code ibv_modify_qp(3)} to RESET: posted work requests are dropped without completions.
+     * Follow with {@link #activate} and fresh receives: how a QP in the error state is recovered.
+     */
+    public void reset() {
+        guard.run(() -> pd.device().provider().resetQp(handle));
+    }
+
     /** {@code ibv_destroy_qp(3)}. */
     @Override
     public void close() {

@@ -124,8 +124,34 @@ public interface VerbsProvider extends AutoCloseable {
         throw noDatagramPath();
     }
 
-    private UnsupportedOperationException noDatagramPath() {
-        return new UnsupportedOperationException("the " + name() + " provider has no datagram (UD) path");
+    /**
+     * {@code ibv_query_qp(3)}: the QP's current state, an {@code enum ibv_qp_state} value
+     * ({@link QueuePairState}).
+     */
+    default int queryQpState(long qp) {
+        throw noDatagramPath();
+    }
+
+    /**
+     * {@code ibv_modify_qp(3)} to RESET from any state: every posted work request is dropped
+     * without a completion; {@link #activateUdQp} takes the QP back to RTS.
+     */
+    default void resetQp(long qp) {
+        throw noDatagramPath();
+    }
+
+    /**
+     * The EFA extensions ({@code efadv.h}).
+     *
+     * @throws VerbsException EOPNOTSUPP where the provider has none (libefa absent, or no EFA model)
+     */
+    default EfaVerbs efa() {
+        throw new VerbsException("efadv", Errno.EOPNOTSUPP, "the " + name() + " provider has no EFA extensions");
+    }
+
+    /** The one "unsupported" signal: {@link VerbsException} with EOPNOTSUPP. */
+    private VerbsException noDatagramPath() {
+        return new VerbsException("ibv_create_qp", Errno.EOPNOTSUPP, "the " + name() + " provider has no datagram (UD) path");
     }
 
     // Asynchronous events (ibv_get_async_event(3)), read by one thread per device; a provider

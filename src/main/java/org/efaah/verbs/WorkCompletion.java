@@ -13,6 +13,16 @@ public final class WorkCompletion {
     public static final int OPCODE_RECV = 128;
     /** {@code IBV_WC_GRH}: the first 40 bytes of the receive buffer hold a GRH. */
     public static final int FLAG_GRH = 1 << 0;
+    /** {@code IBV_WC_LOC_LEN_ERR}. */
+    public static final int LOC_LEN_ERR = 1;
+    /** {@code IBV_WC_LOC_QP_OP_ERR}: rxe's answer to a receive too small for the datagram. */
+    public static final int LOC_QP_OP_ERR = 2;
+    /** {@code IBV_WC_WR_FLUSH_ERR}: a work request flushed because the QP is in the error state. */
+    public static final int WR_FLUSH_ERR = 5;
+    /** {@code IBV_WC_RNR_RETRY_EXC_ERR}: on EFA SRD, no receive was posted at the destination. */
+    public static final int RNR_RETRY_EXC_ERR = 13;
+    /** The {@code slid} of an EFA receive whose receiver holds no AH for the sender. */
+    public static final int EFA_UNKNOWN_AHN = 0xFFFF;
 
     private static final String[] STATUS_NAMES = {"IBV_WC_SUCCESS", "IBV_WC_LOC_LEN_ERR", "IBV_WC_LOC_QP_OP_ERR",
         "IBV_WC_LOC_EEC_OP_ERR", "IBV_WC_LOC_PROT_ERR", "IBV_WC_WR_FLUSH_ERR", "IBV_WC_MW_BIND_ERR",
@@ -38,6 +48,32 @@ public final class WorkCompletion {
     public int slid;
     public int sl;
     public int dlidPathBits;
+    /**
+     * The sender's GID (16 bytes, network order), filled only by a poll of an EFA CQ made with
+     * {@code EFADV_WC_EX_WITH_SGID} and only when {@link #hasSourceGid} ({@code efadv_wc_read_sgid}
+     * answers only for a sender the receiver has no AH for: {@code slid == 0xFFFF}).
+     */
+    public final byte[] sourceGid = new byte[16];
+    /** Whether {@link #sourceGid} was read for this completion. */
+    public boolean hasSourceGid;
+
+    /** Copies every field of {@code other} into this one. */
+    public void copyFrom(WorkCompletion other) {
+        wrId = other.wrId;
+        status = other.status;
+        opcode = other.opcode;
+        vendorError = other.vendorError;
+        byteLength = other.byteLength;
+        qpNum = other.qpNum;
+        srcQp = other.srcQp;
+        wcFlags = other.wcFlags;
+        pkeyIndex = other.pkeyIndex;
+        slid = other.slid;
+        sl = other.sl;
+        dlidPathBits = other.dlidPathBits;
+        System.arraycopy(other.sourceGid, 0, sourceGid, 0, sourceGid.length);
+        hasSourceGid = other.hasSourceGid;
+    }
 
     /** The name of an {@code enum ibv_wc_status} value, as {@code ibv_wc_status_str} would give it. */
     public static String statusName(int status) {
@@ -47,6 +83,6 @@ public final class WorkCompletion {
     @Override
     public String toString() {
         return "ibv_wc{wr_id=" + wrId + ", status=" + statusName(status) + ", opcode=" + opcode + ", byte_len="
-                + byteLength + ", qp_num=" + qpNum + ", src_qp=" + srcQp + ", wc_flags=" + wcFlags + "}";
+                + byteLength + ", qp_num=" + qpNum + ", src_qp=" + srcQp + ", wc_flags=" + wcFlags + ", slid=" + slid + "}";
     }
 }

@@ -76,4 +76,12 @@ class CommandLineTest {
         assertTrue(out.isEmpty() || !out.contains("hardware AHs"), out);
         run(2, "demo", "--provider", "nonsense");
     }
+
+    @Test
+    void pingpongRunsOverSrdWhenAskedAndRefusesAnUnknownTransport() {
+        String out = run(0, "pingpong", "--provider", "mock", "--transport", "srd", "-n", "200", "-s", "1000");
+        assertTrue(out.contains("200 round trips of 1000 bytes"), out);
+        assertTrue(out.contains("every payload verified"), out);
+        run(2, "pingpong", "--provider", "mock", "--transport", "rc");
+    }
 }

@@ -61,7 +61,9 @@ final class CountingProvider implements VerbsProvider {
 
     @Override
     public long allocatePd(long context) {
-        return real.allocatePd(context);
+        long pd = real.allocatePd(context);
+        lastPd = pd;
+        return pd;
     }
 
     @Override
@@ -95,7 +97,9 @@ final class CountingProvider implements VerbsProvider {
 
     @Override
     public long createCq(long context, int entries) {
-        return real.createCq(context, entries);
+        long cq = real.createCq(context, entries);
+        lastCq = cq;
+        return cq;
     }
 
     @Override
@@ -177,4 +181,23 @@ final class CountingProvider implements VerbsProvider {
     public void close() {
         real.close();
     }
+
+    @Override
+    public int queryQpState(long qp) {
+        return real.queryQpState(qp);
+    }
+
+    @Override
+    public void resetQp(long qp) {
+        real.resetQp(qp);
+    }
+
+    @Override
+    public org.efaah.verbs.EfaVerbs efa() {
+        return real.efa();
+    }
+
+    /** The handles last made, for tests that must reach the SPI with live ones. */
+    volatile long lastPd;
+    volatile long lastCq;
 }

@@ -2,6 +2,7 @@ package org.efaah.verbs.ibverbs;
 
 import org.bytedeco.javacpp.BytePointer;
 import org.bytedeco.javacpp.IntPointer;
+import org.bytedeco.javacpp.LongPointer;
 import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.javacpp.annotation.Cast;
 import org.bytedeco.javacpp.annotation.MemberGetter;
@@ -96,6 +97,22 @@ final class NativeVerbs {
                                              @Cast("uint64_t") long grhOffset, AhAttr attr);
 
     static native int efa_ah_efadv_available();
+
+    static native int efa_ah_query_qp_state(@Cast("uint64_t") long qp, @Cast("uint32_t*") int[] state);
+
+    static native int efa_ah_reset_qp(@Cast("uint64_t") long qp);
+
+    static native int efa_ah_efadv_create_cq(@Cast("uint64_t") long context, @Cast("uint32_t") int cqe,
+                                             @Cast("uint64_t*") long[] cq);
+
+    static native int efa_ah_efadv_poll_cq(@Cast("uint64_t") long cq, Wc wc, @Cast("uint32_t") int capacity,
+                                           @Cast("uint8_t*") BytePointer sgids, @Cast("uint64_t*") LongPointer sgidValid,
+                                           @Cast("uint32_t*") IntPointer count);
+
+    static native int efa_ah_efadv_create_srd_qp(@Cast("uint64_t") long pd, @Cast("uint64_t") long sendCq,
+                                                 @Cast("uint64_t") long recvCq, @Cast("uint32_t") int maxSendWr,
+                                                 @Cast("uint32_t") int maxRecvWr, @Cast("uint64_t*") long[] qp,
+                                                 @Cast("uint32_t*") int[] qpn);
 
     @Cast("uint32_t")
     static native int efa_ah_mtu_bytes(@Cast("uint32_t") int ibvMtu);

@@ -396,6 +396,36 @@ public final class NativeVerbsProvider implements VerbsProvider {
         return b.build();
     }
 
+    /** {@code ibv_query_qp(3)} of {@code IBV_QP_STATE}. */
+    @Override
+    public int queryQpState(long qp) {
+        int[] state = new int[1];
+        check(NativeVerbs.efa_ah_query_qp_state(qp, state), "ibv_query_qp", null);
+        return state[0];
+    }
+
+    /** {@code ibv_modify_qp(3)} to {@code IBV_QPS_RESET}. */
+    @Override
+    public void resetQp(long qp) {
+        check(NativeVerbs.efa_ah_reset_qp(qp), "ibv_modify_qp", "to RESET");
+    }
+
+    /**
+     * The EFA extensions through libefa; each call answers EOPNOTSUPP where libefa lacks it or
+     * the device is not EFA.
+     */
+    @Override
+    public org.efaah.verbs.EfaVerbs efa() {
+        return efaVerbs;
+    }
+
+    private final NativeEfaVerbs efaVerbs = new NativeEfaVerbs();
+
+    /** Reads one completion of this thread's scratch array (for {@link NativeEfaVerbs}). */
+    static void readCompletion(ByteBuffer view, int index, WorkCompletion wc) {
+        read(view, index * NativeVerbs.Wc.SIZE, wc);
+    }
+
     private static void read(ByteBuffer view, int base, WorkCompletion wc) {
         wc.wrId = view.getLong(base + NativeVerbs.Wc.WR_ID);
         wc.status = view.getInt(base + NativeVerbs.Wc.STATUS);
@@ -440,6 +470,8 @@ public final class NativeVerbsProvider implements VerbsProvider {
         final ByteBuffer view = wc.capacity(CAPACITY).asByteBuffer().order(ByteOrder.nativeOrder());
         final IntPointer count = new IntPointer(1L);
         final NativeVerbs.AhAttr ahAttr = new NativeVerbs.AhAttr();
+        final BytePointer sgids = new BytePointer(CAPACITY * 16L);
+        final org.bytedeco.javacpp.LongPointer sgidValid = new org.bytedeco.javacpp.LongPointer(1L);
 
         static Scratch get() {
             return PER_THREAD.get();

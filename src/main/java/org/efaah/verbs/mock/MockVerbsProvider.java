@@ -426,7 +426,7 @@ public final class MockVerbsProvider implements VerbsProvider {
 
     @Override
     public long createCq(long context, int entries) {
-        return fabric.createCq(context(context, "ibv_create_cq"), entries);
+        return fabric.createCq(context(context, "ibv_create_cq"), entries, false);
     }
 
     @Override
@@ -446,7 +446,8 @@ public final class MockVerbsProvider implements VerbsProvider {
 
     @Override
     public org.efaah.verbs.QueuePairNumbers createUdQp(long pd, long sendCq, long recvCq, int maxSendWr, int maxRecvWr) {
-        return fabric.createUdQp(pd(pd, "ibv_create_qp"), sendCq, recvCq, maxSendWr, maxRecvWr);
+        return fabric.createQp(org.efaah.verbs.QueuePairType.UD, pd(pd, "ibv_create_qp"), sendCq, recvCq, maxSendWr,
+                maxRecvWr);
     }
 
     @Override
@@ -475,13 +476,82 @@ public final class MockVerbsProvider implements VerbsProvider {
 
     @Override
     public int pollCq(long cq, org.efaah.verbs.WorkCompletion[] into) {
-        return fabric.pollCq(cq, into);
+        return fabric.pollCq(cq, into, false);
     }
 
     @Override
     public AddressHandleAttributes initAhFromWc(long context, int portNum, org.efaah.verbs.WorkCompletion wc,
                                                 long mr, int grhOffset) {
         return fabric.initAhFromWc(context(context, "ibv_init_ah_from_wc").device, portNum, wc, mr, grhOffset);
+    }
+
+    @Override
+    public int queryQpState(long qp) {
+        return fabric.queryQpState(qp);
+    }
+
+    @Override
+    public void resetQp(long qp) {
+        fabric.resetQp(qp);
+    }
+
+    /**
+     * The EFA extensions of the EFA model; EOPNOTSUPP when the mock models RoCE, as libefa
+     * answers for a device that is not EFA.
+     */
+    @Override
+    public org.efaah.verbs.EfaVerbs efa() {
+        if (!config.efa()) {
+            throw new VerbsException("efadv", Errno.EOPNOTSUPP, "the mock's devices model RoCE, not EFA");
+        }
+        return efaVerbs;
+    }
+
+    private final org.efaah.verbs.EfaVerbs efaVerbs = new org.efaah.verbs.EfaVerbs() {
+        @Override
+        public long createCqWithSourceGid(long context, int entries) {
+            return fabric.createCq(context(context, "efadv_create_cq"), entries, true);
+        }
+
+        @Override
+        public int pollCqWithSourceGid(long cq, org.efaah.verbs.WorkCompletion[] into) {
+            return fabric.pollCq(cq, into, true);
+        }
+
+        @Override
+        public org.efaah.verbs.QueuePairNumbers createSrdQp(long pd, long sendCq, long recvCq, int maxSendWr,
+                                                            int maxRecvWr) {
+            return fabric.createQp(org.efaah.verbs.QueuePairType.SRD, pd(pd, "efadv_create_qp_ex"), sendCq, recvCq,
+                    maxSendWr, maxRecvWr);
+        }
+    };
+
+    /**
+     * Holds back every send completion from now on (true), as a device under load would, until
+     * called with false; then they reach their CQs in order. Lets tests make a sender wait.
+     */
+    public void holdSendCompletions(boolean hold) {
+        fabric.holdSendCompletions(hold);
+    }
+
+    /**
+     * SRD delivery order from now on: with a seed, datagrams in flight are delivered in an order
+     * drawn from it (EFA's SRD does not keep order); null restores order. Exactly once either way.
+     */
+    public void reorderSrd(Long seed) {
+        fabric.reorderSrd(seed);
+    }
+
+    /**
+     * The AHN of {@code pd}'s live AH for {@code gid}, or -1: what an EFA device reports in
+     * {@code wc.slid} for a datagram from {@code gid}.
+     */
+    int receiverAhn(MockPd pd, Gid gid) {
+        MockDevice d = pd.context.device;
+        synchronized (d) {
+            HardwareAh hw = d.byDestination.get(new DestinationKey(pd.handle, gid));
+            return hw == null ? -1 : hw.ahn;
+        }
     }
 
     /** The device whose port 1 GID table holds {@code gid}, or null: how the fabric routes a datagram. */

@@ -1,0 +1,72 @@
+package org.efaah.ud;
+
+import org.efaah.cache.AddressHandle;
+import org.efaah.cache.AddressHandleCache;
+import org.efaah.verbs.AddressHandleAttributes;
+import org.efaah.verbs.Gid;
+import org.efaah.verbs.ProtectionDomain;
+import org.efaah.verbs.WorkCompletion;
+
+/**
+ * EFA: a receive never carries a GRH, and the 40 bytes in front of the payload are not one.
+ * {@code wc.slid} holds the AHN of this PD's own AH for the sender, looked up in the cache's
+ * (PD, AHN) index (a hit, no device call); {@code 0xFFFF} means the PD has none, and the sender's
+ * GID is then read from the completion ({@code efadv_wc_read_sgid}). Replies go through an AH
+ * made from the GID alone, never through {@code ibv_init_ah_from_wc} (which yields a non-global
+ * attribute set EFA refuses). The pattern of rdma-core's {@code efa_cq_fill_pfns} and libfabric's
+ * {@code efa_av_reverse_lookup}.
+ */
+final class EfaSourceResolver implements SourceResolver {
+    private final ProtectionDomain pd;
+    private final AddressHandleCache cache;
+    private final int portNum;
+
+    EfaSourceResolver(ProtectionDomain pd, AddressHandleCache cache, int portNum) {
+        this.pd = pd;
+        this.cache = cache;
+        this.portNum = portNum;
+    }
+
+    @Override
+    public Datagram resolve(byte[] payload, byte[] area, WorkCompletion wc) {
+        if (wc.slid != WorkCompletion.EFA_UNKNOWN_AHN) {
+            try (AddressHandle known = cache.acquireByAhn(pd, wc.slid)) {
+                Gid gid = known == null ? null : known.dgid();
+                return new Datagram(payload, gid, gid == null ? SourceOrigin.UNKNOWN : SourceOrigin.AHN, wc.slid, area, wc);
+            }
+        }
+        if (wc.hasSourceGid) {
+            return new Datagram(payload, Gid.of(wc.sourceGid.clone()), SourceOrigin.COMPLETION_GID, Datagram.NO_AHN,
+                    area, wc);
+        }
+        return new Datagram(payload, null, SourceOrigin.UNKNOWN, Datagram.NO_AHN, area, wc);
+    }
+
+    @Override
+    public AddressHandleAttributes replyAttributes(Datagram datagram) {
+        return AddressHandleAttributes.builder().dgid(known(datagram)).portNum(portNum).build();
+    }
+
+    @Override
+    public AddressHandle acquireReplyAh(Datagram datagram) {
+        if (datagram.sourceAhn() != Datagram.NO_AHN) {
+            AddressHandle held = cache.acquireByAhn(pd, datagram.sourceAhn());
+            // The same AH as at receive time, unless it was destroyed since (its AHN may then be another's).
+            if (held != null && held.dgid().equals(datagram.sourceGid())) {
+                return held;
+            }
+            if (held != null) {
+                held.close();
+            }
+        }
+        return cache.acquire(pd, replyAttributes(datagram));
+    }
+
+    private static Gid known(Datagram datagram) {
+        if (datagram.sourceGid() == null) {
+            throw new IllegalArgumentException("datagram: its sender is unknown (AHN " + datagram.sourceAhn()
+                    + " is not in the cache, and the completion carried no GID): no reply is possible");
+        }
+        return datagram.sourceGid();
+    }
+}

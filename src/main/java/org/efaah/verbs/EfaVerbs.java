@@ -1,0 +1,36 @@
+package org.efaah.verbs;
+
+/**
+ * The EFA-only verbs (libefa's {@code efadv.h}), obtained from {@link VerbsProvider#efa()}. Like
+ * the provider they extend they take opaque handles, trust them to be live, and report failure
+ * with {@link VerbsException}; a device that is not EFA answers EOPNOTSUPP. Thread-safe.
+ */
+public interface EfaVerbs {
+
+    /**
+     * {@code efadv_create_cq(3)} of {@code entries} CQEs with {@code EFADV_WC_EX_WITH_SGID}: a CQ
+     * whose receive completions from senders the receiver has no AH for carry the sender's GID.
+     * Destroyed with {@link VerbsProvider#destroyCq}.
+     *
+     * @throws VerbsException EOPNOTSUPP if the device is not EFA or cannot report the GID
+     *                        ({@code EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID}); EINVAL, ENOMEM
+     */
+    long createCqWithSourceGid(long context, int entries);
+
+    /**
+     * Polls a CQ made by {@link #createCqWithSourceGid} ({@code ibv_start_poll}, {@code ibv_next_poll},
+     * {@code ibv_end_poll}) into the holders; for a successful receive with {@code slid == 0xFFFF}
+     * also {@code efadv_wc_read_sgid} into {@link WorkCompletion#sourceGid}.
+     *
+     * @return how many were filled, 0 when none was ready
+     */
+    int pollCqWithSourceGid(long cq, WorkCompletion[] into);
+
+    /**
+     * {@code efadv_create_qp_ex(3)} of driver type {@code EFADV_QP_DRIVER_TYPE_SRD}, in RESET,
+     * one SGE each way; activated, posted to and destroyed like a UD QP.
+     *
+     * @throws VerbsException EOPNOTSUPP if the device is not EFA; EINVAL, ENOMEM
+     */
+    QueuePairNumbers createSrdQp(long pd, long sendCq, long recvCq, int maxSendWr, int maxRecvWr);
+}

@@ -1,0 +1,262 @@
+/*
+ * efa_ah_efadv: everything of libefa (efadv.h), reached through one dlopen() table so that hosts
+ * without libefa still load this library (see efa_ah_native.h): device and AH queries (used by
+ * efa_ah_native.c), a CQ that reports the sender's GID, and SRD QPs. The mirrors follow efadv.h's
+ * documented ABI; where the header is at hand their layout is asserted against it.
+ */
+#define _GNU_SOURCE
+#include "efa_ah_native_internal.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <string.h>
+
+struct efa_ah_efadv_cq_init_attr {
+    uint64_t comp_mask;
+    uint64_t wc_flags;
+};
+
+struct efa_ah_efadv_qp_init_attr {
+    uint64_t comp_mask;
+    uint32_t driver_qp_type;
+    uint8_t reserved[4];
+};
+
+struct efa_ah_efadv_cq {
+    uint64_t comp_mask;
+    int (*wc_read_sgid)(struct efa_ah_efadv_cq *cq, union ibv_gid *sgid);
+};
+
+/* Values of efadv.h's enums, which are ABI. */
+#define EFA_AH_EFADV_WC_EX_WITH_SGID 1u
+#define EFA_AH_EFADV_QP_DRIVER_TYPE_SRD 0u
+
+#if defined(__has_include)
+#if __has_include(<infiniband/efadv.h>)
+#include <infiniband/efadv.h>
+#define EFA_AH_SAME_OFFSET(mine, theirs, field) \
+    _Static_assert(offsetof(struct mine, field) == offsetof(struct theirs, field), #field " moved")
+EFA_AH_SAME_OFFSET(efa_ah_efadv_cq_init_attr, efadv_cq_init_attr, wc_flags);
+EFA_AH_SAME_OFFSET(efa_ah_efadv_qp_init_attr, efadv_qp_init_attr, driver_qp_type);
+EFA_AH_SAME_OFFSET(efa_ah_efadv_cq, efadv_cq, wc_read_sgid);
+_Static_assert(sizeof(struct efa_ah_efadv_cq_init_attr) == sizeof(struct efadv_cq_init_attr), "efadv_cq_init_attr");
+_Static_assert(sizeof(struct efa_ah_efadv_qp_init_attr) == sizeof(struct efadv_qp_init_attr), "efadv_qp_init_attr");
+_Static_assert(EFA_AH_EFADV_WC_EX_WITH_SGID == EFADV_WC_EX_WITH_SGID, "EFADV_WC_EX_WITH_SGID");
+_Static_assert(EFA_AH_EFADV_QP_DRIVER_TYPE_SRD == EFADV_QP_DRIVER_TYPE_SRD, "EFADV_QP_DRIVER_TYPE_SRD");
+EFA_AH_SAME_OFFSET(efa_ah_efadv_device_attr, efadv_device_attr, max_sq_wr);
+EFA_AH_SAME_OFFSET(efa_ah_efadv_device_attr, efadv_device_attr, max_rq_wr);
+EFA_AH_SAME_OFFSET(efa_ah_efadv_device_attr, efadv_device_attr, max_sq_sge);
+EFA_AH_SAME_OFFSET(efa_ah_efadv_device_attr, efadv_device_attr, max_rq_sge);
+EFA_AH_SAME_OFFSET(efa_ah_efadv_device_attr, efadv_device_attr, inline_buf_size);
+EFA_AH_SAME_OFFSET(efa_ah_efadv_device_attr, efadv_device_attr, device_caps);
+EFA_AH_SAME_OFFSET(efa_ah_efadv_device_attr, efadv_device_attr, max_rdma_size);
+EFA_AH_SAME_OFFSET(efa_ah_efadv_ah_attr, efadv_ah_attr, ahn);
+_Static_assert(sizeof(struct efa_ah_efadv_ah_attr) == sizeof(struct efadv_ah_attr), "efadv_ah_attr size");
+#endif
+#endif
+_Static_assert(sizeof(struct efa_ah_efadv_device_attr) == 32, "efadv_device_attr ABI is 32 bytes");
+_Static_assert(sizeof(struct efa_ah_efadv_ah_attr) == 16, "efadv_ah_attr ABI is 16 bytes");
+_Static_assert(sizeof(struct efa_ah_efadv_cq_init_attr) == 16, "efadv_cq_init_attr ABI is 16 bytes");
+_Static_assert(sizeof(struct efa_ah_efadv_qp_init_attr) == 16, "efadv_qp_init_attr ABI is 16 bytes");
+
+typedef struct ibv_cq_ex *(*efadv_create_cq_fn)(struct ibv_context *, struct ibv_cq_init_attr_ex *,
+                                               struct efa_ah_efadv_cq_init_attr *, uint32_t);
+typedef struct efa_ah_efadv_cq *(*efadv_cq_from_ibv_cq_ex_fn)(struct ibv_cq_ex *);
+typedef struct ibv_qp *(*efadv_create_qp_ex_fn)(struct ibv_context *, struct ibv_qp_init_attr_ex *,
+                                               struct efa_ah_efadv_qp_init_attr *, uint32_t);
+
+static pthread_once_t efadv_once = PTHREAD_ONCE_INIT;
+efadv_query_device_fn efadv_query_device_ptr;
+efadv_query_ah_fn efadv_query_ah_ptr;
+static efadv_create_cq_fn create_cq_ptr;
+static efadv_cq_from_ibv_cq_ex_fn cq_from_ex_ptr;
+static efadv_create_qp_ex_fn create_qp_ex_ptr;
+
+/* POSIX guarantees object and function pointers convert; the memcpy avoids a pedantic warning. */
+#define EFA_AH_SET_FN(dst, sym) memcpy(&(dst), &(sym), sizeof(sym))
+
+static void efadv_load(void)
+{
+    /*
+     * The handle is kept for the life of the process: the function pointers must stay valid,
+     * and when an EFA device is present libibverbs already holds the same library open.
+     */
+    void *handle = dlopen("libefa.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (handle == NULL) {
+        return;
+    }
+    void *query_device = dlsym(handle, "efadv_query_device");
+    void *query_ah = dlsym(handle, "efadv_query_ah");
+    void *create_cq = dlsym(handle, "efadv_create_cq");
+    void *cq_from_ex = dlsym(handle, "efadv_cq_from_ibv_cq_ex");
+    void *create_qp_ex = dlsym(handle, "efadv_create_qp_ex");
+    /* Each family stands alone: an older libefa may know SRD QPs but not the CQ with the GID. */
+    if (query_device != NULL && query_ah != NULL) {
+        EFA_AH_SET_FN(efadv_query_device_ptr, query_device);
+        EFA_AH_SET_FN(efadv_query_ah_ptr, query_ah);
+    }
+    if (create_cq != NULL && cq_from_ex != NULL) {
+        EFA_AH_SET_FN(create_cq_ptr, create_cq);
+        EFA_AH_SET_FN(cq_from_ex_ptr, cq_from_ex);
+    }
+    if (create_qp_ex != NULL) {
+        EFA_AH_SET_FN(create_qp_ex_ptr, create_qp_ex);
+    }
+}
+
+static void efadv_init(void)
+{
+    /* pthread_once can only fail on misuse; efadv then simply stays unavailable. */
+    (void)pthread_once(&efadv_once, efadv_load);
+}
+
+int efa_ah_efadv_available(void)
+{
+    efadv_init();
+    return efadv_query_device_ptr != NULL && efadv_query_ah_ptr != NULL;
+}
+
+/* Completion fields read for every completion; EFA supports exactly the standard set. */
+#define EFA_AH_CQ_WC_FLAGS IBV_WC_STANDARD_FLAGS
+
+int efa_ah_efadv_create_cq(uint64_t context, uint32_t cqe, uint64_t *cq)
+{
+    if (context == 0 || cq == NULL || cqe < 1 || cqe > EFA_AH_MAX_CQE) {
+        return -EINVAL;
+    }
+    *cq = 0;
+    efadv_init();
+    if (create_cq_ptr == NULL) {
+        return -EOPNOTSUPP;
+    }
+    struct ibv_cq_init_attr_ex attr;
+    memset(&attr, 0, sizeof(attr));
+    attr.cqe = cqe;
+    attr.wc_flags = EFA_AH_CQ_WC_FLAGS;
+    struct efa_ah_efadv_cq_init_attr efa;
+    memset(&efa, 0, sizeof(efa));
+    efa.wc_flags = EFA_AH_EFADV_WC_EX_WITH_SGID;
+    errno = 0;
+    struct ibv_cq_ex *created = create_cq_ptr((struct ibv_context *)(uintptr_t)context, &attr, &efa,
+                                              (uint32_t)sizeof(efa));
+    if (created == NULL) {
+        return efa_ah_error_from_rc(0, errno);
+    }
+    /* The handle is the struct ibv_cq every other CQ call takes; it is the same object. */
+    *cq = (uint64_t)(uintptr_t)ibv_cq_ex_to_cq(created);
+    return 0;
+}
+
+static void read_current(struct ibv_cq_ex *cq, struct efa_ah_wc *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->wr_id = cq->wr_id;
+    out->status = (uint32_t)cq->status;
+    out->opcode = (uint32_t)ibv_wc_read_opcode(cq);
+    out->vendor_err = ibv_wc_read_vendor_err(cq);
+    out->byte_len = ibv_wc_read_byte_len(cq);
+    out->qp_num = ibv_wc_read_qp_num(cq);
+    out->src_qp = ibv_wc_read_src_qp(cq);
+    out->wc_flags = (uint32_t)ibv_wc_read_wc_flags(cq);
+    out->slid = ibv_wc_read_slid(cq);
+    out->sl = ibv_wc_read_sl(cq);
+    out->dlid_path_bits = ibv_wc_read_dlid_path_bits(cq);
+}
+
+int efa_ah_efadv_poll_cq(uint64_t cq, struct efa_ah_wc *wc, uint32_t capacity, uint8_t *sgids,
+                         uint64_t *sgid_valid, uint32_t *count)
+{
+    if (cq == 0 || count == NULL || sgid_valid == NULL || capacity > 64
+        || (capacity > 0 && (wc == NULL || sgids == NULL))) {
+        return -EINVAL;
+    }
+    *count = 0;
+    *sgid_valid = 0;
+    if (capacity == 0) {
+        return 0;
+    }
+    efadv_init();
+    if (cq_from_ex_ptr == NULL) {
+        return -EOPNOTSUPP;
+    }
+    /* A CQ made by efadv_create_cq: the struct ibv_cq is the start of its struct ibv_cq_ex. */
+    struct ibv_cq_ex *cqx = (struct ibv_cq_ex *)(uintptr_t)cq;
+    struct efa_ah_efadv_cq *efa = cq_from_ex_ptr(cqx);
+    struct ibv_poll_cq_attr attr;
+    memset(&attr, 0, sizeof(attr));
+    int rc = ibv_start_poll(cqx, &attr);
+    if (rc == ENOENT) {
+        return 0;
+    }
+    if (rc != 0) {
+        return efa_ah_error_from_rc(rc, errno);
+    }
+    uint32_t n = 0;
+    uint64_t valid = 0;
+    for (;;) {
+        read_current(cqx, &wc[n]);
+        if (efa != NULL && wc[n].status == IBV_WC_SUCCESS && wc[n].slid == 0xFFFFu
+            && (wc[n].opcode & IBV_WC_RECV) != 0) {
+            union ibv_gid gid;
+            /* Negative when the device knows an AH for the sender: then slid is its AHN instead. */
+            if (efa->wc_read_sgid(efa, &gid) == 0) {
+                memcpy(sgids + (size_t)n * EFA_AH_GID_LEN, gid.raw, EFA_AH_GID_LEN);
+                valid |= 1ull << n;
+            }
+        }
+        n++;
+        if (n == capacity) {
+            break;
+        }
+        rc = ibv_next_poll(cqx);
+        if (rc != 0) {
+            /* ENOENT: drained. Another error recurs at the next poll; what was read is returned. */
+            break;
+        }
+    }
+    ibv_end_poll(cqx);
+    *count = n;
+    *sgid_valid = valid;
+    return 0;
+}
+
+int efa_ah_efadv_create_srd_qp(uint64_t pd, uint64_t send_cq, uint64_t recv_cq, uint32_t max_send_wr,
+                               uint32_t max_recv_wr, uint64_t *qp, uint32_t *qpn)
+{
+    if (pd == 0 || send_cq == 0 || recv_cq == 0 || qp == NULL || qpn == NULL || max_send_wr < 1
+        || max_send_wr > EFA_AH_MAX_QP_WR || max_recv_wr < 1 || max_recv_wr > EFA_AH_MAX_QP_WR) {
+        return -EINVAL;
+    }
+    *qp = 0;
+    *qpn = 0;
+    efadv_init();
+    if (create_qp_ex_ptr == NULL) {
+        return -EOPNOTSUPP;
+    }
+    struct ibv_pd *p = (struct ibv_pd *)(uintptr_t)pd;
+    struct ibv_qp_init_attr_ex attr;
+    memset(&attr, 0, sizeof(attr));
+    attr.send_cq = (struct ibv_cq *)(uintptr_t)send_cq;
+    attr.recv_cq = (struct ibv_cq *)(uintptr_t)recv_cq;
+    attr.cap.max_send_wr = max_send_wr;
+    attr.cap.max_recv_wr = max_recv_wr;
+    attr.cap.max_send_sge = 1;
+    attr.cap.max_recv_sge = 1;
+    attr.qp_type = IBV_QPT_DRIVER;
+    attr.comp_mask = IBV_QP_INIT_ATTR_PD;
+    attr.pd = p;
+    /* sq_sig_all stays 0 and every send carries IBV_SEND_SIGNALED, which EFA requires. */
+    struct efa_ah_efadv_qp_init_attr efa;
+    memset(&efa, 0, sizeof(efa));
+    efa.driver_qp_type = EFA_AH_EFADV_QP_DRIVER_TYPE_SRD;
+    errno = 0;
+    struct ibv_qp *created = create_qp_ex_ptr(p->context, &attr, &efa, (uint32_t)sizeof(efa));
+    if (created == NULL) {
+        return efa_ah_error_from_rc(0, errno);
+    }
+    *qp = (uint64_t)(uintptr_t)created;
+    *qpn = created->qp_num;
+    return 0;
+}

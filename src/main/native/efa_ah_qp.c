@@ -1,0 +1,38 @@
+/*
+ * efa_ah_qp: QP state, read and reset (see efa_ah_native.h).
+ */
+#include "efa_ah_native_internal.h"
+
+#include <errno.h>
+#include <string.h>
+
+int efa_ah_query_qp_state(uint64_t qp, uint32_t *state)
+{
+    if (qp == 0 || state == NULL) {
+        return -EINVAL;
+    }
+    struct ibv_qp_attr attr;
+    struct ibv_qp_init_attr init;
+    memset(&attr, 0, sizeof(attr));
+    memset(&init, 0, sizeof(init));
+    errno = 0;
+    int rc = ibv_query_qp((struct ibv_qp *)(uintptr_t)qp, &attr, IBV_QP_STATE, &init);
+    if (rc != 0) {
+        return efa_ah_error_from_rc(rc, errno);
+    }
+    *state = (uint32_t)attr.qp_state;
+    return 0;
+}
+
+int efa_ah_reset_qp(uint64_t qp)
+{
+    if (qp == 0) {
+        return -EINVAL;
+    }
+    struct ibv_qp_attr attr;
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_state = IBV_QPS_RESET;
+    errno = 0;
+    int rc = ibv_modify_qp((struct ibv_qp *)(uintptr_t)qp, &attr, IBV_QP_STATE);
+    return rc == 0 ? 0 : efa_ah_error_from_rc(rc, errno);
+}
