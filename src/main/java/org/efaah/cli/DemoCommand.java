@@ -186,7 +186,7 @@ final class DemoCommand implements Callable<Integer> {
             out.printf("hit latency (acquire+close, look-up phase): %s%n", percentiles(hitNanos));
             out.printf("connect latency (first acquires, incl. waits for creates): %s%n", percentiles(connectNanos));
             out.printf("hardware create (provider call): mean %,.0f ns, max %,d ns%n", s.averageCreateNanos(), s.maxCreateNanos());
-            out.printf("after disconnect: %d live entries, %d live handles%n", s.liveEntries(), s.liveHandles());
+            out.printf("after disconnect: %d live entries, %d live handles%n", cache.liveEntries(), cache.liveHandles());
             return s.hardwareCreates() == distinct && failures.get() == 0 ? 0 : 1;
         }
     }

@@ -209,17 +209,16 @@ public final class StressRun {
     }
 
     private void checkEnd(MockVerbsProvider mock, AddressHandleCache cache) {
-        CacheStats s = cache.stats();
-        if (s.liveHandles() != 0) {
-            violation(s.liveHandles() + " handle(s) still counted live after every worker closed its own");
+        if (cache.liveHandles() != 0) {
+            violation(cache.liveHandles() + " handle(s) still counted live after every worker closed its own");
         }
         MockCounters m = mock.counters();
         if (m.duplicatesRefused() != 0 || m.duplicatesCreated() != 0) {
             violation("the device saw a duplicate AH: " + m);
         }
         // Only AHs whose destroy failed may remain before close, kept for reuse and retry.
-        if (m.liveAhs() != s.liveEntries()) {
-            violation("device holds " + m.liveAhs() + " AH(s) but the cache " + s.liveEntries() + " entries");
+        if (m.liveAhs() != cache.liveEntries()) {
+            violation("device holds " + m.liveAhs() + " AH(s) but the cache " + cache.liveEntries() + " entries");
         }
     }
 

@@ -1,0 +1,115 @@
+package org.efaah.cache;
+
+import static org.efaah.cache.MockFixture.peer;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+
+import java.time.Duration;
+import java.util.stream.Stream;
+import org.efaah.verbs.Device;
+import org.efaah.verbs.ProtectionDomain;
+import org.efaah.verbs.mock.MockConfig;
+import org.efaah.verbs.mock.MockVerbsProvider;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Issue 11 case 1 and its kind: whatever a provider call throws (an {@link Error} included), the
+ * cache stays consistent and the same key works afterwards. One test per provider call site.
+ */
+class ProviderThrowableTest {
+
+    /** An unchecked exception the cache has no special case for. */
+    static final class ProviderBug extends IllegalStateException {
+        ProviderBug() {
+            super("provider bug");
+        }
+    }
+
+    static Stream<Throwable> throwables() {
+        return Stream.of(new OutOfMemoryError("native memory (JavaCPP)"), new StackOverflowError(), new ProviderBug());
+    }
+
+    /** A faulty provider, its device and PD, and a cache. */
+    static final class Fixture implements AutoCloseable {
+        final FaultyProvider provider = new FaultyProvider(new MockVerbsProvider(MockConfig.defaults()));
+        final Device device = Device.openFirst(provider);
+        final ProtectionDomain pd = device.allocatePd();
+        final AddressHandleCache cache;
+
+        Fixture(AddressHandleCache cache) {
+            this.cache = cache;
+        }
+
+        Fixture() {
+            this(AddressHandleCache.create(LeakDetection.PARANOID));
+        }
+
+        @Override
+        public void close() {
+            cache.close();
+            pd.close();
+            device.close();
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("throwables")
+    void createThrowingLeavesTheKeyUsable(Throwable t) {
+        try (Fixture f = new Fixture()) {
+            f.provider.failNextCreate(t);
+            Throwable thrown = assertThrows(Throwable.class, () -> f.cache.acquire(f.pd, peer(1)));
+            assertSame(t, thrown, "the caller gets the provider's own throwable");
+            // Before the fix this acquire spun at 100% CPU: the entry stayed CREATING.
+            assertTimeoutPreemptively(Duration.ofSeconds(5), () -> {
+                try (AddressHandle h = f.cache.acquire(f.pd, peer(1))) {
+                    assertEquals(0, h.ahn());
+                }
+            });
+            assertEquals(1, f.cache.stats().createFailures());
+            assertEquals(0, f.provider.mock.counters().liveAhs());
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("throwables")
+    void destroyAtLastCloseThrowingKeepsTheAhForReuseAndForClose(Throwable t) {
+        try (Fixture f = new Fixture()) {
+            AddressHandle h = f.cache.acquire(f.pd, peer(1));
+            int ahn = h.ahn();
+            f.provider.failNextDestroy(t);
+            if (t instanceof Error) {
+                assertSame(t, assertThrows(Throwable.class, h::close), "an Error reaches the closing caller");
+            } else {
+                h.close();
+            }
+            assertEquals(1, f.provider.mock.counters().liveAhs(), "the AH still exists");
+            assertTimeoutPreemptively(Duration.ofSeconds(5), () -> {
+                try (AddressHandle again = f.cache.acquire(f.pd, peer(1))) {
+                    assertEquals(ahn, again.ahn(), "the kept AH is reused");
+                }
+            });
+            assertEquals(0, f.provider.mock.counters().liveAhs(), "the next last close destroys it");
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("throwables")
+    void destroyAtCacheCloseThrowingDestroysTheOthersAndCloseCanBeRetried(Throwable t) {
+        Fixture f = new Fixture();
+        AddressHandle a = f.cache.acquire(f.pd, peer(1));
+        AddressHandle b = f.cache.acquire(f.pd, peer(2));
+        f.provider.failNextDestroy(t);
+        Throwable thrown = assertThrows(Throwable.class, f.cache::close);
+        assertSame(t, thrown, "the provider's throwable reaches the caller of close");
+        assertEquals(1, f.provider.mock.counters().liveAhs(), "the other AH was destroyed all the same");
+        a.close();
+        b.close();
+        // The AH left over belongs to the device now, which destroys it at its own close.
+        assertThrows(org.efaah.verbs.VerbsException.class, f.pd::close);
+        f.device.close();
+        assertEquals(0, f.provider.mock.counters().liveAhs());
+    }
+}
