@@ -8,7 +8,7 @@ import java.util.function.Predicate;
  * The unreferenced AHs a cache keeps, least recently used first: an intrusive doubly-linked list
  * through {@link Entry#idlePrev}/{@link Entry#idleNext}, in the order their last handle closed
  * (the time is stamped here, so the order and the times agree). One monitor guards it; every
- * operation is O(1) but {@link #oldest}.
+ * operation is O(1) but {@link #pollOldest}.
  *
  * <p>An entry is in the list while it is LIVE, unreferenced, not invalidated and the cache is
  * open; callers change membership with the entry's lock held.
@@ -71,13 +71,21 @@ final class IdleList {
         return first;
     }
 
-    /** Up to {@code max} entries matching {@code filter}, least recently used first. */
-    synchronized List<Entry> oldest(Predicate<Entry> filter, int max) {
+    /**
+     * Removes and returns up to {@code max} entries matching {@code filter}, least recently used
+     * first. The caller then owns their fate: it destroys them, or leaves them to whoever holds
+     * their lock (a revival or a destroy), which never needs them in the list.
+     */
+    synchronized List<Entry> pollOldest(Predicate<Entry> filter, int max) {
         List<Entry> found = new ArrayList<>();
-        for (Entry e = first; e != null && found.size() < max; e = e.idleNext) {
+        Entry e = first;
+        while (e != null && found.size() < max) {
+            Entry next = e.idleNext;
             if (filter.test(e)) {
+                remove(e);
                 found.add(e);
             }
+            e = next;
         }
         return found;
     }

@@ -23,7 +23,7 @@ class EfaCanonicalAttributesTest {
     void theFirstRequestersOtherFieldsNeverReachTheDevice() {
         for (List<AddressHandleAttributes> order : List.of(List.of(fancy(3), fancy(5)), List.of(fancy(5), fancy(3)),
                 List.of(AddressHandleAttributes.forGid(PEER), fancy(2)))) {
-            try (ProviderThrowableTest.Fixture f = new ProviderThrowableTest.Fixture()) {
+            try (FaultyFixture f = new FaultyFixture()) {
                 try (AddressHandle a = f.cache.acquire(f.pd, order.get(0));
                      AddressHandle b = f.cache.acquire(f.pd, order.get(1))) {
                     AddressHandleAttributes canonical = AddressHandleAttributes.forGid(PEER);

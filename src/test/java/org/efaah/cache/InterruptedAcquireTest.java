@@ -22,9 +22,9 @@ class InterruptedAcquireTest {
         volatile long returnedNanos;
         volatile boolean interruptFlagAfter;
         private final AddressHandleCache cache;
-        private final ProviderThrowableTest.Fixture f;
+        private final FaultyFixture f;
 
-        Waiter(ProviderThrowableTest.Fixture f) {
+        Waiter(FaultyFixture f) {
             super("waiter");
             this.f = f;
             this.cache = f.cache;
@@ -45,7 +45,7 @@ class InterruptedAcquireTest {
 
     @Test
     void interruptedWhileAnotherThreadCreatesStopsWaitingAtOnce() throws Exception {
-        try (ProviderThrowableTest.Fixture f = new ProviderThrowableTest.Fixture()) {
+        try (FaultyFixture f = new FaultyFixture()) {
             f.provider.createGate = new CountDownLatch(1);
             f.provider.createEntered = new CountDownLatch(1);
             AtomicReference<AddressHandle> first = new AtomicReference<>();
@@ -78,7 +78,7 @@ class InterruptedAcquireTest {
 
     @Test
     void interruptedBeforeTheWaitThrowsWithoutWaiting() throws Exception {
-        try (ProviderThrowableTest.Fixture f = new ProviderThrowableTest.Fixture()) {
+        try (FaultyFixture f = new FaultyFixture()) {
             f.provider.createGate = new CountDownLatch(1);
             f.provider.createEntered = new CountDownLatch(1);
             Thread creator = new Thread(() -> f.cache.acquire(f.pd, peer(1)).close(), "creator");
@@ -99,7 +99,7 @@ class InterruptedAcquireTest {
 
     @Test
     void aWaiterReturnsWhenTheCacheCloses() throws Exception {
-        ProviderThrowableTest.Fixture f = new ProviderThrowableTest.Fixture();
+        FaultyFixture f = new FaultyFixture();
         f.provider.createGate = new CountDownLatch(1);
         f.provider.createEntered = new CountDownLatch(1);
         Thread creator = new Thread(() -> {

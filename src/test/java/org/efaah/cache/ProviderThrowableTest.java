@@ -8,10 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import java.time.Duration;
 import java.util.stream.Stream;
-import org.efaah.verbs.Device;
-import org.efaah.verbs.ProtectionDomain;
-import org.efaah.verbs.mock.MockConfig;
-import org.efaah.verbs.mock.MockVerbsProvider;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -32,33 +28,10 @@ class ProviderThrowableTest {
         return Stream.of(new OutOfMemoryError("native memory (JavaCPP)"), new StackOverflowError(), new ProviderBug());
     }
 
-    /** A faulty provider, its device and PD, and a cache. */
-    static final class Fixture implements AutoCloseable {
-        final FaultyProvider provider = new FaultyProvider(new MockVerbsProvider(MockConfig.defaults()));
-        final Device device = Device.openFirst(provider);
-        final ProtectionDomain pd = device.allocatePd();
-        final AddressHandleCache cache;
-
-        Fixture(AddressHandleCache cache) {
-            this.cache = cache;
-        }
-
-        Fixture() {
-            this(AddressHandleCache.create(LeakDetection.PARANOID));
-        }
-
-        @Override
-        public void close() {
-            cache.close();
-            pd.close();
-            device.close();
-        }
-    }
-
     @ParameterizedTest
     @MethodSource("throwables")
     void createThrowingLeavesTheKeyUsable(Throwable t) {
-        try (Fixture f = new Fixture()) {
+        try (FaultyFixture f = new FaultyFixture()) {
             f.provider.failNextCreate(t);
             Throwable thrown = assertThrows(Throwable.class, () -> f.cache.acquire(f.pd, peer(1)));
             assertSame(t, thrown, "the caller gets the provider's own throwable");
@@ -76,7 +49,7 @@ class ProviderThrowableTest {
     @ParameterizedTest
     @MethodSource("throwables")
     void destroyAtLastCloseThrowingKeepsTheAhForReuseAndForClose(Throwable t) {
-        try (Fixture f = new Fixture()) {
+        try (FaultyFixture f = new FaultyFixture()) {
             AddressHandle h = f.cache.acquire(f.pd, peer(1));
             int ahn = h.ahn();
             f.provider.failNextDestroy(t);
@@ -98,7 +71,7 @@ class ProviderThrowableTest {
     @ParameterizedTest
     @MethodSource("throwables")
     void destroyAtCacheCloseThrowingDestroysTheOthersAndCloseCanBeRetried(Throwable t) {
-        Fixture f = new Fixture();
+        FaultyFixture f = new FaultyFixture();
         AddressHandle a = f.cache.acquire(f.pd, peer(1));
         AddressHandle b = f.cache.acquire(f.pd, peer(2));
         f.provider.failNextDestroy(t);
