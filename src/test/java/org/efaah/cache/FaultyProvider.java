@@ -22,6 +22,9 @@ final class FaultyProvider implements VerbsProvider {
     private final AtomicReference<Throwable> nextCreateFailure = new AtomicReference<>();
     private final AtomicReference<Throwable> nextDestroyFailure = new AtomicReference<>();
     volatile java.util.concurrent.CountDownLatch createGate;
+    /** When set, called with each created AH's handle after the create, and before each destroy. */
+    volatile java.util.function.LongConsumer onCreated;
+    volatile java.util.function.LongConsumer onDestroy;
     volatile java.util.concurrent.CountDownLatch createEntered;
 
     FaultyProvider(MockVerbsProvider mock) {
@@ -57,7 +60,12 @@ final class FaultyProvider implements VerbsProvider {
             throw sneaky(t);
         }
         created.add(attributes);
-        return mock.createAh(pd, attributes);
+        CreatedAh ah = mock.createAh(pd, attributes);
+        java.util.function.LongConsumer hook = onCreated;
+        if (hook != null) {
+            hook.accept(ah.handle());
+        }
+        return ah;
     }
 
     @Override
@@ -65,6 +73,10 @@ final class FaultyProvider implements VerbsProvider {
         Throwable t = nextDestroyFailure.getAndSet(null);
         if (t != null) {
             throw sneaky(t);
+        }
+        java.util.function.LongConsumer hook = onDestroy;
+        if (hook != null) {
+            hook.accept(ah);
         }
         mock.destroyAh(ah);
     }
