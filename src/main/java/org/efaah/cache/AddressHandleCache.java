@@ -116,6 +116,7 @@ public final class AddressHandleCache implements AutoCloseable {
     private final ConcurrentHashMap<Device, Consumer<DeviceEvent>> listeners = new ConcurrentHashMap<>();
     private final Set<Device> fatalDevices = ConcurrentHashMap.newKeySet();
     private final AtomicInteger createsInFlight = new AtomicInteger();
+    private final List<javax.management.ObjectName> mxBeans = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Thread reaper;
     private volatile boolean closed;
     /** The table last looked up: most programs use one PD, and this saves them a map look-up per hit. */
@@ -790,6 +791,28 @@ public final class AddressHandleCache implements AutoCloseable {
     }
 
     /**
+     * Registers an {@link AddressHandleCacheMXBean} for this cache with the platform MBean server
+     * under {@code objectName} (for example {@code org.efaah:type=AddressHandleCache,name=main});
+     * {@link #close()} unregisters it.
+     *
+     * @throws IllegalArgumentException if {@code objectName} is malformed or already registered
+     * @throws IllegalStateException    if the cache is closed
+     */
+    public javax.management.ObjectName registerMXBean(String objectName) {
+        Objects.requireNonNull(objectName, "objectName");
+        checkOpen();
+        try {
+            javax.management.ObjectName name = new javax.management.ObjectName(objectName);
+            java.lang.management.ManagementFactory.getPlatformMBeanServer()
+                    .registerMBean(new CacheMXBeanAdapter(this), name);
+            mxBeans.add(name);
+            return name;
+        } catch (javax.management.JMException e) {
+            throw new IllegalArgumentException("objectName: '" + objectName + "' cannot be registered: " + e.getMessage(), e);
+        }
+    }
+
+    /**
      * Destroys every hardware AH the cache holds, exactly once, stops the reaper, stops listening
      * to device events, and refuses further acquires. Handles still open are counted and logged as
      * leaks; they refuse use afterwards. Waits for creates in progress. Idempotent.
@@ -808,6 +831,13 @@ public final class AddressHandleCache implements AutoCloseable {
         }
         if (reaper != null) {
             java.util.concurrent.locks.LockSupport.unpark(reaper);
+        }
+        for (javax.management.ObjectName name : mxBeans) {
+            try {
+                java.lang.management.ManagementFactory.getPlatformMBeanServer().unregisterMBean(name);
+            } catch (javax.management.JMException e) {
+                LOG.warn("could not unregister {}: {}", name, e.toString());
+            }
         }
         listeners.forEach(Device::removeEventListener);
         listeners.clear();
