@@ -79,7 +79,8 @@ import org.slf4j.LoggerFactory;
  * then on; closing them later is harmless. Handles garbage-collected without {@code close()}
  * are reported with their acquire site, per {@link LeakDetection}. A PD cannot be deallocated
  * while the cache holds AHs in it ({@code ibv_dealloc_pd} answers EBUSY): close the handles (and,
- * with retention, invalidate its AHs), or the cache, first.
+ * with retention, call {@link #invalidate(ProtectionDomain)}), or the cache, first. With
+ * retention the reaper thread keeps the cache reachable: close it.
  *
  * <pre>{@code
  * try (AddressHandleCache cache = AddressHandleCache.create();
@@ -404,6 +405,7 @@ public final class AddressHandleCache implements AutoCloseable {
     private void fail(ConcurrentHashMap<Object, Entry> table, Entry e, Throwable cause) {
         e.failure = cause;
         e.state = Entry.State.FAILED;
+        e.setRefs(Entry.GONE); // so that a racing invalidation cannot mark it (and keep it in detached)
         table.remove(e.key, e);
         detached.remove(e); // invalidated while it was being created
         if (cause instanceof RuntimeException r) {
@@ -497,19 +499,23 @@ public final class AddressHandleCache implements AutoCloseable {
     }
 
     /**
-     * Destroys {@code e} if its lock is free and it is LIVE and unreferenced; never waits. An
-     * {@link Error} from the provider is rethrown after the entry is settled.
+     * Destroys {@code e} if its lock is free and it is LIVE and unreferenced; never waits.
+     * Returns whether it destroyed it. An {@link Error} from the provider is rethrown after the
+     * entry is settled.
      */
-    private void tryDestroyUnreferenced(Entry e, RemovalCause cause) {
+    private boolean tryDestroyUnreferenced(Entry e, RemovalCause cause) {
         if (!e.lock.tryLock()) {
-            return;
+            return false;
         }
         Throwable failure = null;
+        boolean tried = false;
         try {
             if (e.state == Entry.State.LIVE) {
                 if (e.refs() == 0) {
+                    tried = true;
                     failure = destroyLocked(e, cause, true);
                 } else if (e.refs() == Entry.STALE) {
+                    tried = true;
                     failure = destroyLocked(e, RemovalCause.INVALIDATED, true);
                 }
             }
@@ -519,6 +525,7 @@ public final class AddressHandleCache implements AutoCloseable {
         if (failure instanceof Error error) {
             throw error;
         }
+        return tried && failure == null;
     }
 
     /** With {@code e}'s lock held: destroys it if invalidated and unreferenced. */
@@ -647,20 +654,16 @@ public final class AddressHandleCache implements AutoCloseable {
         }
         for (Entry d : detached) {
             if (d.references() == 0) {
-                int before = liveEntries.intValue();
-                tryDestroyQuietly(d);
-                destroyed += before - liveEntries.intValue() > 0 ? 1 : 0;
+                try {
+                    if (tryDestroyUnreferenced(d, RemovalCause.INVALIDATED)) {
+                        destroyed++;
+                    }
+                } catch (Error logged) {
+                    LOG.error("destroy of an invalidated AH threw; it is kept and will be retried", logged);
+                }
             }
         }
         return destroyed;
-    }
-
-    private void tryDestroyQuietly(Entry e) {
-        try {
-            tryDestroyUnreferenced(e, RemovalCause.INVALIDATED);
-        } catch (Error logged) {
-            LOG.error("destroy of an invalidated AH threw; it is kept and will be retried", logged);
-        }
     }
 
     // ---- invalidation
@@ -688,6 +691,17 @@ public final class AddressHandleCache implements AutoCloseable {
     public int invalidatePort(Device device, int portNum) {
         Objects.requireNonNull(device, "device");
         return invalidateWhere(e -> e.pd.device() == device && e.attributes.portNum() == portNum);
+    }
+
+    /**
+     * Invalidates every AH of {@code pd}: with retention, what to call before deallocating the PD
+     * ({@code ibv_dealloc_pd} answers EBUSY while an AH of it exists). Never waits.
+     *
+     * @return how many entries were invalidated
+     */
+    public int invalidate(ProtectionDomain pd) {
+        Objects.requireNonNull(pd, "pd");
+        return invalidateWhere(e -> e.pd == pd);
     }
 
     /** Invalidates every AH of the cache. Never waits. Returns how many entries were invalidated. */

@@ -12,10 +12,12 @@ import org.efaah.verbs.ProtectionDomain;
  *
  * <p>Life cycle, all transitions made with {@link #lock} held:
  * <pre>
- *   CREATING --create ok--> LIVE --last release, destroy ok--> DEAD
+ *   CREATING --create ok--> LIVE --unreferenced (or invalidated, unreferenced), destroy ok--> DEAD
  *      |                     ^  |
  *      +--create failed--> FAILED   (LIVE with refs == 0 is "unreferenced": revivable)
  * </pre>
+ * A destroy that fails leaves the entry LIVE and unreferenced (the AH still exists), to be
+ * retried by the reaper, an ENOMEM eviction, a revival's later last release, or the cache's close.
  * The reference count is changed without the lock only by {@link #tryRetain()}, which succeeds
  * only while it is positive, so the lock-free hit path can never revive an entry that a release
  * has taken to zero: reviving (0 to 1) happens under the lock, where a pending destroy is seen.

@@ -69,11 +69,17 @@ class InvalidationTest {
                 assertEquals(1, f.cache.invalidate(f.pd, peer(1).dgid()));
                 assertEquals(2, f.provider.mock.counters().liveAhs());
                 assertEquals(0, f.cache.invalidate(f.pd, peer(1).dgid()), "nothing left to invalidate");
-                assertEquals(2, f.cache.invalidatePort(f.device, 1));
+                assertEquals(1, f.cache.invalidate(other));
+                assertEquals(1, f.provider.mock.counters().liveAhs());
+                assertEquals(1, f.cache.invalidatePort(f.device, 1));
                 assertEquals(0, f.provider.mock.counters().liveAhs());
+                other.close(); // nothing of it is kept any more
+                other = null;
             } finally {
                 f.cache.close();
-                other.close();
+                if (other != null) {
+                    other.close();
+                }
             }
         }
     }
