@@ -52,9 +52,9 @@ import org.slf4j.LoggerFactory;
  * meets a destroy in progress waits for it and creates anew. It stops when the cache closes.
  *
  * <p><b>ENOMEM.</b> When a create fails with ENOMEM (the device's max_ah), the cache destroys
- * unreferenced AHs of that device, least recently used first, and retries: see
- * {@link #createEvictingOnEnomem}. A referenced AH is never evicted; when none is unreferenced
- * the caller gets the ENOMEM.
+ * unreferenced AHs of that device, least recently used first, and retries (each retry only
+ * after an eviction, a few times at most). A referenced AH is never evicted; when none is
+ * unreferenced the caller gets the ENOMEM.
  *
  * <p><b>Invalidation.</b> {@link #invalidate}, {@link #invalidatePort}, {@link #invalidateAll},
  * and the device's asynchronous events (GID_CHANGE, PORT_ERR and PORT_ACTIVE invalidate the
