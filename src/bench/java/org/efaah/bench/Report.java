@@ -54,10 +54,12 @@ public final class Report {
                 r.readCsv(csv);
             }
         }
-        Path scaleFile = dir.resolve("scale.properties");
-        if (Files.exists(scaleFile)) {
-            try (Reader in = Files.newBufferedReader(scaleFile)) {
-                r.scale.load(in);
+        for (String file : new String[] {"scale.properties", "churn.properties"}) {
+            Path scaleFile = dir.resolve(file);
+            if (Files.exists(scaleFile)) {
+                try (Reader in = Files.newBufferedReader(scaleFile)) {
+                    r.scale.load(in);
+                }
             }
         }
         r.build(cores);
@@ -148,6 +150,24 @@ public final class Report {
         row("  of which above the verbs layer (B)",
                 verbs == null || efaBytes == null ? null : efaBytes.minus(verbs),
                 verbs == null || baseBytes == null ? null : baseBytes.minus(verbs));
+        churnRows();
+    }
+
+    /** ChurnProbe: retention on in the efa-ah column, off in the baseline column. */
+    private void churnRows() {
+        row("churn, 50 µs creates: hardware creates per 1,000 acquires (retention on vs off)",
+                perThousand(churn("on.createsPerAcquire")), perThousand(churn("off.createsPerAcquire")));
+        row("churn, 50 µs creates: acquire + close, per thread (µs; retention on vs off)",
+                churn("on.microsPerAcquire"), churn("off.microsPerAcquire"));
+    }
+
+    private static Score perThousand(Score s) {
+        return s == null ? null : new Score(s.value * 1000, Double.NaN);
+    }
+
+    private Score churn(String key) {
+        String v = scale.getProperty("churn." + key);
+        return v == null ? null : new Score(Double.parseDouble(v), Double.NaN);
     }
 
     private void row(String figure, Score efa, Score base) {
@@ -200,7 +220,9 @@ public final class Report {
                 .append("detection DISABLED; miss = acquire of a key nobody holds + its last close (create + destroy).\n")
                 .append("Scale (ScaleProbe): an uncapped null provider, one PD; times are the best of the rounds; heap =\n")
                 .append("MemoryMXBean used heap after System.gc() (ParallelGC) before and after, over the keys; efa-ah's\n")
-                .append("entry includes the one AddressHandle keeping it alive; \"verbs layer\" = pd.createAh alone.\n");
+                .append("entry includes the one AddressHandle keeping it alive; \"verbs layer\" = pd.createAh alone.\n")
+                .append("Churn (ChurnProbe): 4 threads, peers from a sliding window of 64, acquire + close each; the\n")
+                .append("efa-ah column keeps unreferenced AHs (idle 1 s, at most 1,024), the baseline column keeps none.\n");
         return sb.toString();
     }
 

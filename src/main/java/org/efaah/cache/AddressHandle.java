@@ -10,7 +10,8 @@ import org.efaah.verbs.ProtectionDomain;
 
 /**
  * One caller's reference to a cached AH, returned by {@link AddressHandleCache#acquire}. Many
- * handles share one hardware AH; it is destroyed when the last of them is closed.
+ * handles share one hardware AH; when the last of them is closed it is destroyed (or kept a while,
+ * per the cache's {@link RetentionPolicy}).
  *
  * <p>{@link #close()} is idempotent and thread-safe: it releases this handle's reference exactly
  * once. A closed handle, or one whose AH was destroyed because the cache was closed, refuses use
@@ -46,7 +47,8 @@ public final class AddressHandle implements AutoCloseable {
 
     /**
      * The attributes the hardware AH was created with. On EFA, where only the dgid defines an AH,
-     * they can differ from this caller's request in fields EFA ignores.
+     * these are the canonical attributes of the dgid (port 1, sgid_index 0, other fields at their
+     * defaults), whatever this or any other caller asked for in the fields EFA ignores.
      */
     public AddressHandleAttributes attributes() {
         return entry.attributes;
@@ -87,6 +89,7 @@ public final class AddressHandle implements AutoCloseable {
             throw new IllegalStateException("address handle to " + dgid() + " is closed");
         }
         HardwareAddressHandle hw = entry.hardware;
+        // An invalidated AH stays LIVE for its handles until the last one closes.
         if (hw == null || hw.isDestroyed() || entry.state != Entry.State.LIVE) {
             throw new IllegalStateException("the AH to " + dgid() + " was destroyed (its cache was closed)");
         }
@@ -102,7 +105,7 @@ public final class AddressHandle implements AutoCloseable {
      */
     public AddressHandle duplicate() {
         hardware();
-        if (!entry.tryRetain()) {
+        if (!entry.retainHeld()) {
             throw new IllegalStateException("the AH to " + dgid() + " was destroyed (its cache was closed)");
         }
         return cache.adopt(entry);

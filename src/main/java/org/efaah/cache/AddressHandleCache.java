@@ -1,11 +1,21 @@
 package org.efaah.cache;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
+import org.efaah.verbs.DeviceEvent;
+import org.efaah.verbs.Errno;
+import org.efaah.verbs.Gid;
 import org.efaah.verbs.HardwareAddressHandle;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.VerbsException;
@@ -20,27 +30,57 @@ import org.slf4j.LoggerFactory;
  * {@code ibv_dealloc_pd}) plus what defines the hardware AH on the PD's device: on EFA the
  * destination GID alone, as the EFA driver keys its own AH table; elsewhere (mlx5, rxe) every
  * field of {@code struct ibv_ah_attr}. Requests on different PDs, or differing in a field that
- * matters, never share an AH.
+ * matters, never share an AH. On EFA the AH is created from the key alone (dgid, port 1,
+ * sgid_index 0, everything else at its default), so its attributes never depend on which
+ * requester came first; EFA ignores the other fields.
  *
  * <p><b>Concurrency.</b> A hit takes no lock: a concurrent map read and an atomic increment of
  * the entry's reference count. A per-entry {@link java.util.concurrent.locks.ReentrantLock}
  * serialises the create and the destroy of one key, so a create never races a destroy of the same
  * destination: while key K is being destroyed, an acquire of K either revives the entry before
  * the destroy starts or waits for it to finish and creates anew. Different keys never wait for
- * each other. All methods are thread-safe.
+ * each other. A thread waiting for another thread's create or destroy of its key stops waiting
+ * when interrupted ({@link AcquireInterruptedException}, interrupt status kept, no reference
+ * taken) and when the cache closes ({@link IllegalStateException}). All methods are thread-safe.
  *
- * <p><b>Failure.</b> When the provider's create fails, the acquiring caller and every caller
- * waiting on the same key get a {@link VerbsException} with the provider's errno; the key is
- * forgotten and the next acquire tries again. When a destroy fails, the AH (which still exists,
- * as rdma-core frees it only on success) stays cached: a later acquire reuses it, and
- * {@link #close()} tries again.
+ * <p><b>Retention</b> ({@link RetentionPolicy}, default none). With retention, the last close of
+ * an AH's handles keeps it, unreferenced, in an idle list (least recently used first); the next
+ * acquire of its key takes it back without a provider call. A reaper thread destroys those idle
+ * longer than the idle time (read from the {@link Ticker}); beyond the bound on unreferenced AHs
+ * the least recently used is destroyed at once. The reaper only ever takes an entry lock with
+ * {@code tryLock}, and never touches a referenced AH: it cannot delay a hit, and a revival that
+ * meets a destroy in progress waits for it and creates anew. It stops when the cache closes.
+ *
+ * <p><b>ENOMEM.</b> When a create fails with ENOMEM (the device's max_ah), the cache destroys
+ * unreferenced AHs of that device, least recently used first, and retries (each retry only
+ * after an eviction, a few times at most). A referenced AH is never evicted; when none is
+ * unreferenced the caller gets the ENOMEM.
+ *
+ * <p><b>Invalidation.</b> {@link #invalidate}, {@link #invalidatePort}, {@link #invalidateAll},
+ * and the device's asynchronous events (GID_CHANGE, PORT_ERR and PORT_ACTIVE invalidate the
+ * entries of that port; DEVICE_FATAL those of the device, whose later acquires then fail): an
+ * acquire that starts after the invalidation returns creates a fresh AH; handles already out
+ * keep the old one until they close, and the last close destroys it. An invalidated AH is never
+ * handed out again. On an EFA device that refuses a second AH for a GID (new hardware without
+ * the kernel's AH cache), the fresh create for a GID whose old AH is still referenced fails with
+ * that device's errno until the old handles close.
+ *
+ * <p><b>Failure.</b> When the provider's create fails with a {@link VerbsException}, the
+ * acquiring caller and every caller waiting on the same key get its errno; the key is forgotten
+ * and the next acquire tries again. Any other throwable (an {@link OutOfMemoryError} from native
+ * allocation, a provider bug) reaches the acquiring caller as it is; waiters try the create
+ * themselves. When a destroy fails, the AH (which still exists, as rdma-core frees it only on
+ * success) stays cached, unreferenced: a later acquire reuses it, the reaper and {@link #close()}
+ * try again; an {@link Error} from that destroy also reaches whoever caused it (the last
+ * {@code close()} of a handle, an invalidation, the cache's close), after the cache is consistent.
  *
  * <p><b>Closing.</b> {@link #close()} destroys every hardware AH exactly once. Handles still open
  * are reported as leaks (a warning, and {@link CacheStats#leaksReported()}), and refuse use from
  * then on; closing them later is harmless. Handles garbage-collected without {@code close()}
  * are reported with their acquire site, per {@link LeakDetection}. A PD cannot be deallocated
- * while the cache holds AHs in it ({@code ibv_dealloc_pd} answers EBUSY): close the handles, or
- * the cache, first.
+ * while the cache holds AHs in it ({@code ibv_dealloc_pd} answers EBUSY): close the handles (and,
+ * with retention, call {@link #invalidate(ProtectionDomain)}), or the cache, first. With
+ * retention the reaper thread keeps the cache reachable: close it.
  *
  * <pre>{@code
  * try (AddressHandleCache cache = AddressHandleCache.create();
@@ -51,11 +91,35 @@ import org.slf4j.LoggerFactory;
  */
 public final class AddressHandleCache implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(AddressHandleCache.class);
+    /** How often a waiting acquire looks whether the cache was closed, ms. */
+    private static final long WAIT_SLICE_MILLIS = 10;
+    /**
+     * Most retries of one create after ENOMEM evictions. libfabric retries once; here other
+     * threads' creates can take the slots freed between an eviction and the retry, so a create
+     * may retry a few times, each time only after evicting at least one AH. Measured with
+     * EnomemEvictionTest (8 threads, max_ah 64, 1,000 peers, 20,000 acquires): one retry let 17
+     * to 41 ENOMEMs reach callers while unreferenced AHs existed; four let none.
+     */
+    private static final int ENOMEM_RETRIES = 4;
+    private static final AtomicInteger REAPERS = new AtomicInteger();
 
     private final ConcurrentHashMap<ProtectionDomain, ConcurrentHashMap<Object, Entry>> tables =
             new ConcurrentHashMap<>();
     private final LeakTracker leaks;
     private final AhnIndex ahnIndex = new AhnIndex();
+    private final StatsCounter stats;
+    private final Ticker ticker;
+    private final RetentionPolicy retention;
+    private final boolean retains;
+    private final long idleNanos;
+    private final IdleList idle = new IdleList();
+    /** Entries out of their table (invalidated) whose AH still exists: referenced, or its destroy failed. */
+    private final Set<Entry> detached = ConcurrentHashMap.newKeySet();
+    private final ConcurrentHashMap<Device, Consumer<DeviceEvent>> listeners = new ConcurrentHashMap<>();
+    private final Set<Device> fatalDevices = ConcurrentHashMap.newKeySet();
+    private final AtomicInteger createsInFlight = new AtomicInteger();
+    private final List<javax.management.ObjectName> mxBeans = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final Thread reaper;
     private volatile boolean closed;
     /** The table last looked up: most programs use one PD, and this saves them a map look-up per hit. */
     private volatile PdTable lastTable;
@@ -63,45 +127,57 @@ public final class AddressHandleCache implements AutoCloseable {
     private record PdTable(ProtectionDomain pd, ConcurrentHashMap<Object, Entry> table) {
     }
 
-    private final LongAdder hits = new LongAdder();
-    private final LongAdder misses = new LongAdder();
     private final LongAdder liveHandles = new LongAdder();
-    private final AtomicLong hardwareCreates = new AtomicLong();
-    private final AtomicLong hardwareDestroys = new AtomicLong();
-    private final AtomicLong createFailures = new AtomicLong();
-    private final AtomicLong destroyFailures = new AtomicLong();
     private final AtomicLong liveEntries = new AtomicLong();
     private final AtomicLong peakEntries = new AtomicLong();
-    private final AtomicLong totalCreateNanos = new AtomicLong();
-    private final AtomicLong maxCreateNanos = new AtomicLong();
     private final AtomicLong leaksAtClose = new AtomicLong();
 
-    private AddressHandleCache(LeakDetection leakDetection) {
-        this.leaks = new LeakTracker(leakDetection);
+    private AddressHandleCache(Builder b) {
+        this.leaks = new LeakTracker(b.leakDetection);
+        this.stats = b.recordStats ? StatsCounter.concurrent() : StatsCounter.disabled();
+        this.ticker = b.ticker;
+        this.retention = b.retention;
+        this.retains = retention.retains();
+        this.idleNanos = retention.idleTime().toNanos();
+        if (retains) {
+            reaper = new Thread(this::reapUntilClosed, "efa-ah-cache-reaper-" + REAPERS.incrementAndGet());
+            reaper.setDaemon(true);
+            reaper.start();
+        } else {
+            reaper = null;
+        }
     }
 
     /** A cache with leak detection from the system property {@value LeakDetection#PROPERTY} (default sampled). */
     public static AddressHandleCache create() {
-        return new AddressHandleCache(LeakDetection.fromSystemProperty());
+        return builder().build();
     }
 
     /** A cache with the given leak detection level. */
     public static AddressHandleCache create(LeakDetection leakDetection) {
-        return new AddressHandleCache(Objects.requireNonNull(leakDetection, "leakDetection"));
+        return builder().leakDetection(leakDetection).build();
+    }
+
+    /** A builder for a cache with retention, a test clock or stats off. */
+    public static Builder builder() {
+        return new Builder();
     }
 
     /**
      * Returns a handle to the AH for {@code attributes} in {@code pd}, creating the hardware AH
      * ({@code ibv_create_ah(3)}) only when none exists for the key. Close the handle when done.
      *
-     * @throws NullPointerException     if an argument is null
-     * @throws IllegalArgumentException if {@code port_num} or {@code sgid_index} is out of range for
-     *                                  the device, or the device is EFA and the AH is not global;
-     *                                  checked before any provider call
-     * @throws IllegalStateException    if the cache (or the PD) is closed
-     * @throws VerbsException           if the provider fails to create the AH (ENOMEM at max_ah,
-     *                                  EINVAL, ETIME, ENODEV, ...); callers waiting on the same key
-     *                                  get the same errno
+     * @throws NullPointerException         if an argument is null
+     * @throws IllegalArgumentException     if {@code port_num} or {@code sgid_index} is out of range
+     *                                      for the device, or the device is EFA and the AH is not
+     *                                      global; checked before any provider call
+     * @throws IllegalStateException        if the cache (or the PD) is closed, or the device
+     *                                      reported DEVICE_FATAL
+     * @throws AcquireInterruptedException  if interrupted while waiting for another thread's
+     *                                      create or destroy of the same key
+     * @throws VerbsException               if the provider fails to create the AH (ENOMEM at max_ah
+     *                                      with no unreferenced AH to evict, EINVAL, ETIME, ENODEV,
+     *                                      ...); callers waiting on the same key get the same errno
      */
     public AddressHandle acquire(ProtectionDomain pd, AddressHandleAttributes attributes) {
         Objects.requireNonNull(pd, "pd");
@@ -115,21 +191,28 @@ public final class AddressHandleCache implements AutoCloseable {
         if (table != null) {
             Entry e = table.get(key);
             if (e != null && e.tryRetain()) {
-                hits.increment();
+                stats.recordHit();
                 return handleFor(e);
             }
         }
-        return acquireSlow(pd, key, attributes);
+        return acquireSlow(pd, key, device.isEfa() ? efaAttributes(attributes) : attributes);
+    }
+
+    /** What EFA looks at, and nothing of the requester's: the canonical attributes of a GID key. */
+    private static AddressHandleAttributes efaAttributes(AddressHandleAttributes requested) {
+        return AddressHandleAttributes.builder().dgid(requested.dgid()).portNum(requested.portNum()).build();
     }
 
     /**
      * Returns a handle to the live AH numbered {@code ahn} in {@code pd}, as a hit with no device
      * call, or null when the cache holds none: how an EFA receiver turns {@code wc.slid} (the
      * AHN of the receiver's own AH for the sender) into that AH. AHN 0 is a valid number;
-     * {@code 0xFFFF} (EFA's "no AH") is never one. Close the handle when done.
+     * {@code 0xFFFF} (EFA's "no AH") is never one. An invalidated AH is not found. Close the
+     * handle when done.
      *
-     * @throws IllegalArgumentException if {@code ahn} is outside 0..0xFFFE
-     * @throws IllegalStateException    if the cache is closed
+     * @throws IllegalArgumentException    if {@code ahn} is outside 0..0xFFFE
+     * @throws IllegalStateException       if the cache is closed
+     * @throws AcquireInterruptedException if interrupted while waiting for a destroy of that AH
      */
     public AddressHandle acquireByAhn(ProtectionDomain pd, int ahn) {
         Objects.requireNonNull(pd, "pd");
@@ -142,14 +225,15 @@ public final class AddressHandleCache implements AutoCloseable {
             return null;
         }
         if (e.tryRetain()) {
-            hits.increment();
+            stats.recordHit();
             return handleFor(e);
         }
-        e.lock.lock();
+        lockToWait(e);
         try {
-            if (e.state == Entry.State.LIVE) {
-                e.retainLocked();
-                hits.increment();
+            if (e.state == Entry.State.LIVE && e.reviveLocked()) {
+                idle.remove(e);
+                stats.recordRevived();
+                stats.recordHit();
                 return handleFor(e);
             }
             return null;
@@ -161,6 +245,7 @@ public final class AddressHandleCache implements AutoCloseable {
     private AddressHandle acquireSlow(ProtectionDomain pd, Object key, AddressHandleAttributes attributes) {
         for (;;) {
             checkOpen();
+            checkUsable(pd.device());
             ConcurrentHashMap<Object, Entry> table = table(pd);
             Entry e = table.get(key);
             if (e == null) {
@@ -177,19 +262,33 @@ public final class AddressHandleCache implements AutoCloseable {
                 }
             }
             if (e.tryRetain()) {
-                hits.increment();
+                stats.recordHit();
                 return handleFor(e);
             }
-            e.lock.lock();
+            lockToWait(e);
             try {
                 switch (e.state) {
                     case LIVE:
-                        // Unreferenced but not yet destroyed: take it back before the destroy runs.
-                        e.retainLocked();
-                        hits.increment();
-                        return handleFor(e);
+                        if (e.tryRetain()) {
+                            stats.recordHit();
+                            return handleFor(e);
+                        }
+                        if (e.reviveLocked()) {
+                            // Unreferenced but not destroyed: retained, or its destroy is yet to run.
+                            idle.remove(e);
+                            stats.recordRevived();
+                            stats.recordHit();
+                            return handleFor(e);
+                        }
+                        // Invalidated: finish an invalidation whose tryLock this thread's lock beat.
+                        destroyIfStaleAndUnreferenced(e);
+                        table.remove(key, e);
+                        break;
                     case FAILED:
-                        throw sameFailure(e.failure);
+                        if (e.failure instanceof VerbsException v) {
+                            throw sameFailure(v);
+                        }
+                        break; // anything else: try the create ourselves
                     default:
                         // DEAD: destroyed and removed while we waited; look again and create anew.
                         break;
@@ -200,63 +299,168 @@ public final class AddressHandleCache implements AutoCloseable {
         }
     }
 
+    /** Takes {@code e}'s lock, waiting only as long as the thread is not interrupted and the cache open. */
+    private void lockToWait(Entry e) {
+        if (e.lock.tryLock()) {
+            return;
+        }
+        try {
+            while (!e.lock.tryLock(WAIT_SLICE_MILLIS, TimeUnit.MILLISECONDS)) {
+                checkOpen();
+            }
+        } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
+            throw new AcquireInterruptedException("interrupted while waiting for another thread's create or destroy of "
+                    + "the AH to " + e.attributes.dgid() + "; no reference was taken", ie);
+        }
+    }
+
     private ConcurrentHashMap<Object, Entry> table(ProtectionDomain pd) {
         ConcurrentHashMap<Object, Entry> table = tables.get(pd);
         if (table == null) {
             // A new PD is rare: drop the empty tables of PDs deallocated since, so they do not pile up.
             tables.entrySet().removeIf(t -> t.getValue().isEmpty() && t.getKey().isClosed());
+            listenTo(pd.device());
             table = tables.computeIfAbsent(pd, p -> new ConcurrentHashMap<>());
         }
         lastTable = new PdTable(pd, table);
         return table;
     }
 
+    private void listenTo(Device device) {
+        listeners.computeIfAbsent(device, d -> {
+            Consumer<DeviceEvent> listener = this::onDeviceEvent;
+            d.addEventListener(listener);
+            return listener;
+        });
+    }
+
     /** Creates the hardware AH for a fresh entry whose lock the caller holds. */
     private void create(ConcurrentHashMap<Object, Entry> table, Entry e) {
-        misses.increment();
+        stats.recordMiss();
         if (closed) {
             fail(table, e, new IllegalStateException("address handle cache is closed"));
         }
         long start = System.nanoTime();
         HardwareAddressHandle hw;
         try {
-            hw = e.pd.createAh(e.attributes);
-        } catch (RuntimeException ex) {
-            createFailures.incrementAndGet();
-            fail(table, e, ex);
-            return; // not reached
+            hw = createEvictingOnEnomem(e);
+        } catch (Throwable t) {
+            stats.recordCreateFailure(t instanceof VerbsException v ? v.errno() : null);
+            fail(table, e, t);
+            throw t;
         }
-        long nanos = System.nanoTime() - start;
-        hardwareCreates.incrementAndGet();
-        totalCreateNanos.addAndGet(nanos);
-        maxCreateNanos.accumulateAndGet(nanos, Math::max);
+        stats.recordCreate(System.nanoTime() - start);
         peakEntries.accumulateAndGet(liveEntries.incrementAndGet(), Math::max);
         e.hardware = hw;
         e.state = Entry.State.LIVE;
         ahnIndex.put(e, hw.ahn());
         // Publishing the first reference lets lock-free hits in, so the entry must be LIVE first.
-        e.setRefs(1);
+        // An add, not a set: an invalidation may have marked the entry while it was created.
+        e.retainLocked();
     }
 
-    private static void fail(ConcurrentHashMap<Object, Entry> table, Entry e, RuntimeException cause) {
+    /**
+     * The provider create; when it answers ENOMEM, destroys unreferenced AHs of the same device,
+     * least recently used first (one, plus one per other create in flight, which could take the
+     * freed slot), and retries, at most {@value #ENOMEM_RETRIES} times and only after an eviction
+     * succeeded. With no unreferenced AH of the device, the ENOMEM goes to the caller. Never
+     * touches a referenced AH. Called with the fresh entry's lock held; takes other entries' locks
+     * only with {@code tryLock}.
+     */
+    private HardwareAddressHandle createEvictingOnEnomem(Entry e) {
+        createsInFlight.incrementAndGet();
+        try {
+            for (int retry = 0; ; retry++) {
+                try {
+                    return e.pd.createAh(e.attributes);
+                } catch (VerbsException ex) {
+                    if (ex.errno() != Errno.ENOMEM || retry == ENOMEM_RETRIES
+                            || evictUnreferenced(e.pd.device(), createsInFlight.get()) == 0) {
+                        throw ex;
+                    }
+                }
+            }
+        } finally {
+            createsInFlight.decrementAndGet();
+        }
+    }
+
+    /**
+     * Destroys up to {@code wanted} unreferenced AHs of {@code device}: invalidated ones first,
+     * then retained ones, least recently used first. Victims are taken off the idle list before
+     * their lock is tried, so concurrent evictions never fight over the same AHs.
+     */
+    private int evictUnreferenced(Device device, int wanted) {
+        int evicted = 0;
+        for (Entry d : detached) {
+            if (evicted < wanted && d.pd.device() == device && d.references() == 0 && evict(d)) {
+                evicted++;
+            }
+        }
+        for (int budget = idle.size(); evicted < wanted && budget > 0; ) {
+            List<Entry> victims = idle.pollOldest(x -> x.pd.device() == device, wanted - evicted);
+            if (victims.isEmpty()) {
+                break;
+            }
+            budget -= victims.size();
+            for (Entry victim : victims) {
+                if (evict(victim)) {
+                    evicted++;
+                }
+            }
+        }
+        return evicted;
+    }
+
+    /**
+     * Destroys an unreferenced AH for an ENOMEM unless its lock is taken (then whoever holds it
+     * revives or destroys it). An {@link Error} from the destroy is thrown, after the victim is
+     * settled (kept, for a retry).
+     */
+    private boolean evict(Entry victim) {
+        if (!victim.lock.tryLock()) {
+            return false;
+        }
+        Throwable failure = null;
+        try {
+            if (victim.state != Entry.State.LIVE) {
+                return false;
+            }
+            int r = victim.refs();
+            if (r == 0) {
+                failure = destroyLocked(victim, RemovalCause.EVICTED_ENOMEM, false);
+            } else if (r == Entry.STALE) {
+                failure = destroyLocked(victim, RemovalCause.INVALIDATED, false);
+            } else {
+                return false; // revived meanwhile
+            }
+        } finally {
+            victim.lock.unlock();
+        }
+        if (failure instanceof Error error) {
+            throw error;
+        }
+        return failure == null;
+    }
+
+    private void fail(ConcurrentHashMap<Object, Entry> table, Entry e, Throwable cause) {
         e.failure = cause;
         e.state = Entry.State.FAILED;
+        e.setRefs(Entry.GONE); // so that a racing invalidation cannot mark it (and keep it in detached)
         table.remove(e.key, e);
-        throw cause;
+        detached.remove(e); // invalidated while it was being created
+        if (cause instanceof RuntimeException r) {
+            throw r;
+        }
     }
 
     /** A fresh exception for a waiter, so each thread gets its own stack trace. */
-    private static RuntimeException sameFailure(RuntimeException original) {
-        if (original instanceof VerbsException v) {
-            VerbsException copy = new VerbsException(v.operation(), v.errnoValue(),
-                    "while waiting for another thread's create of the same AH");
-            copy.initCause(v);
-            return copy;
-        }
-        if (original instanceof IllegalStateException) {
-            return new IllegalStateException(original.getMessage(), original);
-        }
-        return original;
+    private static VerbsException sameFailure(VerbsException v) {
+        VerbsException copy = new VerbsException(v.operation(), v.errnoValue(),
+                "while waiting for another thread's create of the same AH");
+        copy.initCause(v);
+        return copy;
     }
 
     private AddressHandle handleFor(Entry e) {
@@ -280,58 +484,327 @@ public final class AddressHandleCache implements AutoCloseable {
         return new AddressHandle(this, e, null);
     }
 
-    /** Drops one reference; destroys the AH when it was the last. Called once per handle. */
+    /** Drops one reference; keeps or destroys the AH when it was the last. Called once per handle. */
     void release(Entry e) {
         liveHandles.decrement();
-        if (e.release() == 0) {
-            destroyIfUnreferenced(e);
+        int left = e.release();
+        if (left == 0 || left == Entry.STALE) {
+            lastReleased(e);
         }
     }
 
-    private void destroyIfUnreferenced(Entry e) {
+    private void lastReleased(Entry e) {
+        boolean kept = false;
+        Throwable failure = null;
         e.lock.lock();
         try {
-            if (e.state != Entry.State.LIVE || e.refs() != 0) {
-                return; // revived meanwhile, or already gone
+            if (e.state != Entry.State.LIVE) {
+                return; // already gone
             }
-            if (destroyHardware(e) != null) {
-                return; // kept, unreferenced: a later acquire reuses it, close() retries
-            }
-            e.setRefs(Entry.GONE);
-            e.state = Entry.State.DEAD;
-            ahnIndex.remove(e, e.hardware.ahn());
-            ConcurrentHashMap<Object, Entry> table = tables.get(e.pd);
-            if (table != null) {
-                table.remove(e.key, e);
+            int r = e.refs();
+            if (r == Entry.STALE) {
+                failure = destroyLocked(e, RemovalCause.INVALIDATED, false);
+            } else if (r != 0) {
+                return; // revived meanwhile
+            } else if (retains && !closed) {
+                idle.addLast(e, ticker.read());
+                stats.recordRetained();
+                kept = true;
+            } else {
+                failure = destroyLocked(e, closed ? RemovalCause.CACHE_CLOSED : RemovalCause.CLOSED, false);
             }
         } finally {
             e.lock.unlock();
         }
+        if (kept && e.isStale()) {
+            // An invalidation marked it after our check and found the lock taken: finish it.
+            tryDestroyUnreferenced(e, RemovalCause.INVALIDATED);
+        }
+        if (kept && idle.size() > retention.maxUnreferenced()) {
+            trimToBound();
+        }
+        if (failure instanceof Error error) {
+            throw error;
+        }
+    }
+
+    /** Destroys least recently used unreferenced AHs while more than the policy's bound are kept. */
+    private void trimToBound() {
+        int attempts = 4; // entries busy under their lock are left to the next release or the reaper
+        while (idle.size() > retention.maxUnreferenced() && attempts-- > 0) {
+            Entry oldest = idle.first();
+            if (oldest == null) {
+                return;
+            }
+            tryDestroyUnreferenced(oldest, RemovalCause.SIZE);
+        }
     }
 
     /**
-     * Destroys the entry's hardware AH with its lock held. Returns null on success, or the
-     * provider's failure (counted; the AH still exists).
+     * Destroys {@code e} if its lock is free and it is LIVE and unreferenced; never waits.
+     * Returns whether it destroyed it. An {@link Error} from the provider is rethrown after the
+     * entry is settled.
      */
-    private VerbsException destroyHardware(Entry e) {
+    private boolean tryDestroyUnreferenced(Entry e, RemovalCause cause) {
+        if (!e.lock.tryLock()) {
+            return false;
+        }
+        Throwable failure = null;
+        boolean tried = false;
+        try {
+            if (e.state == Entry.State.LIVE) {
+                if (e.refs() == 0) {
+                    tried = true;
+                    failure = destroyLocked(e, cause, true);
+                } else if (e.refs() == Entry.STALE) {
+                    tried = true;
+                    failure = destroyLocked(e, RemovalCause.INVALIDATED, true);
+                }
+            }
+        } finally {
+            e.lock.unlock();
+        }
+        if (failure instanceof Error error) {
+            throw error;
+        }
+        return tried && failure == null;
+    }
+
+    /** With {@code e}'s lock held: destroys it if invalidated and unreferenced. */
+    private void destroyIfStaleAndUnreferenced(Entry e) {
+        if (e.state == Entry.State.LIVE && e.refs() == Entry.STALE) {
+            Throwable failure = destroyLocked(e, RemovalCause.INVALIDATED, false);
+            if (failure instanceof Error error) {
+                throw error;
+            }
+        }
+    }
+
+    /**
+     * Destroys the hardware AH of a LIVE, unreferenced entry whose lock the caller holds, and
+     * retires the entry. Returns null on success, or the provider's failure (counted, logged
+     * once per entry): the AH still exists, the entry stays LIVE and unreferenced, and goes
+     * (back) to the idle list, unless invalidated or the cache closed, for a later retry.
+     *
+     * @param quiet whether a failure is only counted (eviction, reaper: logged, never thrown)
+     */
+    private Throwable destroyLocked(Entry e, RemovalCause cause, boolean quiet) {
+        idle.remove(e);
+        Throwable failure = destroyHardware(e);
+        if (failure != null) {
+            if (!e.isStale() && !closed) {
+                idle.addLast(e, ticker.read());
+            }
+            if (quiet && failure instanceof Error) {
+                LOG.error("destroy of {} threw; the AH is kept and will be retried", e.hardware, failure);
+            }
+            return failure;
+        }
+        stats.recordDestroy(cause);
+        e.setRefs(Entry.GONE);
+        e.state = Entry.State.DEAD;
+        ahnIndex.remove(e, e.hardware.ahn());
+        detached.remove(e);
+        ConcurrentHashMap<Object, Entry> table = tables.get(e.pd);
+        if (table != null) {
+            table.remove(e.key, e);
+        }
+        return null;
+    }
+
+    /**
+     * Destroys the entry's hardware AH with its lock held. Returns null on success, or whatever
+     * the provider threw (counted; the AH still exists).
+     */
+    private Throwable destroyHardware(Entry e) {
         HardwareAddressHandle hw = e.hardware;
         if (!hw.isDestroyed()) {
             try {
                 hw.destroy();
-            } catch (VerbsException ex) {
-                destroyFailures.incrementAndGet();
-                if (!e.destroyFailed) {
-                    e.destroyFailed = true;
-                    LOG.warn("destroy of {} failed ({}); the AH is kept and will be retried", hw, ex.getMessage());
+            } catch (Throwable t) {
+                if (!hw.isDestroyed()) {
+                    stats.recordDestroyFailure();
+                    if (!e.destroyFailed) {
+                        e.destroyFailed = true;
+                        LOG.warn("destroy of {} failed ({}); the AH is kept and will be retried", hw, t.toString());
+                    }
+                    return t;
                 }
-                return ex;
-            } catch (IllegalStateException alreadyGone) {
                 // The device was closed under the cache and destroyed the AH itself.
             }
-            hardwareDestroys.incrementAndGet();
         }
         liveEntries.decrementAndGet();
         return null;
+    }
+
+    // ---- retention: the reaper
+
+    /** The reaper thread, null without retention; for tests. */
+    Thread reaperThread() {
+        return reaper;
+    }
+
+    private void reapUntilClosed() {
+        long period = Math.max(TimeUnit.MILLISECONDS.toNanos(1), Math.min(idleNanos / 2, TimeUnit.SECONDS.toNanos(1)));
+        while (!closed) {
+            java.util.concurrent.locks.LockSupport.parkNanos(this, period);
+            if (closed) {
+                return;
+            }
+            try {
+                cleanUp();
+            } catch (Throwable t) {
+                LOG.error("the AH cache's reaper failed; it keeps running", t);
+            }
+        }
+    }
+
+    /**
+     * Destroys the retained AHs idle for longer than the policy's idle time, and retries the
+     * destroys that failed, without waiting for any lock. The reaper thread calls this; tests with
+     * a fake {@link Ticker} may call it directly. Returns how many AHs it destroyed.
+     */
+    public int cleanUp() {
+        if (closed) {
+            return 0;
+        }
+        int destroyed = 0;
+        long now = ticker.read();
+        Entry skipped = null;
+        for (int budget = idle.size(); budget > 0; budget--) {
+            Entry e = idle.firstIdleSince(now - idleNanos);
+            if (e == null || e == skipped) {
+                break;
+            }
+            if (!e.lock.tryLock()) {
+                // Being revived or destroyed by another thread: leave it; look at it next time.
+                skipped = e;
+                continue;
+            }
+            try {
+                if (e.state == Entry.State.LIVE && e.refs() == 0) {
+                    if (destroyLocked(e, RemovalCause.IDLE, true) == null) {
+                        destroyed++;
+                    } else {
+                        break; // re-queued at the tail: tried again next round
+                    }
+                } else {
+                    idle.remove(e);
+                }
+            } finally {
+                e.lock.unlock();
+            }
+        }
+        for (Entry d : detached) {
+            if (d.references() == 0) {
+                try {
+                    if (tryDestroyUnreferenced(d, RemovalCause.INVALIDATED)) {
+                        destroyed++;
+                    }
+                } catch (Error logged) {
+                    LOG.error("destroy of an invalidated AH threw; it is kept and will be retried", logged);
+                }
+            }
+        }
+        return destroyed;
+    }
+
+    // ---- invalidation
+
+    /**
+     * Invalidates the AHs of {@code pd} to {@code dgid} (on IB/RoCE, every entry with that dgid,
+     * whatever its other fields): the next acquire creates a fresh AH; handles already out keep
+     * the old one until they close, and it is destroyed then. Use it when a neighbour's MAC or a
+     * route to {@code dgid} changed. Never waits.
+     *
+     * @return how many entries were invalidated
+     */
+    public int invalidate(ProtectionDomain pd, Gid dgid) {
+        Objects.requireNonNull(pd, "pd");
+        Objects.requireNonNull(dgid, "dgid");
+        return invalidateWhere(e -> e.pd == pd && dgid.equals(e.attributes.dgid()));
+    }
+
+    /**
+     * Invalidates every AH on port {@code portNum} of {@code device}, in every PD (as a GID table
+     * change or a port state change does). Never waits.
+     *
+     * @return how many entries were invalidated
+     */
+    public int invalidatePort(Device device, int portNum) {
+        Objects.requireNonNull(device, "device");
+        return invalidateWhere(e -> e.pd.device() == device && e.attributes.portNum() == portNum);
+    }
+
+    /**
+     * Invalidates every AH of {@code pd}: with retention, what to call before deallocating the PD
+     * ({@code ibv_dealloc_pd} answers EBUSY while an AH of it exists). Never waits.
+     *
+     * @return how many entries were invalidated
+     */
+    public int invalidate(ProtectionDomain pd) {
+        Objects.requireNonNull(pd, "pd");
+        return invalidateWhere(e -> e.pd == pd);
+    }
+
+    /** Invalidates every AH of the cache. Never waits. Returns how many entries were invalidated. */
+    public int invalidateAll() {
+        return invalidateWhere(e -> true);
+    }
+
+    private int invalidateWhere(Predicate<Entry> which) {
+        int n = 0;
+        Error error = null;
+        for (ConcurrentHashMap<Object, Entry> table : tables.values()) {
+            for (Entry e : table.values()) {
+                if (!which.test(e) || !e.markStale()) {
+                    continue;
+                }
+                n++;
+                detached.add(e);
+                table.remove(e.key, e);
+                // Unreferenced: nobody will release it, so destroy it now unless a lock holder
+                // (which sees the mark) is at it.
+                if (e.refs() == Entry.STALE) {
+                    try {
+                        tryDestroyUnreferenced(e, RemovalCause.INVALIDATED);
+                    } catch (Error t) {
+                        error = error == null ? t : error;
+                    }
+                }
+            }
+        }
+        stats.recordInvalidated(n);
+        if (error != null) {
+            throw error;
+        }
+        return n;
+    }
+
+    /** The cache's listener on each device it has AHs on. */
+    void onDeviceEvent(DeviceEvent event) {
+        switch (event.kind()) {
+            case GID_CHANGE, PORT_ERR, PORT_ACTIVE -> {
+                int n = invalidatePort(event.device(), event.portNum());
+                LOG.info("{} on {} port {}: {} AH(s) invalidated", event.kind(), event.device().name(), event.portNum(), n);
+            }
+            case DEVICE_FATAL -> {
+                fatalDevices.add(event.device());
+                int n = invalidateWhere(e -> e.pd.device() == event.device());
+                LOG.error("DEVICE_FATAL on {}: {} AH(s) invalidated; acquires on it fail from now on",
+                        event.device().name(), n);
+            }
+            default -> {
+                // QP, CQ and SRQ events, LID/P_Key/SM changes: no AH of this cache depends on them.
+            }
+        }
+    }
+
+    private void checkUsable(Device device) {
+        if (!fatalDevices.isEmpty() && fatalDevices.contains(device)) {
+            throw new IllegalStateException("device " + device.name() + " reported IBV_EVENT_DEVICE_FATAL: it creates "
+                    + "no AH any more; close it (and this cache's handles on it) and open it again");
+        }
     }
 
     private void checkOpen() {
@@ -344,19 +817,66 @@ public final class AddressHandleCache implements AutoCloseable {
         return closed;
     }
 
+    /** The retention policy the cache was built with. */
+    public RetentionPolicy retention() {
+        return retention;
+    }
+
     /** A snapshot of the counters. Cheap; safe to call from any thread at any rate. */
     public CacheStats stats() {
-        return new CacheStats(hits.sum(), misses.sum(), hardwareCreates.get(), hardwareDestroys.get(),
-                createFailures.get(), destroyFailures.get(), liveEntries.get(), liveHandles.sum(), peakEntries.get(),
-                totalCreateNanos.get(), maxCreateNanos.get(), leaks.reported.sum() + leaksAtClose.get());
+        return stats.snapshot(leaks.reported.sum() + leaksAtClose.get());
+    }
+
+    /** Hardware AHs the cache holds now, referenced or not (invalidated ones still referenced included). */
+    public long liveEntries() {
+        return liveEntries.get();
+    }
+
+    /** {@link AddressHandle}s acquired (or duplicated) and not yet closed. */
+    public long liveHandles() {
+        return liveHandles.sum();
+    }
+
+    /** The most hardware AHs the cache held at once. */
+    public long peakEntries() {
+        return peakEntries.get();
+    }
+
+    /** Unreferenced AHs kept by the retention policy now. */
+    public int retainedEntries() {
+        return idle.size();
     }
 
     /**
-     * Destroys every hardware AH the cache holds, exactly once, and refuses further acquires.
-     * Handles still open are counted and logged as leaks; they refuse use afterwards. Idempotent.
+     * Registers an {@link AddressHandleCacheMXBean} for this cache with the platform MBean server
+     * under {@code objectName} (for example {@code org.efaah:type=AddressHandleCache,name=main});
+     * {@link #close()} unregisters it.
+     *
+     * @throws IllegalArgumentException if {@code objectName} is malformed or already registered
+     * @throws IllegalStateException    if the cache is closed
+     */
+    public javax.management.ObjectName registerMXBean(String objectName) {
+        Objects.requireNonNull(objectName, "objectName");
+        checkOpen();
+        try {
+            javax.management.ObjectName name = new javax.management.ObjectName(objectName);
+            java.lang.management.ManagementFactory.getPlatformMBeanServer()
+                    .registerMBean(new CacheMXBeanAdapter(this), name);
+            mxBeans.add(name);
+            return name;
+        } catch (javax.management.JMException e) {
+            throw new IllegalArgumentException("objectName: '" + objectName + "' cannot be registered: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Destroys every hardware AH the cache holds, exactly once, stops the reaper, stops listening
+     * to device events, and refuses further acquires. Handles still open are counted and logged as
+     * leaks; they refuse use afterwards. Waits for creates in progress. Idempotent.
      *
      * @throws VerbsException if some AH could not be destroyed (after trying all of them); that
      *                        AH still exists and is left to its device's {@code close()}
+     * @throws Error          if the provider threw one while destroying (after trying all)
      */
     @Override
     public void close() {
@@ -366,37 +886,50 @@ public final class AddressHandleCache implements AutoCloseable {
             }
             closed = true;
         }
+        if (reaper != null) {
+            java.util.concurrent.locks.LockSupport.unpark(reaper);
+        }
+        for (javax.management.ObjectName name : mxBeans) {
+            try {
+                java.lang.management.ManagementFactory.getPlatformMBeanServer().unregisterMBean(name);
+            } catch (javax.management.JMException e) {
+                LOG.warn("could not unregister {}: {}", name, e.toString());
+            }
+        }
+        listeners.forEach(Device::removeEventListener);
+        listeners.clear();
         long openHandles = 0;
         int failed = 0;
-        VerbsException firstFailure = null;
+        Throwable firstFailure = null;
+        List<Entry> all = new ArrayList<>(detached);
         for (ConcurrentHashMap<Object, Entry> table : tables.values()) {
-            for (Entry e : table.values()) {
-                e.lock.lock();
-                try {
-                    if (e.state != Entry.State.LIVE) {
-                        continue;
-                    }
-                    // Handles the leak detector already reported are not counted twice.
-                    openHandles += Math.max(0, e.refs() - e.collectedLeaks);
-                    VerbsException failure = destroyHardware(e);
-                    if (failure != null) {
-                        failed++;
-                        if (firstFailure == null) {
-                            firstFailure = failure;
-                        } else {
-                            firstFailure.addSuppressed(failure);
-                        }
-                    }
-                    e.setRefs(Entry.GONE);
-                    e.state = Entry.State.DEAD;
-                    ahnIndex.remove(e, e.hardware.ahn());
-                    table.remove(e.key, e);
-                } finally {
-                    e.lock.unlock();
+            all.addAll(table.values());
+        }
+        for (Entry e : all) {
+            e.lock.lock();
+            try {
+                if (e.state != Entry.State.LIVE) {
+                    continue;
                 }
+                // Handles the leak detector already reported are not counted twice.
+                openHandles += Math.max(0, e.references() - e.collectedLeaks);
+                idle.remove(e);
+                Throwable failure = destroyHardware(e);
+                if (failure == null) {
+                    stats.recordDestroy(RemovalCause.CACHE_CLOSED);
+                } else {
+                    failed++;
+                    firstFailure = chain(firstFailure, failure);
+                }
+                e.setRefs(Entry.GONE);
+                e.state = Entry.State.DEAD;
+                ahnIndex.remove(e, e.hardware.ahn());
+            } finally {
+                e.lock.unlock();
             }
         }
         tables.clear();
+        detached.clear();
         ahnIndex.clear();
         lastTable = null;
         if (openHandles > 0) {
@@ -404,9 +937,73 @@ public final class AddressHandleCache implements AutoCloseable {
             LOG.warn("LEAK: address handle cache closed with {} handle(s) still open (besides any reported "
                     + "garbage-collected); their AHs were destroyed and the handles refuse use", openHandles);
         }
+        if (reaper != null && reaper != Thread.currentThread()) {
+            try {
+                reaper.join(TimeUnit.SECONDS.toMillis(1));
+            } catch (InterruptedException ie) {
+                Thread.currentThread().interrupt();
+            }
+        }
         if (firstFailure != null) {
             LOG.error("{} AH(s) could not be destroyed at cache close", failed);
-            throw firstFailure;
+            if (firstFailure instanceof Error error) {
+                throw error;
+            }
+            throw (RuntimeException) firstFailure;
+        }
+    }
+
+    /** The first failure to throw, an {@link Error} before any exception, the rest suppressed. */
+    private static Throwable chain(Throwable first, Throwable next) {
+        if (first == null) {
+            return next;
+        }
+        if (next instanceof Error && !(first instanceof Error)) {
+            next.addSuppressed(first);
+            return next;
+        }
+        first.addSuppressed(next);
+        return first;
+    }
+
+    /**
+     * Builds an {@link AddressHandleCache}. Defaults: leak detection from the system property
+     * {@value LeakDetection#PROPERTY}, {@link RetentionPolicy#none()}, {@link Ticker#system()},
+     * statistics recorded. Not thread-safe.
+     */
+    public static final class Builder {
+        private LeakDetection leakDetection = LeakDetection.fromSystemProperty();
+        private RetentionPolicy retention = RetentionPolicy.none();
+        private Ticker ticker = Ticker.system();
+        private boolean recordStats = true;
+
+        private Builder() {
+        }
+
+        public Builder leakDetection(LeakDetection leakDetection) {
+            this.leakDetection = Objects.requireNonNull(leakDetection, "leakDetection");
+            return this;
+        }
+
+        public Builder retention(RetentionPolicy retention) {
+            this.retention = Objects.requireNonNull(retention, "retention");
+            return this;
+        }
+
+        /** The clock of retention (idle times); tests pass a fake one. */
+        public Builder ticker(Ticker ticker) {
+            this.ticker = Objects.requireNonNull(ticker, "ticker");
+            return this;
+        }
+
+        /** Whether {@link AddressHandleCache#stats()} counts (default true); off, it reports zeros. */
+        public Builder recordStats(boolean recordStats) {
+            this.recordStats = recordStats;
+            return this;
+        }
+
+        public AddressHandleCache build() {
+            return new AddressHandleCache(this);
         }
     }
 }

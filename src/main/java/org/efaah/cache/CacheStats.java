@@ -1,27 +1,56 @@
 package org.efaah.cache;
 
+import java.util.EnumMap;
+import java.util.Map;
+import org.efaah.verbs.Errno;
+
 /**
  * A snapshot of an {@link AddressHandleCache}'s counters, in the manner of Caffeine's
- * {@code CacheStats}. Counters are read one by one without a global lock, so a snapshot taken
- * while other threads work is consistent per counter, not across counters.
+ * {@code CacheStats}: counters only, each one only ever grows, so two snapshots can be
+ * subtracted ({@link #minus}). What exists now (entries, handles) is asked of the cache itself:
+ * {@link AddressHandleCache#liveEntries()}, {@link AddressHandleCache#liveHandles()}. Counters are
+ * read one by one without a global lock: a snapshot taken while other threads work is consistent
+ * per counter, not across counters.
  *
- * @param hits             acquires served by an AH that already existed (no provider call)
- * @param misses           acquires that asked the provider for a new AH (successful or not)
- * @param hardwareCreates  AHs created through the provider
- * @param hardwareDestroys AHs destroyed through the provider
- * @param createFailures   provider creates that failed
- * @param destroyFailures  provider destroys that failed (the AH is kept and retried)
- * @param liveEntries      distinct keys with a hardware AH now
- * @param liveHandles      {@link AddressHandle}s acquired and not yet closed
- * @param peakEntries      the most live entries at once
- * @param totalCreateNanos time spent in successful provider creates, ns
- * @param maxCreateNanos   the longest successful provider create, ns
- * @param leaksReported    handles found garbage-collected without {@code close()}, plus the other
- *                         handles still open when the cache was closed: each leaked handle once
+ * <p><b>Counting rules.</b> Every {@code acquire} that returns a handle counts exactly one hit or
+ * one miss: a <i>hit</i> when the AH already existed (the lock-free path, a thread that waited
+ * for another thread's create of the same key and got its AH, and a revival of a retained AH),
+ * a <i>miss</i> when this call asked the provider for a new AH. An acquire that fails counts a
+ * miss if it called the provider (and then one create failure), and nothing if it only waited
+ * for another thread's failed create (it gets that create's errno) or was refused before any
+ * provider call (closed cache, interrupted wait, fatal device). Every hardware AH destroyed
+ * counts once, under the cause of its destroy; a destroy that fails counts a destroy failure and
+ * is retried later (and counted again if it fails again). {@link AddressHandle#duplicate()}
+ * counts nothing.
+ *
+ * @param hits                 acquires served by an AH that already existed (no provider call)
+ * @param misses               acquires that asked the provider for a new AH (successful or not)
+ * @param hardwareCreates      AHs created through the provider
+ * @param hardwareDestroys     AHs destroyed through the provider, all causes
+ * @param createFailures       provider creates that failed (any throwable)
+ * @param destroyFailures      provider destroys that failed (the AH is kept and retried)
+ * @param totalCreateNanos     time spent in successful provider creates, ns
+ * @param maxCreateNanos       the longest successful provider create, ns (kept, not subtracted,
+ *                             by {@link #minus})
+ * @param leaksReported        handles found garbage-collected without {@code close()}, plus the
+ *                             other handles still open when the cache was closed: each once
+ * @param retained             last closes that kept their AH (a {@link RetentionPolicy})
+ * @param revived              acquires that took back a retained AH: creates saved
+ * @param invalidated          live entries invalidated (explicitly or by a device event)
+ * @param destroysByCause      {@code hardwareDestroys} by {@link RemovalCause}; causes with none
+ *                             are absent
+ * @param createFailuresByErrno {@code createFailures} by errno; failures that carried none (an
+ *                             {@link Error}, a provider bug) count as {@link Errno#UNKNOWN}
  */
 public record CacheStats(long hits, long misses, long hardwareCreates, long hardwareDestroys, long createFailures,
-                         long destroyFailures, long liveEntries, long liveHandles, long peakEntries,
-                         long totalCreateNanos, long maxCreateNanos, long leaksReported) {
+                         long destroyFailures, long totalCreateNanos, long maxCreateNanos, long leaksReported,
+                         long retained, long revived, long invalidated, Map<RemovalCause, Long> destroysByCause,
+                         Map<Errno, Long> createFailuresByErrno) {
+
+    public CacheStats {
+        destroysByCause = Map.copyOf(destroysByCause);
+        createFailuresByErrno = Map.copyOf(createFailuresByErrno);
+    }
 
     /** Acquires in all. */
     public long requests() {
@@ -37,5 +66,55 @@ public record CacheStats(long hits, long misses, long hardwareCreates, long hard
     /** Mean time of a successful provider create, ns; 0 before any. */
     public double averageCreateNanos() {
         return hardwareCreates == 0 ? 0 : (double) totalCreateNanos / hardwareCreates;
+    }
+
+    /** Hardware AHs destroyed for {@code cause}. */
+    public long destroysBy(RemovalCause cause) {
+        return destroysByCause.getOrDefault(cause, 0L);
+    }
+
+    /** Hardware AHs the cache chose to destroy: causes for which {@link RemovalCause#wasEvicted()}. */
+    public long evictions() {
+        long n = 0;
+        for (Map.Entry<RemovalCause, Long> e : destroysByCause.entrySet()) {
+            if (e.getKey().wasEvicted()) {
+                n += e.getValue();
+            }
+        }
+        return n;
+    }
+
+    /** Provider creates that failed with {@code errno}. */
+    public long createFailures(Errno errno) {
+        return createFailuresByErrno.getOrDefault(errno, 0L);
+    }
+
+    /**
+     * What happened between {@code earlier} and this snapshot: every counter's difference
+     * (never below zero); {@code maxCreateNanos} is this snapshot's.
+     */
+    public CacheStats minus(CacheStats earlier) {
+        return new CacheStats(d(hits, earlier.hits), d(misses, earlier.misses),
+                d(hardwareCreates, earlier.hardwareCreates), d(hardwareDestroys, earlier.hardwareDestroys),
+                d(createFailures, earlier.createFailures), d(destroyFailures, earlier.destroyFailures),
+                d(totalCreateNanos, earlier.totalCreateNanos), maxCreateNanos,
+                d(leaksReported, earlier.leaksReported), d(retained, earlier.retained), d(revived, earlier.revived),
+                d(invalidated, earlier.invalidated), minus(destroysByCause, earlier.destroysByCause, RemovalCause.class),
+                minus(createFailuresByErrno, earlier.createFailuresByErrno, Errno.class));
+    }
+
+    private static long d(long a, long b) {
+        return Math.max(0, a - b);
+    }
+
+    private static <K extends Enum<K>> Map<K, Long> minus(Map<K, Long> a, Map<K, Long> b, Class<K> type) {
+        Map<K, Long> out = new EnumMap<>(type);
+        a.forEach((k, v) -> {
+            long n = d(v, b.getOrDefault(k, 0L));
+            if (n != 0) {
+                out.put(k, n);
+            }
+        });
+        return out;
     }
 }

@@ -68,6 +68,9 @@ final class DemoCommand implements Callable<Integer> {
     @Option(names = "--no-cache", description = "Every worker creates its own AH per peer, without the cache.")
     boolean noCache;
 
+    @Mixin
+    RetentionOptions retention;
+
     @Spec
     CommandSpec spec;
 
@@ -136,7 +139,13 @@ final class DemoCommand implements Callable<Integer> {
         AtomicLong failures = new AtomicLong();
         ConcurrentHashMap<Errno, AtomicLong> errnos = new ConcurrentHashMap<>();
         CyclicBarrier barrier = new CyclicBarrier(threads);
-        try (AddressHandleCache cache = AddressHandleCache.create()) {
+        AddressHandleCache.Builder builder;
+        try {
+            builder = AddressHandleCache.builder().retention(retention.policy());
+        } catch (IllegalArgumentException e) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+        }
+        try (AddressHandleCache cache = builder.build()) {
             runWorkers(w -> {
                 SplittableRandom random = new SplittableRandom(w);
                 List<AddressHandle> connected = new ArrayList<>();
@@ -186,7 +195,8 @@ final class DemoCommand implements Callable<Integer> {
             out.printf("hit latency (acquire+close, look-up phase): %s%n", percentiles(hitNanos));
             out.printf("connect latency (first acquires, incl. waits for creates): %s%n", percentiles(connectNanos));
             out.printf("hardware create (provider call): mean %,.0f ns, max %,d ns%n", s.averageCreateNanos(), s.maxCreateNanos());
-            out.printf("after disconnect: %d live entries, %d live handles%n", s.liveEntries(), s.liveHandles());
+            RetentionOptions.print(out, cache, s);
+            out.printf("after disconnect: %d live entries, %d live handles%n", cache.liveEntries(), cache.liveHandles());
             return s.hardwareCreates() == distinct && failures.get() == 0 ? 0 : 1;
         }
     }

@@ -37,6 +37,9 @@ final class StressCommand implements Callable<Integer> {
     @Option(names = "--create-latency-us", description = "Mock create time, µs (default: ${DEFAULT-VALUE}).")
     long createLatencyMicros = 5;
 
+    @picocli.CommandLine.Mixin
+    RetentionOptions retention;
+
     @Spec
     CommandSpec spec;
 
@@ -47,6 +50,12 @@ final class StressCommand implements Callable<Integer> {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(),
                     "threads, peers, pds >= 1; duration > 0; fault probability 0..1");
         }
+        org.efaah.cache.RetentionPolicy policy;
+        try {
+            policy = retention.policy();
+        } catch (IllegalArgumentException e) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+        }
         // The run injects destroy failures on purpose; one warning each would bury the report.
         ((ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger("org.efaah.cache"))
                 .setLevel(ch.qos.logback.classic.Level.ERROR);
@@ -54,12 +63,15 @@ final class StressCommand implements Callable<Integer> {
                 threads, peers, pds, seconds, seed, faultProbability);
         out.flush();
         StressRun.Result r = new StressRun(new StressRun.Settings(threads, peers, pds, (long) (seconds * 1e9),
-                operations, seed, faultProbability, TimeUnit.MICROSECONDS.toNanos(createLatencyMicros))).run();
+                operations, seed, faultProbability, TimeUnit.MICROSECONDS.toNanos(createLatencyMicros))).retention(policy).run();
         out.printf("operations %,d (acquires %,d, closes %,d) in %.1f s; injected create failures seen %,d%n",
                 r.operations(), r.acquires(), r.closes(), r.elapsedNanos() / 1e9, r.injectedFailures());
         out.printf("cache: hits %,d, misses %,d, creates %,d, destroys %,d, create failures %,d, destroy failures %,d%n",
                 r.cache().hits(), r.cache().misses(), r.cache().hardwareCreates(), r.cache().hardwareDestroys(),
                 r.cache().createFailures(), r.cache().destroyFailures());
+        out.printf("retained %,d, evicted %,d, invalidated %,d (retention: --idle-ms %d, --max-unreferenced %d)%n",
+                r.cache().retained(), r.cache().evictions(), r.cache().invalidated(), retention.idleMillis,
+                retention.maxUnreferenced);
         out.printf("device: creates %,d, destroys %,d, live %d, duplicates refused %d, injected failures %,d%n",
                 r.device().hardwareCreates(), r.device().hardwareDestroys(), r.device().liveAhs(),
                 r.device().duplicatesRefused(), r.device().injectedFailures());

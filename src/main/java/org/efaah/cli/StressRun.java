@@ -59,6 +59,7 @@ public final class StressRun {
     }
 
     private final Settings settings;
+    private org.efaah.cache.RetentionPolicy retention = org.efaah.cache.RetentionPolicy.none();
     private final List<String> violations = Collections.synchronizedList(new ArrayList<>());
     private final AtomicLong operations = new AtomicLong();
     private final AtomicLong acquires = new AtomicLong();
@@ -67,6 +68,12 @@ public final class StressRun {
 
     public StressRun(Settings settings) {
         this.settings = settings;
+    }
+
+    /** Runs the cache with {@code policy} (default none). */
+    public StressRun retention(org.efaah.cache.RetentionPolicy policy) {
+        this.retention = java.util.Objects.requireNonNull(policy, "policy");
+        return this;
     }
 
     public Result run() throws InterruptedException {
@@ -85,7 +92,8 @@ public final class StressRun {
             for (int i = 0; i < settings.peers(); i++) {
                 peers.add(AddressHandleAttributes.forGid(String.format("fd00::%x:%x", i >>> 16, i & 0xffff)));
             }
-            AddressHandleCache cache = AddressHandleCache.create(LeakDetection.DISABLED);
+            AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED)
+                    .retention(retention).build();
             long deadline = start + settings.durationNanos();
             List<Thread> workers = new ArrayList<>();
             for (int t = 0; t < settings.threads(); t++) {
@@ -209,17 +217,16 @@ public final class StressRun {
     }
 
     private void checkEnd(MockVerbsProvider mock, AddressHandleCache cache) {
-        CacheStats s = cache.stats();
-        if (s.liveHandles() != 0) {
-            violation(s.liveHandles() + " handle(s) still counted live after every worker closed its own");
+        if (cache.liveHandles() != 0) {
+            violation(cache.liveHandles() + " handle(s) still counted live after every worker closed its own");
         }
         MockCounters m = mock.counters();
         if (m.duplicatesRefused() != 0 || m.duplicatesCreated() != 0) {
             violation("the device saw a duplicate AH: " + m);
         }
         // Only AHs whose destroy failed may remain before close, kept for reuse and retry.
-        if (m.liveAhs() != s.liveEntries()) {
-            violation("device holds " + m.liveAhs() + " AH(s) but the cache " + s.liveEntries() + " entries");
+        if (m.liveAhs() != cache.liveEntries()) {
+            violation("device holds " + m.liveAhs() + " AH(s) but the cache " + cache.liveEntries() + " entries");
         }
     }
 

@@ -140,9 +140,9 @@ final class RandomWorkload {
             }
             CacheStats s = cache.stats();
             MockCounters m = mock.counters();
-            assertEquals(2, s.liveHandles(), "only the pinned handles are open: no reference leaked");
+            assertEquals(2, cache.liveHandles(), "only the pinned handles are open: no reference leaked");
             assertEquals(0, m.duplicatesRefused(), "the device never saw a duplicate create");
-            assertEquals(m.liveAhs(), s.liveEntries(), "the device holds exactly the AHs the cache has entries for");
+            assertEquals(m.liveAhs(), cache.liveEntries(), "the device holds exactly the AHs the cache has entries for");
 
             // No entry stuck: every key can be acquired and released, and an AH kept after a failed
             // destroy goes with that release.
@@ -158,8 +158,8 @@ final class RandomWorkload {
             m = mock.counters();
             s = cache.stats();
             assertEquals(0, m.liveAhs());
-            assertEquals(0, s.liveEntries());
-            assertEquals(0, s.liveHandles());
+            assertEquals(0, cache.liveEntries());
+            assertEquals(0, cache.liveHandles());
 
             long injectedCreates = m.createCalls() - m.hardwareCreates();
             long injectedDestroys = m.injectedFailures() - injectedCreates;
@@ -168,13 +168,18 @@ final class RandomWorkload {
                     "every destroy call is a success or an injected failure: none of an unknown AH");
             assertEquals(m.hardwareCreates(), s.hardwareCreates());
             assertEquals(m.hardwareDestroys(), s.hardwareDestroys());
-            assertEquals(injectedCreates, s.createFailures());
+            // An injected ENOMEM is retried once an AH kept after a failed destroy was evicted: each
+            // such retry is one provider call more than the misses, and needed an eviction.
+            long retries = m.createCalls() - s.misses();
+            assertTrue(retries >= 0 && retries <= s.destroysBy(RemovalCause.EVICTED_ENOMEM),
+                    "one provider call per miss, plus retries after an ENOMEM eviction: waiters never pile onto the "
+                            + "device; " + retries + " retries, " + s);
+            assertEquals(injectedCreates, s.createFailures() + retries);
             assertEquals(injectedDestroys, s.destroyFailures());
-            assertEquals(m.createCalls(), s.misses(), "one provider call per miss: waiters never pile onto the device");
             long seen = errnosSeen.values().stream().mapToLong(AtomicLong::get).sum();
             assertEquals(failedAcquires.get(), seen);
-            assertTrue(seen >= injectedCreates, "each failed create reached at least its caller: " + seen + " < "
-                    + injectedCreates);
+            assertTrue(seen >= injectedCreates - retries, "each failed create reached at least its caller: " + seen
+                    + " < " + (injectedCreates - retries));
 
             cache.close();
             assertEquals(0, cache.stats().leaksReported());

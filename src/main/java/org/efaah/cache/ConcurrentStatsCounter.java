@@ -1,0 +1,106 @@
+package org.efaah.cache;
+
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import org.efaah.verbs.Errno;
+
+/** A {@link StatsCounter} on {@link LongAdder}s, for counters bumped from many threads. */
+final class ConcurrentStatsCounter implements StatsCounter {
+    private static final RemovalCause[] CAUSES = RemovalCause.values();
+    private static final Errno[] ERRNOS = Errno.values();
+
+    private final LongAdder hits = new LongAdder();
+    private final LongAdder misses = new LongAdder();
+    private final LongAdder creates = new LongAdder();
+    private final LongAdder createFailures = new LongAdder();
+    private final LongAdder destroyFailures = new LongAdder();
+    private final LongAdder totalCreateNanos = new LongAdder();
+    private final AtomicLong maxCreateNanos = new AtomicLong();
+    private final LongAdder retained = new LongAdder();
+    private final LongAdder revived = new LongAdder();
+    private final LongAdder invalidated = new LongAdder();
+    private final LongAdder[] destroysByCause = adders(CAUSES.length);
+    /** Indexed by {@link Errno#ordinal()}; failures without an errno count under {@link Errno#UNKNOWN}. */
+    private final LongAdder[] failuresByErrno = adders(ERRNOS.length);
+
+    private static LongAdder[] adders(int n) {
+        LongAdder[] a = new LongAdder[n];
+        for (int i = 0; i < n; i++) {
+            a[i] = new LongAdder();
+        }
+        return a;
+    }
+
+    @Override
+    public void recordHit() {
+        hits.increment();
+    }
+
+    @Override
+    public void recordMiss() {
+        misses.increment();
+    }
+
+    @Override
+    public void recordCreate(long nanos) {
+        creates.increment();
+        totalCreateNanos.add(nanos);
+        maxCreateNanos.accumulateAndGet(nanos, Math::max);
+    }
+
+    @Override
+    public void recordCreateFailure(Errno errno) {
+        createFailures.increment();
+        failuresByErrno[(errno == null ? Errno.UNKNOWN : errno).ordinal()].increment();
+    }
+
+    @Override
+    public void recordDestroy(RemovalCause cause) {
+        destroysByCause[cause.ordinal()].increment();
+    }
+
+    @Override
+    public void recordDestroyFailure() {
+        destroyFailures.increment();
+    }
+
+    @Override
+    public void recordRetained() {
+        retained.increment();
+    }
+
+    @Override
+    public void recordRevived() {
+        revived.increment();
+    }
+
+    @Override
+    public void recordInvalidated(int count) {
+        invalidated.add(count);
+    }
+
+    @Override
+    public CacheStats snapshot(long leaksReported) {
+        Map<RemovalCause, Long> byCause = new EnumMap<>(RemovalCause.class);
+        long destroys = 0;
+        for (RemovalCause c : CAUSES) {
+            long n = destroysByCause[c.ordinal()].sum();
+            destroys += n;
+            if (n != 0) {
+                byCause.put(c, n);
+            }
+        }
+        Map<Errno, Long> byErrno = new EnumMap<>(Errno.class);
+        for (Errno e : ERRNOS) {
+            long n = failuresByErrno[e.ordinal()].sum();
+            if (n != 0) {
+                byErrno.put(e, n);
+            }
+        }
+        return new CacheStats(hits.sum(), misses.sum(), creates.sum(), destroys, createFailures.sum(),
+                destroyFailures.sum(), totalCreateNanos.sum(), maxCreateNanos.get(), leaksReported, retained.sum(),
+                revived.sum(), invalidated.sum(), byCause, byErrno);
+    }
+}

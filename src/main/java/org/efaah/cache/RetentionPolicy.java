@@ -1,0 +1,53 @@
+package org.efaah.cache;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * How long an {@link AddressHandleCache} keeps an AH after its last handle closes, so that a peer
+ * that comes back soon costs no {@code ibv_create_ah}.
+ *
+ * <p>An unreferenced AH is kept for {@code idleTime}; beyond {@code maxUnreferenced} unreferenced
+ * AHs, the least recently used is destroyed at once. Independently of both, when a device
+ * answers a create with ENOMEM (max_ah reached) the cache destroys unreferenced AHs of that
+ * device, least recently used first, and retries the create: retained AHs never cost a caller an
+ * ENOMEM.
+ *
+ * <p><b>Default: {@link #none()}</b>, the last close destroys the AH (idle time 0). Retention is
+ * opt-in because a retained AH keeps its PD busy: {@code ibv_dealloc_pd} answers EBUSY until the
+ * cache is closed or the AH invalidated. libfabric's EFA provider has no idle timer either: it
+ * keeps AHs of peers in its address vector and evicts the least recently used only under
+ * pressure (ENOMEM); {@code idle(Duration.ofSeconds(30), 1024)} is a reasonable setting for
+ * programs whose peers come and go, bounded in time and in count.
+ *
+ * @param idleTime        how long an unreferenced AH is kept; zero keeps none
+ * @param maxUnreferenced most unreferenced AHs kept at once, 0..65536 (AHNs are 16-bit); zero
+ *                        keeps none
+ */
+public record RetentionPolicy(Duration idleTime, int maxUnreferenced) {
+
+    public RetentionPolicy {
+        Objects.requireNonNull(idleTime, "idleTime");
+        if (idleTime.isNegative()) {
+            throw new IllegalArgumentException("idleTime: " + idleTime + " is negative; valid 0 or more");
+        }
+        if (maxUnreferenced < 0 || maxUnreferenced > 65536) {
+            throw new IllegalArgumentException("maxUnreferenced: " + maxUnreferenced + " is out of range; valid 0..65536");
+        }
+    }
+
+    /** Keeps nothing: the last close of an AH's handles destroys it. The default. */
+    public static RetentionPolicy none() {
+        return new RetentionPolicy(Duration.ZERO, 0);
+    }
+
+    /** Keeps unreferenced AHs for {@code idleTime}, at most {@code maxUnreferenced} of them. */
+    public static RetentionPolicy idle(Duration idleTime, int maxUnreferenced) {
+        return new RetentionPolicy(idleTime, maxUnreferenced);
+    }
+
+    /** Whether any unreferenced AH is kept. */
+    public boolean retains() {
+        return !idleTime.isZero() && maxUnreferenced > 0;
+    }
+}

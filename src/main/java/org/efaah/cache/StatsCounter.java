@@ -1,0 +1,49 @@
+package org.efaah.cache;
+
+import org.efaah.verbs.Errno;
+
+/**
+ * Records what an {@link AddressHandleCache} does, for {@link CacheStats} snapshots; in the
+ * manner of Caffeine's {@code StatsCounter}. The counting rules are those of {@link CacheStats}.
+ * Implementations are thread-safe and cheap enough for the hit path ({@link #recordHit()}).
+ */
+interface StatsCounter {
+
+    void recordHit();
+
+    void recordMiss();
+
+    /** A provider create succeeded after {@code nanos}. */
+    void recordCreate(long nanos);
+
+    /** A provider create failed with {@code errno}, or with a throwable that has none (null). */
+    void recordCreateFailure(Errno errno);
+
+    /** A hardware AH was destroyed for {@code cause}. */
+    void recordDestroy(RemovalCause cause);
+
+    /** A provider destroy failed; the AH still exists. */
+    void recordDestroyFailure();
+
+    /** A last close kept its AH (retention). */
+    void recordRetained();
+
+    /** An acquire took back a retained AH instead of creating one. */
+    void recordRevived();
+
+    /** Entries invalidated while live. */
+    void recordInvalidated(int count);
+
+    /** The counters now; {@code leaksReported} comes from the cache's leak detection. */
+    CacheStats snapshot(long leaksReported);
+
+    /** Counts with {@link java.util.concurrent.atomic.LongAdder}s. */
+    static StatsCounter concurrent() {
+        return new ConcurrentStatsCounter();
+    }
+
+    /** Counts nothing: every snapshot is zero but for leaks. */
+    static StatsCounter disabled() {
+        return DisabledStatsCounter.INSTANCE;
+    }
+}

@@ -1,0 +1,18 @@
+package org.efaah.cache;
+
+/**
+ * The time source of an {@link AddressHandleCache}'s retention, in the manner of Caffeine's
+ * {@code Ticker}: tests pass a fake one and move time by hand. Read only when the last handle of
+ * an AH closes and by the reaper, never on an acquire that hits.
+ */
+@FunctionalInterface
+public interface Ticker {
+
+    /** Nanoseconds from an arbitrary fixed origin; only differences are meaningful. Thread-safe. */
+    long read();
+
+    /** {@link System#nanoTime()}. */
+    static Ticker system() {
+        return System::nanoTime;
+    }
+}
