@@ -198,9 +198,12 @@ public final class AddressHandleCache implements AutoCloseable {
         return acquireSlow(pd, key, device.isEfa() ? efaAttributes(attributes) : attributes);
     }
 
-    /** What EFA looks at, and nothing of the requester's: the canonical attributes of a GID key. */
+    /**
+     * What EFA looks at, and nothing of the requester's: the canonical attributes of a GID key
+     * (EFA's one local GID is at sgid_index 0).
+     */
     private static AddressHandleAttributes efaAttributes(AddressHandleAttributes requested) {
-        return AddressHandleAttributes.builder().dgid(requested.dgid()).portNum(requested.portNum()).build();
+        return AddressHandleAttributes.builder().dgid(requested.dgid()).portNum(requested.portNum()).sgidIndex(0).build();
     }
 
     /**
