@@ -109,14 +109,25 @@ public final class Report {
     }
 
     private void build(int cores) {
-        row("hit, 1 thread, leak detection DISABLED (ns/op)",
-                jmh("HitPathBench.efaAhDisabled", 1), jmh("HitPathBench.baseline", 1));
+        Score floor = jmh("HitPathBench.floor", 1);
+        rows.add(new String[] {"floor: map read + atomic increment and decrement, no handle (ns/op)",
+                fmt(floor), fmt(floor), "-"});
+        Score inPlace = jmh("HitPathBench.efaAhDisabledInPlace", 1);
+        Score baseInPlace = jmh("HitPathBench.baselineInPlace", 1);
+        row("hit, 1 thread, leak detection DISABLED (ns/op)", inPlace, baseInPlace);
+        row("  the same, relative to the floor (x)", over(inPlace, floor), over(baseInPlace, floor));
         row("hit, 1 thread, leak detection SAMPLED, the default (ns/op)",
-                jmh("HitPathBench.efaAhSampled", 1), jmh("HitPathBench.baseline", 1));
+                jmh("HitPathBench.efaAhSampledInPlace", 1), baseInPlace);
         row("hit allocation, DISABLED (B/op)",
-                jmh("HitPathBench.efaAhDisabled:gc.alloc.rate.norm", 1), jmh("HitPathBench.baseline:gc.alloc.rate.norm", 1));
+                jmh("HitPathBench.efaAhDisabledInPlace:gc.alloc.rate.norm", 1),
+                jmh("HitPathBench.baselineInPlace:gc.alloc.rate.norm", 1));
         row("hit allocation, SAMPLED (B/op)",
-                jmh("HitPathBench.efaAhSampled:gc.alloc.rate.norm", 1), jmh("HitPathBench.baseline:gc.alloc.rate.norm", 1));
+                jmh("HitPathBench.efaAhSampledInPlace:gc.alloc.rate.norm", 1),
+                jmh("HitPathBench.baselineInPlace:gc.alloc.rate.norm", 1));
+        row("hit, handle kept by the caller, DISABLED (ns/op)",
+                jmh("HitPathBench.efaAhDisabled", 1), jmh("HitPathBench.baseline", 1));
+        row("hit allocation, handle kept by the caller, DISABLED (B/op)",
+                jmh("HitPathBench.efaAhDisabled:gc.alloc.rate.norm", 1), jmh("HitPathBench.baseline:gc.alloc.rate.norm", 1));
 
         Score missEfa = jmh("MissPathBench.efaAh", 1);
         Score missBase = jmh("MissPathBench.baseline", 1);
@@ -148,6 +159,17 @@ public final class Report {
         row("  of which above the verbs layer (B)",
                 verbs == null || efaBytes == null ? null : efaBytes.minus(verbs),
                 verbs == null || baseBytes == null ? null : baseBytes.minus(verbs));
+    }
+
+    /** a / b, its error from the two relative errors in quadrature. */
+    private static Score over(Score a, Score b) {
+        if (a == null || b == null || b.value <= 0) {
+            return null;
+        }
+        double q = a.value / b.value;
+        double ra = Double.isNaN(a.error) ? 0 : a.error / a.value;
+        double rb = Double.isNaN(b.error) ? 0 : b.error / b.value;
+        return new Score(q, q * Math.sqrt(ra * ra + rb * rb));
     }
 
     private void row(String figure, Score efa, Score base) {
@@ -196,8 +218,11 @@ public final class Report {
                 .append("baseline = one lock (synchronized) around a HashMap of refcounted AH entries, create and destroy\n")
                 .append("under the lock: the design of libfabric's EFA provider and UCX. ± = JMH 99.9% half-interval.\n")
                 .append("This machine: ").append(cores).append(" cores; thread counts above that measure oversubscription.\n")
-                .append("hit = acquire + close of a key another handle keeps alive; contention figures are hits too, leak\n")
-                .append("detection DISABLED; miss = acquire of a key nobody holds + its last close (create + destroy).\n")
+                .append("hit = acquire + close of a key another handle keeps alive, the handle used in place (its native\n")
+                .append("AH to a Blackhole, as around a send) unless \"kept\" (the handle itself to a Blackhole); floor =\n")
+                .append("ConcurrentHashMap.get + AtomicInteger increment and decrement, same run. Contention figures are\n")
+                .append("hits too (handle kept), leak detection DISABLED; miss = acquire of a key nobody holds + its last\n")
+                .append("close (create + destroy).\n")
                 .append("Scale (ScaleProbe): an uncapped null provider, one PD; times are the best of the rounds; heap =\n")
                 .append("MemoryMXBean used heap after System.gc() (ParallelGC) before and after, over the keys; efa-ah's\n")
                 .append("entry includes the one AddressHandle keeping it alive; \"verbs layer\" = pd.createAh alone.\n");

@@ -106,17 +106,24 @@ public final class AddressHandleCache implements AutoCloseable {
         Objects.requireNonNull(pd, "pd");
         Objects.requireNonNull(attributes, "attributes");
         Device device = pd.device();
-        device.validate(attributes);
         Object key = device.isEfa() ? attributes.dgid() : attributes;
         PdTable last = lastTable;
         ConcurrentHashMap<Object, Entry> table = last != null && last.pd == pd ? last.table : tables.get(pd);
-        if (table != null) {
+        if (table != null && key != null) {
             Entry e = table.get(key);
-            if (e != null && e.tryRetain()) {
-                hits.increment();
-                return handleFor(e);
+            if (e != null) {
+                // The entry's own attributes passed validation for this device before its create:
+                // a caller passing that same (immutable) object again needs no second check.
+                if (e.attributes != attributes) {
+                    device.validate(attributes);
+                }
+                if (e.tryRetain()) {
+                    hits.increment();
+                    return handleFor(e);
+                }
             }
         }
+        device.validate(attributes);
         return acquireSlow(pd, key, attributes);
     }
 
