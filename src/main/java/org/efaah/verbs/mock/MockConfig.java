@@ -26,11 +26,16 @@ import org.efaah.verbs.Ranges;
  * @param efa                  true (default): EFA devices {@code efa_N} that key AHs by GID and
  *                             report AHNs; false: RoCE-like devices {@code roce_N} (vendor 0, link
  *                             layer Ethernet, no AHN), whose AHs differ by every ibv_ah_attr field
+ * @param adminQueueDepth      AH creates and destroys each device works on at once, 0..4096, 0 for no
+ *                             limit (the default): the device's admin queue. With a limit, a command
+ *                             arriving while that many are in progress waits for the earliest to finish,
+ *                             as commands queue in hardware, so N creates of latency L on a depth-C
+ *                             device take ceil(N / C) * L however many threads issue them
  */
 public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, int maxAh,
                          DuplicatePolicy duplicatePolicy, Errno duplicateErrno, long createLatencyNanos,
                          long destroyLatencyNanos, double failureProbability, Errno randomFailureErrno, long seed,
-                         boolean efa) {
+                         boolean efa, int adminQueueDepth) {
 
     /** Prefix of the system properties read by {@link #fromSystemProperties()}. */
     public static final String PROPERTY_PREFIX = "efaah.mock.";
@@ -45,6 +50,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         Ranges.check("maxAh", maxAh, 1, 65536);
         Ranges.check("createLatencyNanos", createLatencyNanos, 0, 10_000_000_000L);
         Ranges.check("destroyLatencyNanos", destroyLatencyNanos, 0, 10_000_000_000L);
+        Ranges.check("adminQueueDepth", adminQueueDepth, 0, 4096);
         if (!(failureProbability >= 0 && failureProbability <= 1)) {
             throw new IllegalArgumentException("failureProbability: " + failureProbability + " is out of range; valid 0..1");
         }
@@ -77,6 +83,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         b.randomFailureErrno = randomFailureErrno;
         b.seed = seed;
         b.efa = efa;
+        b.adminQueueDepth = adminQueueDepth;
         return b;
     }
 
@@ -84,7 +91,8 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
      * The defaults overridden by system properties {@code efaah.mock.devices},
      * {@code .gidTableLength}, {@code .maxAh}, {@code .behaviour} (legacy|strict|kernel-cached),
      * {@code .duplicateErrno}, {@code .createLatencyNanos}, {@code .destroyLatencyNanos},
-     * {@code .failureProbability}, {@code .failureErrno}, {@code .seed}, {@code .efa}.
+     * {@code .failureProbability}, {@code .failureErrno}, {@code .seed}, {@code .efa},
+     * {@code .adminQueueDepth}.
      *
      * @throws IllegalArgumentException naming the property when a value does not parse or is out of range
      */
@@ -125,6 +133,9 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
             if ((v = property("seed")) != null) {
                 b.seed(Long.parseLong(v));
             }
+            if ((v = property("adminQueueDepth")) != null) {
+                b.adminQueueDepth(Integer.parseInt(v));
+            }
             return b.build();
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("system properties " + PROPERTY_PREFIX + "*: " + e.getMessage(), e);
@@ -150,6 +161,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         private Errno randomFailureErrno = Errno.ENOMEM;
         private long seed = 1;
         private boolean efa = true;
+        private int adminQueueDepth;
 
         private Builder() {
         }
@@ -214,9 +226,15 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
             return this;
         }
 
+        public Builder adminQueueDepth(int depth) {
+            this.adminQueueDepth = depth;
+            return this;
+        }
+
         public MockConfig build() {
             return new MockConfig(deviceCount, gidTableLength, gids, maxAh, duplicatePolicy, duplicateErrno,
-                    createLatencyNanos, destroyLatencyNanos, failureProbability, randomFailureErrno, seed, efa);
+                    createLatencyNanos, destroyLatencyNanos, failureProbability, randomFailureErrno, seed, efa,
+                    adminQueueDepth);
         }
     }
 }
