@@ -37,6 +37,7 @@ public final class Report {
 
     private final Map<String, Score> scores = new HashMap<>();
     private final Properties scale = new Properties();
+    private final Properties storm = new Properties();
     private final List<String[]> rows = new ArrayList<>();
 
     private Report() {
@@ -60,8 +61,15 @@ public final class Report {
                 r.scale.load(in);
             }
         }
+        Path stormFile = dir.resolve("storm.properties");
+        if (Files.exists(stormFile)) {
+            try (Reader in = Files.newBufferedReader(stormFile)) {
+                r.storm.load(in);
+            }
+        }
         r.build(cores);
         System.out.print(r.render(cores));
+        System.out.print(r.renderStorm());
     }
 
     private void readCsv(Path csv) throws IOException {
@@ -227,6 +235,83 @@ public final class Report {
                 .append("MemoryMXBean used heap after System.gc() (ParallelGC) before and after, over the keys; efa-ah's\n")
                 .append("entry includes the one AddressHandle keeping it alive; \"verbs layer\" = pd.createAh alone.\n");
         return sb.toString();
+    }
+
+    /**
+     * The connect storm table (from {@link StormProbe}), or nothing when the run has none. Each
+     * configuration's ideal is ceil(distinct / min(T, C)) * L; the lock-across-create baseline
+     * runs one create at a time whatever C is, so its time is shared by the rows of one L, T and
+     * variant.
+     */
+    private String renderStorm() {
+        if (storm.getProperty("storm.peers") == null) {
+            return "";
+        }
+        int k = Integer.parseInt(storm.getProperty("storm.peers"));
+        String[] head = {"peers", "L (us)", "T", "C", "ideal (ms)", "efa-ah (ms)", "efa-ah / ideal",
+                "lock across create (ms)", "speed-up", "min(T,C)"};
+        List<String[]> out = new ArrayList<>();
+        for (String variant : StormProbe.VARIANTS) {
+            for (long us : StormProbe.LATENCIES_US) {
+                for (int t : StormProbe.THREADS) {
+                    String base = "storm." + variant + ".L" + us + ".T" + t;
+                    double locked = stormValue(base + ".baselineMs");
+                    int distinct = Integer.parseInt(storm.getProperty("storm." + variant + ".T" + t + ".distinct", "0"));
+                    for (int c : StormProbe.DEPTHS) {
+                        double efa = stormValue(base + ".C" + c + ".efaAhMs");
+                        int parallel = Math.min(t, c);
+                        double ideal = Math.ceil(distinct / (double) parallel) * us / 1000.0;
+                        out.add(new String[] {variant + " " + String.format(Locale.ROOT, "%,d", distinct),
+                                Long.toString(us), Integer.toString(t), Integer.toString(c), num(ideal), num(efa),
+                                String.format(Locale.ROOT, "%.2f", efa / ideal), num(locked),
+                                String.format(Locale.ROOT, "%.1f", locked / efa), Integer.toString(parallel)});
+                    }
+                }
+            }
+        }
+        StringBuilder sb = new StringBuilder("\n");
+        table(sb, head, out);
+        sb.append('\n').append(String.format(Locale.ROOT,
+                "Connect storm (StormProbe): T threads each acquire their peers, none cached yet, on a mock device whose\n"
+                        + "creates take L with at most C in progress (MockConfig.adminQueueDepth); wall time to the last handle,\n"
+                        + "best of %s round(s). same = all threads want the same %,d peers, each starting at its own offset;\n"
+                        + "overlap = %,d peers all share + %,d of each thread's own. ideal = ceil(distinct / min(T, C)) * L.\n"
+                        + "lock across create = the baseline (one lock held over the create, libfabric's domain lock), which\n"
+                        + "makes one create at a time; speed-up = its time / efa-ah's (target: at least min(T,C)).\n",
+                storm.getProperty("storm.rounds", "?"), k, k / 2, k / 2));
+        for (long us : StormProbe.LATENCIES_US) {
+            double mock = stormValue("storm.L" + us + ".mockMs");
+            sb.append(String.format(Locale.ROOT, "One create at L = %d us really takes %s us here (%,d creates by one thread, no cache).%n",
+                    us, num(mock * 1000 / k), k));
+        }
+        return sb.toString();
+    }
+
+    private double stormValue(String key) {
+        String v = storm.getProperty(key);
+        return v == null ? Double.NaN : Double.parseDouble(v);
+    }
+
+    private static void table(StringBuilder sb, String[] head, List<String[]> rows) {
+        int[] w = new int[head.length];
+        java.util.Arrays.fill(w, 3);
+        List<String[]> all = new ArrayList<>();
+        all.add(head);
+        all.addAll(rows);
+        for (String[] r : all) {
+            for (int i = 0; i < r.length; i++) {
+                w[i] = Math.max(w[i], r[i].length());
+            }
+        }
+        line(sb, head, w);
+        String[] rule = new String[head.length];
+        for (int i = 0; i < rule.length; i++) {
+            rule[i] = (i == 0 ? "" : "-") + "-".repeat(Math.max(3, w[i]) - (i == 0 ? 0 : 2)) + (i == 0 ? "" : ":");
+        }
+        line(sb, rule, w);
+        for (String[] r : rows) {
+            line(sb, r, w);
+        }
     }
 
     private static void line(StringBuilder sb, String[] cells, int[] w) {
