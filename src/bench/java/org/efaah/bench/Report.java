@@ -229,7 +229,7 @@ public final class Report {
                 .append("hit = acquire + close of a key another handle keeps alive, the handle used in place (its native\n")
                 .append("AH to a Blackhole, as around a send) unless \"kept\" (the handle itself to a Blackhole); floor =\n")
                 .append("ConcurrentHashMap.get + AtomicInteger increment and decrement, same run. Contention figures are\n")
-                .append("hits too (handle kept), leak detection DISABLED; miss = acquire of a key nobody holds + its last\n")
+                .append("hits too (in place), leak detection DISABLED; miss = acquire of a key nobody holds + its last\n")
                 .append("close (create + destroy).\n")
                 .append("Scale (ScaleProbe): an uncapped null provider, one PD; times are the best of the rounds; heap =\n")
                 .append("MemoryMXBean used heap after System.gc() (ParallelGC) before and after, over the keys; efa-ah's\n")
