@@ -34,7 +34,9 @@ import org.efaah.verbs.mock.MockVerbsProvider;
  * best any host-side design can do. The baseline ({@link LockedAhTable}) holds one lock across the
  * create, so it makes one create at a time whatever C is (it is run once per L, T and variant).
  * "mock" is one thread making the creates straight on a PD: what one create of latency L really
- * takes here, waking-up included.
+ * takes here, waking-up included. "device alone" is T threads making the distinct creates straight
+ * on the PD, each its own share, no cache: the best this machine and mock allow, so that efa-ah's
+ * time over it is what the cache itself adds.
  *
  * <p>Prints {@code storm.*=value} lines, read by {@link Report}; each time is the best of
  * {@code --rounds} rounds, the one least disturbed by other processes on a shared machine.
@@ -75,6 +77,8 @@ public final class StormProbe {
                         best.merge(base + ".baselineMs", run(variant, "baseline", l, t, 1, k), Math::min);
                         for (int c : DEPTHS) {
                             best.merge(base + ".C" + c + ".efaAhMs", run(variant, "efa-ah", l, t, c, k), Math::min);
+                            best.merge(base + ".C" + c + ".deviceMs",
+                                    run(variant, "device", l, t, c, k), Math::min);
                         }
                     }
                 }
@@ -113,6 +117,16 @@ public final class StormProbe {
         return list;
     }
 
+    /** Thread {@code t}'s share of the distinct peers, for the creates without a cache: no two threads share one. */
+    static List<AddressHandleAttributes> share(String variant, int t, int threads, int k) {
+        int distinct = distinct(variant, threads, k);
+        List<AddressHandleAttributes> list = new ArrayList<>();
+        for (long id = (long) distinct * t / threads; id < (long) distinct * (t + 1) / threads; id++) {
+            list.add(Keys.key(id));
+        }
+        return list;
+    }
+
     private static MockConfig config(long latencyNanos, int depth) {
         return MockConfig.builder().createLatencyNanos(latencyNanos).adminQueueDepth(depth).maxAh(65536).build();
     }
@@ -127,7 +141,7 @@ public final class StormProbe {
             List<List<AddressHandleAttributes>> work = new ArrayList<>();
             List<List<Object>> held = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
-                work.add(peers(variant, t, threads, k));
+                work.add(kind.equals("device") ? share(variant, t, threads, k) : peers(variant, t, threads, k));
                 held.add(new ArrayList<>(k));
             }
             CountDownLatch ready = new CountDownLatch(threads);
@@ -142,7 +156,11 @@ public final class StormProbe {
                         ready.countDown();
                         start.await();
                         for (AddressHandleAttributes peer : mine) {
-                            out.add(kind.equals("efa-ah") ? cache.acquire(pd, peer) : table.acquire(pd, peer));
+                            out.add(switch (kind) {
+                                case "efa-ah" -> cache.acquire(pd, peer);
+                                case "baseline" -> table.acquire(pd, peer);
+                                default -> pd.createAh(peer);
+                            });
                         }
                     } catch (Throwable e) {
                         failure.compareAndSet(null, e);
@@ -169,6 +187,8 @@ public final class StormProbe {
                 for (Object h : hs) {
                     if (h instanceof AddressHandle a) {
                         a.close();
+                    } else if (h instanceof HardwareAddressHandle hw) {
+                        hw.destroy();
                     } else {
                         table.release((LockedAhTable.Slot) h);
                     }
