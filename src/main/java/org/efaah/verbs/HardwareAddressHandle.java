@@ -85,7 +85,7 @@ public final class HardwareAddressHandle extends UseCountGuard {
 
     @Override
     String describe() {
-        return "AH " + this;
+        return toString();
     }
 
     @Override

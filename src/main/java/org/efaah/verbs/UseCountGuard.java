@@ -34,7 +34,7 @@ abstract class UseCountGuard {
     @SuppressWarnings("unused") // accessed through STATE
     private volatile int state;
 
-    /** For the exception of a use refused because the object is closed: "AH[...] is closed". */
+    /** Names the object in the exception of a refused use: "AH[ahn=3, dgid=...] is closed". */
     abstract String describe();
 
     /**
