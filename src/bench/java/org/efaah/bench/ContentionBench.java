@@ -23,6 +23,7 @@ import org.openjdk.jmh.infra.ThreadParams;
 /**
  * Hits under contention; run with {@code -t N} (scripts/bench runs 1, 2, 4 and 8). Every key is
  * held by a keeper handle, so all operations are hits. Figures are ns per operation per thread.
+ * Each hit uses its handle in place, as around a send (see {@link HitPathBench}).
  *
  * <ul>
  *   <li>{@code hot*}: every thread acquires and closes the same key, so all of them update one
@@ -100,28 +101,28 @@ public class ContentionBench {
     @Benchmark
     public void hotEfaAh(Blackhole bh) {
         try (AddressHandle h = cache.acquire(pdEfaAh, keys[0])) {
-            bh.consume(h);
+            bh.consume(h.nativeHandle());
         }
     }
 
     @Benchmark
     public void hotBaseline(Blackhole bh) {
         LockedAhTable.Slot s = baseline.acquire(pdBaseline, keys[0]);
-        bh.consume(s);
+        bh.consume(s.hardware.nativeHandle());
         baseline.release(s);
     }
 
     @Benchmark
     public void spreadEfaAh(Slice slice, Blackhole bh) {
         try (AddressHandle h = cache.acquire(pdEfaAh, keys[slice.next()])) {
-            bh.consume(h);
+            bh.consume(h.nativeHandle());
         }
     }
 
     @Benchmark
     public void spreadBaseline(Slice slice, Blackhole bh) {
         LockedAhTable.Slot s = baseline.acquire(pdBaseline, keys[slice.next()]);
-        bh.consume(s);
+        bh.consume(s.hardware.nativeHandle());
         baseline.release(s);
     }
 }

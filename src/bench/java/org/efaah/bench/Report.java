@@ -37,6 +37,7 @@ public final class Report {
 
     private final Map<String, Score> scores = new HashMap<>();
     private final Properties scale = new Properties();
+    private final Properties storm = new Properties();
     private final List<String[]> rows = new ArrayList<>();
 
     private Report() {
@@ -62,8 +63,15 @@ public final class Report {
                 }
             }
         }
+        Path stormFile = dir.resolve("storm.properties");
+        if (Files.exists(stormFile)) {
+            try (Reader in = Files.newBufferedReader(stormFile)) {
+                r.storm.load(in);
+            }
+        }
         r.build(cores);
         System.out.print(r.render(cores));
+        System.out.print(r.renderStorm());
     }
 
     private void readCsv(Path csv) throws IOException {
@@ -111,14 +119,25 @@ public final class Report {
     }
 
     private void build(int cores) {
-        row("hit, 1 thread, leak detection DISABLED (ns/op)",
-                jmh("HitPathBench.efaAhDisabled", 1), jmh("HitPathBench.baseline", 1));
+        Score floor = jmh("HitPathBench.floor", 1);
+        rows.add(new String[] {"floor: map read + atomic increment and decrement, no handle (ns/op)",
+                fmt(floor), fmt(floor), "-"});
+        Score inPlace = jmh("HitPathBench.efaAhDisabledInPlace", 1);
+        Score baseInPlace = jmh("HitPathBench.baselineInPlace", 1);
+        row("hit, 1 thread, leak detection DISABLED (ns/op)", inPlace, baseInPlace);
+        row("  the same, relative to the floor (x)", over(inPlace, floor), over(baseInPlace, floor));
         row("hit, 1 thread, leak detection SAMPLED, the default (ns/op)",
-                jmh("HitPathBench.efaAhSampled", 1), jmh("HitPathBench.baseline", 1));
+                jmh("HitPathBench.efaAhSampledInPlace", 1), baseInPlace);
         row("hit allocation, DISABLED (B/op)",
-                jmh("HitPathBench.efaAhDisabled:gc.alloc.rate.norm", 1), jmh("HitPathBench.baseline:gc.alloc.rate.norm", 1));
+                jmh("HitPathBench.efaAhDisabledInPlace:gc.alloc.rate.norm", 1),
+                jmh("HitPathBench.baselineInPlace:gc.alloc.rate.norm", 1));
         row("hit allocation, SAMPLED (B/op)",
-                jmh("HitPathBench.efaAhSampled:gc.alloc.rate.norm", 1), jmh("HitPathBench.baseline:gc.alloc.rate.norm", 1));
+                jmh("HitPathBench.efaAhSampledInPlace:gc.alloc.rate.norm", 1),
+                jmh("HitPathBench.baselineInPlace:gc.alloc.rate.norm", 1));
+        row("hit, handle kept by the caller, DISABLED (ns/op)",
+                jmh("HitPathBench.efaAhDisabled", 1), jmh("HitPathBench.baseline", 1));
+        row("hit allocation, handle kept by the caller, DISABLED (B/op)",
+                jmh("HitPathBench.efaAhDisabled:gc.alloc.rate.norm", 1), jmh("HitPathBench.baseline:gc.alloc.rate.norm", 1));
 
         Score missEfa = jmh("MissPathBench.efaAh", 1);
         Score missBase = jmh("MissPathBench.baseline", 1);
@@ -170,6 +189,17 @@ public final class Report {
         return v == null ? null : new Score(Double.parseDouble(v), Double.NaN);
     }
 
+    /** a / b, its error from the two relative errors in quadrature. */
+    private static Score over(Score a, Score b) {
+        if (a == null || b == null || b.value <= 0) {
+            return null;
+        }
+        double q = a.value / b.value;
+        double ra = Double.isNaN(a.error) ? 0 : a.error / a.value;
+        double rb = Double.isNaN(b.error) ? 0 : b.error / b.value;
+        return new Score(q, q * Math.sqrt(ra * ra + rb * rb));
+    }
+
     private void row(String figure, Score efa, Score base) {
         // A ratio to next to nothing (the baseline allocates ~0 B per hit) says nothing.
         String ratio = efa == null || base == null || base.value < 1
@@ -216,14 +246,98 @@ public final class Report {
                 .append("baseline = one lock (synchronized) around a HashMap of refcounted AH entries, create and destroy\n")
                 .append("under the lock: the design of libfabric's EFA provider and UCX. ± = JMH 99.9% half-interval.\n")
                 .append("This machine: ").append(cores).append(" cores; thread counts above that measure oversubscription.\n")
-                .append("hit = acquire + close of a key another handle keeps alive; contention figures are hits too, leak\n")
-                .append("detection DISABLED; miss = acquire of a key nobody holds + its last close (create + destroy).\n")
+                .append("hit = acquire + close of a key another handle keeps alive, the handle used in place (its native\n")
+                .append("AH to a Blackhole, as around a send) unless \"kept\" (the handle itself to a Blackhole); floor =\n")
+                .append("ConcurrentHashMap.get + AtomicInteger increment and decrement, same run. Contention figures are\n")
+                .append("hits too (in place), leak detection DISABLED; miss = acquire of a key nobody holds + its last\n")
+                .append("close (create + destroy).\n")
                 .append("Scale (ScaleProbe): an uncapped null provider, one PD; times are the best of the rounds; heap =\n")
                 .append("MemoryMXBean used heap after System.gc() (ParallelGC) before and after, over the keys; efa-ah's\n")
                 .append("entry includes the one AddressHandle keeping it alive; \"verbs layer\" = pd.createAh alone.\n")
                 .append("Churn (ChurnProbe): 4 threads, peers from a sliding window of 64, acquire + close each; the\n")
                 .append("efa-ah column keeps unreferenced AHs (idle 1 s, at most 1,024), the baseline column keeps none.\n");
         return sb.toString();
+    }
+
+    /**
+     * The connect storm table (from {@link StormProbe}), or nothing when the run has none. Each
+     * configuration's ideal is ceil(distinct / min(T, C)) * L; the lock-across-create baseline
+     * runs one create at a time whatever C is, so its time is shared by the rows of one L, T and
+     * variant.
+     */
+    private String renderStorm() {
+        if (storm.getProperty("storm.peers") == null) {
+            return "";
+        }
+        int k = Integer.parseInt(storm.getProperty("storm.peers"));
+        String[] head = {"peers", "L (us)", "T", "C", "ideal (ms)", "device alone (ms)", "efa-ah (ms)",
+                "efa-ah / ideal", "efa-ah / device alone", "lock across create (ms)", "speed-up", "min(T,C)"};
+        List<String[]> out = new ArrayList<>();
+        for (String variant : StormProbe.VARIANTS) {
+            for (long us : StormProbe.LATENCIES_US) {
+                for (int t : StormProbe.THREADS) {
+                    String base = "storm." + variant + ".L" + us + ".T" + t;
+                    double locked = stormValue(base + ".baselineMs");
+                    int distinct = Integer.parseInt(storm.getProperty("storm." + variant + ".T" + t + ".distinct", "0"));
+                    for (int c : StormProbe.DEPTHS) {
+                        double efa = stormValue(base + ".C" + c + ".efaAhMs");
+                        double alone = stormValue(base + ".C" + c + ".deviceMs");
+                        int parallel = Math.min(t, c);
+                        double ideal = Math.ceil(distinct / (double) parallel) * us / 1000.0;
+                        out.add(new String[] {variant + " " + String.format(Locale.ROOT, "%,d", distinct),
+                                Long.toString(us), Integer.toString(t), Integer.toString(c), num(ideal), num(alone),
+                                num(efa), String.format(Locale.ROOT, "%.2f", efa / ideal),
+                                String.format(Locale.ROOT, "%.2f", efa / alone), num(locked),
+                                String.format(Locale.ROOT, "%.1f", locked / efa), Integer.toString(parallel)});
+                    }
+                }
+            }
+        }
+        StringBuilder sb = new StringBuilder("\n");
+        table(sb, head, out);
+        sb.append('\n').append(String.format(Locale.ROOT,
+                "Connect storm (StormProbe): T threads each acquire their peers, none cached yet, on a mock device whose\n"
+                        + "creates take L with at most C in progress (MockConfig.adminQueueDepth); wall time to the last handle,\n"
+                        + "best of %s round(s). same = all threads want the same %,d peers, each starting at its own offset;\n"
+                        + "overlap = %,d peers all share + %,d of each thread's own. ideal = ceil(distinct / min(T, C)) * L.\n"
+                        + "lock across create = the baseline (one lock held over the create, libfabric's domain lock), which\n"
+                        + "makes one create at a time; speed-up = its time / efa-ah's (target: at least min(T,C)). device\n"
+                        + "alone = T threads making the distinct creates straight on the PD, each its own share, no cache: what\n"
+                        + "this machine and mock allow (waking a thread costs tens of us on a loaded 2-core machine).\n",
+                storm.getProperty("storm.rounds", "?"), k, k / 2, k / 2));
+        for (long us : StormProbe.LATENCIES_US) {
+            double mock = stormValue("storm.L" + us + ".mockMs");
+            sb.append(String.format(Locale.ROOT, "One create at L = %d us really takes %s us here (%,d creates by one thread, no cache).%n",
+                    us, num(mock * 1000 / k), k));
+        }
+        return sb.toString();
+    }
+
+    private double stormValue(String key) {
+        String v = storm.getProperty(key);
+        return v == null ? Double.NaN : Double.parseDouble(v);
+    }
+
+    private static void table(StringBuilder sb, String[] head, List<String[]> rows) {
+        int[] w = new int[head.length];
+        java.util.Arrays.fill(w, 3);
+        List<String[]> all = new ArrayList<>();
+        all.add(head);
+        all.addAll(rows);
+        for (String[] r : all) {
+            for (int i = 0; i < r.length; i++) {
+                w[i] = Math.max(w[i], r[i].length());
+            }
+        }
+        line(sb, head, w);
+        String[] rule = new String[head.length];
+        for (int i = 0; i < rule.length; i++) {
+            rule[i] = (i == 0 ? "" : "-") + "-".repeat(Math.max(3, w[i]) - (i == 0 ? 0 : 2)) + (i == 0 ? "" : ":");
+        }
+        line(sb, rule, w);
+        for (String[] r : rows) {
+            line(sb, r, w);
+        }
     }
 
     private static void line(StringBuilder sb, String[] cells, int[] w) {

@@ -1,7 +1,5 @@
 package org.efaah.cache;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.CreatedAh;
 import org.efaah.verbs.Gid;
@@ -18,21 +16,10 @@ import org.efaah.verbs.ProtectionDomain;
  * with {@link IllegalStateException}. The accessors are thread-safe.
  */
 public final class AddressHandle implements AutoCloseable {
-    private static final VarHandle CLOSED;
-
-    static {
-        try {
-            CLOSED = MethodHandles.lookup().findVarHandle(AddressHandle.class, "closed", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
     private final AddressHandleCache cache;
     final Entry entry;
     private final LeakTracker.Record leak;
-    @SuppressWarnings("unused") // accessed through CLOSED
-    private volatile int closed;
+    private volatile boolean closed; // set once, under this handle's monitor
 
     AddressHandle(AddressHandleCache cache, Entry entry, LeakTracker.Record leak) {
         this.cache = cache;
@@ -85,7 +72,7 @@ public final class AddressHandle implements AutoCloseable {
      * @throws IllegalStateException if this handle is closed or its AH destroyed
      */
     public HardwareAddressHandle hardware() {
-        if (closed != 0) {
+        if (closed) {
             throw new IllegalStateException("address handle to " + dgid() + " is closed");
         }
         HardwareAddressHandle hw = entry.hardware;
@@ -112,18 +99,25 @@ public final class AddressHandle implements AutoCloseable {
     }
 
     public boolean isClosed() {
-        return closed != 0;
+        return closed;
     }
 
     /** Releases this caller's reference; the AH is destroyed when it was the last. Idempotent. */
     @Override
     public void close() {
-        if (CLOSED.compareAndSet(this, 0, 1)) {
-            if (leak != null) {
-                leak.close();
+        // A monitor, not a compare-and-set of the flag: C2 removes the monitor of a handle that
+        // never leaves the caller's compiled code (and then the handle itself), whereas an atomic
+        // update of one of its fields keeps the object on the heap.
+        synchronized (this) {
+            if (closed) {
+                return;
             }
-            cache.release(entry);
+            closed = true;
         }
+        if (leak != null) {
+            leak.close();
+        }
+        cache.release(entry);
     }
 
     @Override

@@ -184,17 +184,24 @@ public final class AddressHandleCache implements AutoCloseable {
         Objects.requireNonNull(attributes, "attributes");
         Device device = pd.device();
         attributes = device.resolve(attributes);
-        device.validate(attributes);
         Object key = device.isEfa() ? attributes.dgid() : attributes;
         PdTable last = lastTable;
         ConcurrentHashMap<Object, Entry> table = last != null && last.pd == pd ? last.table : tables.get(pd);
-        if (table != null) {
+        if (table != null && key != null) {
             Entry e = table.get(key);
-            if (e != null && e.tryRetain()) {
-                stats.recordHit();
-                return handleFor(e);
+            if (e != null) {
+                // The entry's own attributes passed validation for this device before its create:
+                // a caller passing that same (immutable) object again needs no second check.
+                if (e.attributes != attributes) {
+                    device.validate(attributes);
+                }
+                if (e.tryRetain()) {
+                    stats.recordHit();
+                    return handleFor(e);
+                }
             }
         }
+        device.validate(attributes);
         return acquireSlow(pd, key, device.isEfa() ? efaAttributes(attributes) : attributes);
     }
 
@@ -203,7 +210,11 @@ public final class AddressHandleCache implements AutoCloseable {
      * (EFA's one local GID is at sgid_index 0).
      */
     private static AddressHandleAttributes efaAttributes(AddressHandleAttributes requested) {
-        return AddressHandleAttributes.builder().dgid(requested.dgid()).portNum(requested.portNum()).sgidIndex(0).build();
+        AddressHandleAttributes canonical = AddressHandleAttributes.builder().dgid(requested.dgid())
+                .portNum(requested.portNum()).sgidIndex(0).build();
+        // A request that already is canonical becomes the entry's own, so that the same object
+        // passed again skips validation on a hit.
+        return canonical.equals(requested) ? requested : canonical;
     }
 
     /**

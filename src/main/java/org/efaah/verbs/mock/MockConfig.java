@@ -32,11 +32,16 @@ import org.efaah.verbs.Ranges;
  * @param maxPd                {@code max_pd} per device: allocating one more live PD fails with ENOMEM
  * @param gidTypes             the type of each GID slot, by index, for every device; slots beyond the
  *                             list are {@link GidType#IB} on EFA and {@link GidType#ROCE_V2} on RoCE
+ * @param adminQueueDepth      AH creates and destroys each device works on at once, 0..4096, 0 for no
+ *                             limit (the default): the device's admin queue. With a limit, a command
+ *                             arriving while that many are in progress waits for the earliest to finish,
+ *                             as commands queue in hardware, so N creates of latency L on a depth-C
+ *                             device take ceil(N / C) * L however many threads issue them
  */
 public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, int maxAh,
                          DuplicatePolicy duplicatePolicy, Errno duplicateErrno, long createLatencyNanos,
                          long destroyLatencyNanos, double failureProbability, Errno randomFailureErrno, long seed,
-                         boolean efa, int maxPd, List<GidType> gidTypes) {
+                         boolean efa, int maxPd, List<GidType> gidTypes, int adminQueueDepth) {
 
     /** Prefix of the system properties read by {@link #fromSystemProperties()}. */
     public static final String PROPERTY_PREFIX = "efaah.mock.";
@@ -51,6 +56,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         Ranges.check("maxAh", maxAh, 1, 65536);
         Ranges.check("createLatencyNanos", createLatencyNanos, 0, 10_000_000_000L);
         Ranges.check("destroyLatencyNanos", destroyLatencyNanos, 0, 10_000_000_000L);
+        Ranges.check("adminQueueDepth", adminQueueDepth, 0, 4096);
         if (!(failureProbability >= 0 && failureProbability <= 1)) {
             throw new IllegalArgumentException("failureProbability: " + failureProbability + " is out of range; valid 0..1");
         }
@@ -92,6 +98,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         b.efa = efa;
         b.maxPd = maxPd;
         b.gidTypes = new ArrayList<>(gidTypes);
+        b.adminQueueDepth = adminQueueDepth;
         return b;
     }
 
@@ -99,7 +106,8 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
      * The defaults overridden by system properties {@code efaah.mock.devices},
      * {@code .gidTableLength}, {@code .maxAh}, {@code .behaviour} (legacy|strict|kernel-cached),
      * {@code .duplicateErrno}, {@code .createLatencyNanos}, {@code .destroyLatencyNanos},
-     * {@code .failureProbability}, {@code .failureErrno}, {@code .seed}, {@code .efa}, {@code .maxPd}.
+     * {@code .failureProbability}, {@code .failureErrno}, {@code .seed}, {@code .efa}, {@code .maxPd},
+     * {@code .adminQueueDepth}.
      *
      * @throws IllegalArgumentException naming the property when a value does not parse or is out of range
      */
@@ -143,6 +151,9 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
             if ((v = property("seed")) != null) {
                 b.seed(Long.parseLong(v));
             }
+            if ((v = property("adminQueueDepth")) != null) {
+                b.adminQueueDepth(Integer.parseInt(v));
+            }
             return b.build();
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("system properties " + PROPERTY_PREFIX + "*: " + e.getMessage(), e);
@@ -170,6 +181,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         private boolean efa = true;
         private int maxPd = 256;
         private List<GidType> gidTypes = new ArrayList<>();
+        private int adminQueueDepth;
 
         private Builder() {
         }
@@ -245,10 +257,15 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
             return this;
         }
 
+        public Builder adminQueueDepth(int depth) {
+            this.adminQueueDepth = depth;
+            return this;
+        }
+
         public MockConfig build() {
             return new MockConfig(deviceCount, gidTableLength, gids, maxAh, duplicatePolicy, duplicateErrno,
                     createLatencyNanos, destroyLatencyNanos, failureProbability, randomFailureErrno, seed, efa, maxPd,
-                    gidTypes);
+                    gidTypes, adminQueueDepth);
         }
     }
 }

@@ -236,7 +236,7 @@ public final class MockVerbsProvider implements VerbsProvider {
         }
         // A failing hardware command takes as long as a good one (an ETIME is a timeout, after all).
         if (config.createLatencyNanos() > 0) {
-            park(config.createLatencyNanos());
+            command(p.context.device, config.createLatencyNanos());
         }
         injectCreateFault(attributes);
         MockDevice d = p.context.device;
@@ -304,10 +304,10 @@ public final class MockVerbsProvider implements VerbsProvider {
                 throw new VerbsException("ibv_destroy_ah", errno, "injected random fault");
             }
         }
-        if (config.destroyLatencyNanos() > 0) {
-            park(config.destroyLatencyNanos());
-        }
         MockDevice d = a.pd.context.device;
+        if (config.destroyLatencyNanos() > 0) {
+            command(d, config.destroyLatencyNanos());
+        }
         synchronized (d) {
             if (ahs.remove(ah) == null) {
                 throw new VerbsException("ibv_destroy_ah", Errno.EINVAL, "unknown or destroyed AH");
@@ -376,6 +376,15 @@ public final class MockVerbsProvider implements VerbsProvider {
     public synchronized void injectRandomFaults(RandomFaults faults) {
         faultRandom = new SplittableRandom(Objects.requireNonNull(faults, "faults").seed());
         randomFaults = faults;
+    }
+
+    /** One admin command of the given latency: through the device's queue when it has a depth. */
+    private static void command(MockDevice d, long nanos) {
+        if (d.adminQueue != null) {
+            d.adminQueue.execute(nanos);
+        } else {
+            park(nanos);
+        }
     }
 
     private static void park(long nanos) {
@@ -628,8 +637,10 @@ public final class MockVerbsProvider implements VerbsProvider {
         final Map<DestinationKey, HardwareAh> byDestination = new HashMap<>();
         int liveHardware;
         int livePds; // guarded by this
+        final MockAdminQueue adminQueue;
 
         MockDevice(int index, MockConfig config) {
+            this.adminQueue = config.adminQueueDepth() > 0 ? new MockAdminQueue(config.adminQueueDepth()) : null;
             this.name = (config.efa() ? "efa_" : "roce_") + index;
             this.gids = new Gid[config.gidTableLength()];
             for (int i = 0; i < gids.length; i++) {
