@@ -1,8 +1,10 @@
 package org.efaah.cli;
 
-import java.io.PrintWriter;
 import java.util.ArrayList;
-import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.BrokenBarrierException;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
@@ -35,23 +37,24 @@ import picocli.CommandLine.Spec;
  * (acquire + close), then disconnects. With the cache the device sees one AH per (PD, GID);
  * with {@code --no-cache} every worker creates its own, as frameworks do without efa-ah.
  */
-@Command(name = "demo", mixinStandardHelpOptions = true,
+@Command(name = "demo",
         description = "Many workers acquire AHs for the same peers; shows logical requests vs hardware AHs.")
 final class DemoCommand implements Callable<Integer> {
     @Mixin
     ProviderOptions providerOptions;
 
-    @Option(names = {"-t", "--threads"}, description = "Worker threads (default: ${DEFAULT-VALUE}).")
+    @Option(names = {"-t", "--threads"}, description = "Worker threads, 1..1024 (default: ${DEFAULT-VALUE}).")
     int threads = 8;
 
-    @Option(names = {"-r", "--peers"}, description = "Remote peers, one GID each (default: ${DEFAULT-VALUE}).")
+    @Option(names = {"-r", "--peers"}, description = "Remote peers, one GID each, 1..1048576 (default: ${DEFAULT-VALUE}).")
     int peers = 256;
 
-    @Option(names = "--pds", description = "Protection domains; every worker uses each (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--pds", description = "Protection domains; every worker uses each, 1..64 (default: ${DEFAULT-VALUE}).")
     int pds = 1;
 
-    @Option(names = {"-n", "--lookups"}, description = "Per-message AH look-ups per worker (default: ${DEFAULT-VALUE}).")
-    int lookups = 200_000;
+    @Option(names = {"-n", "--lookups"},
+            description = "Per-message AH look-ups per worker, 0..2^63-1 (default: ${DEFAULT-VALUE}).")
+    long lookups = 200_000;
 
     @Option(names = "--first-peer", paramLabel = "GID",
             description = "GID of the first peer; the others follow it (default: ${DEFAULT-VALUE}). "
@@ -61,39 +64,69 @@ final class DemoCommand implements Callable<Integer> {
     @Option(names = "--sgid-index", description = "sgid_index of every AH (default: ${DEFAULT-VALUE}).")
     int sgidIndex = 0;
 
-    @Option(names = "--create-latency-us",
-            description = "Mock hardware create time, µs (default: ${DEFAULT-VALUE}: EFA admin-queue commands take tens of µs).")
-    long createLatencyMicros = 50;
+    @Option(names = "--create-latency-us", paramLabel = "MICROSECONDS",
+            description = "Mock hardware create time, 0..1000000 µs (default: ${DEFAULT-VALUE}: EFA admin-queue "
+                    + "commands take tens of µs; -Defaah.mock.createLatencyNanos in ns).")
+    double createLatencyMicros = 50;
 
     @Option(names = "--no-cache", description = "Every worker creates its own AH per peer, without the cache.")
     boolean noCache;
 
+    @Mixin
+    OutputOptions output;
+
     @Spec
     CommandSpec spec;
 
+    /** Set when the run is interrupted: workers stop at their next step. */
+    private volatile boolean stop;
+    private final AtomicLong connectsDone = new AtomicLong();
+    private final AtomicLong lookupsDone = new AtomicLong();
+
     @Override
     public Integer call() throws Exception {
-        PrintWriter out = spec.commandLine().getOut();
-        if (threads < 1 || peers < 1 || pds < 1 || lookups < 0 || peers > 1 << 20) {
-            throw new picocli.CommandLine.ParameterException(spec.commandLine(),
-                    "threads, peers, pds must be >= 1 (peers <= 1048576) and lookups >= 0");
+        Check.range(spec, "--threads", threads, 1, 1024, "");
+        Check.range(spec, "--peers", peers, 1, 1 << 20, "");
+        Check.range(spec, "--pds", pds, 1, 64, "");
+        Check.range(spec, "--lookups", lookups, 0, Long.MAX_VALUE, "");
+        Check.range(spec, "--create-latency-us", createLatencyMicros, 0, 1_000_000, "µs");
+        Check.range(spec, "--sgid-index", sgidIndex, 0, 255, "");
+        long progressMillis = output.progressMillis(spec);
+        Gid first;
+        try {
+            first = Gid.parse(firstPeer);
+        } catch (IllegalArgumentException e) {
+            throw Check.fail(spec, "--first-peer", e.getMessage());
         }
-        List<AddressHandleAttributes> peerAttributes = peerAttributes();
+        List<AddressHandleAttributes> peerAttributes = peerAttributes(first);
+        Report report = new Report(spec.commandLine().getOut(), output.json);
         warmUp();
-        try (VerbsProvider provider = providerOptions.open(TimeUnit.MICROSECONDS.toNanos(createLatencyMicros));
+        try (VerbsProvider provider = providerOptions.open(spec, (long) (createLatencyMicros * 1e3));
              Device device = Device.openFirst(provider)) {
-            out.printf("provider %s, device %s%s%n", providerOptions.describe(provider), device.name(),
-                    provider instanceof MockVerbsProvider m ? String.format(" (mock: %s, create %d µs, max_ah %d)",
+            int gidTableLength = device.port(1).gidTableLength();
+            if (sgidIndex >= gidTableLength) {
+                throw Check.fail(spec, "--sgid-index", sgidIndex + " is out of range; valid 0.." + (gidTableLength - 1)
+                        + " (gid_tbl_len of " + device.name() + " port 1)");
+            }
+            report.line("provider %s, device %s%s", providerOptions.describe(provider), device.name(),
+                    provider instanceof MockVerbsProvider m ? String.format(" (mock: %s, create %s µs, max_ah %d)",
                             m.config().duplicatePolicy().cliName(), createLatencyMicros, m.config().maxAh()) : "");
-            out.printf("%d workers x %d peers x %d PD(s), then %,d look-ups per worker, %s%n%n", threads, peers, pds,
+            report.line("%d workers x %d peers x %d PD(s), then %,d look-ups per worker, %s%n", threads, peers, pds,
                     lookups, noCache ? "WITHOUT the cache (each worker creates its own AHs)" : "through AddressHandleCache");
+            report.put("command", "demo").put("provider", provider.name()).put("device", device.name())
+                    .put("workers", threads).put("peers", peers).put("pds", pds).put("cache", !noCache);
             List<ProtectionDomain> domains = new ArrayList<>();
             for (int i = 0; i < pds; i++) {
                 domains.add(device.allocatePd());
             }
-            try {
-                return noCache ? runWithoutCache(out, provider, domains, peerAttributes)
-                        : runWithCache(out, provider, domains, peerAttributes);
+            long connectsPlanned = (long) threads * pds * peers;
+            try (Progress p = Progress.start(spec.commandLine().getErr(), output, progressMillis,
+                    () -> String.format("demo: connects %,d of %,d, look-ups %,d of %,d", connectsDone.get(),
+                            connectsPlanned, lookupsDone.get(), noCache ? 0 : lookups * threads))) {
+                int exit = noCache ? runWithoutCache(report, provider, domains, peerAttributes)
+                        : runWithCache(report, provider, domains, peerAttributes);
+                report.finish();
+                return exit;
             } finally {
                 for (ProtectionDomain pd : domains) {
                     pd.close();
@@ -119,8 +152,7 @@ final class DemoCommand implements Callable<Integer> {
         }
     }
 
-    private List<AddressHandleAttributes> peerAttributes() {
-        Gid first = Gid.parse(firstPeer);
+    private List<AddressHandleAttributes> peerAttributes(Gid first) {
         List<AddressHandleAttributes> list = new ArrayList<>();
         for (int i = 0; i < peers; i++) {
             list.add(AddressHandleAttributes.builder().dgid(Gid.of(first.subnetPrefix(), first.interfaceId() + i))
@@ -129,108 +161,203 @@ final class DemoCommand implements Callable<Integer> {
         return list;
     }
 
-    private int runWithCache(PrintWriter out, VerbsProvider provider, List<ProtectionDomain> domains,
+    private int runWithCache(Report report, VerbsProvider provider, List<ProtectionDomain> domains,
                              List<AddressHandleAttributes> peerAttributes) throws Exception {
-        long[][] hitNanos = new long[threads][];
-        long[][] connectNanos = new long[threads][];
-        AtomicLong failures = new AtomicLong();
-        ConcurrentHashMap<Errno, AtomicLong> errnos = new ConcurrentHashMap<>();
+        Latencies[] hitNanos = new Latencies[threads];
+        Latencies[] connectNanos = new Latencies[threads];
+        Failed connectFailures = new Failed();
+        Failed lookupFailures = new Failed();
         CyclicBarrier barrier = new CyclicBarrier(threads);
         try (AddressHandleCache cache = AddressHandleCache.create()) {
             runWorkers(w -> {
                 SplittableRandom random = new SplittableRandom(w);
                 List<AddressHandle> connected = new ArrayList<>();
-                long[] connect = new long[domains.size() * peerAttributes.size()];
-                int c = 0;
+                Latencies connect = connectNanos[w] = new Latencies();
+                Latencies hits = hitNanos[w] = new Latencies();
                 barrier.await();
-                for (ProtectionDomain pd : domains) {
-                    // Each worker walks the peers from its own offset, as independent endpoints do.
-                    for (int i = 0; i < peerAttributes.size(); i++) {
-                        AddressHandleAttributes peer = peerAttributes.get((i + w * 7) % peerAttributes.size());
-                        long t0 = System.nanoTime();
-                        try {
-                            connected.add(cache.acquire(pd, peer));
-                        } catch (VerbsException e) {
-                            failures.incrementAndGet();
-                            errnos.computeIfAbsent(e.errno(), k -> new AtomicLong()).incrementAndGet();
+                try {
+                    for (ProtectionDomain pd : domains) {
+                        // Each worker walks the peers from its own offset, as independent endpoints do.
+                        for (int i = 0; i < peerAttributes.size() && !stop; i++) {
+                            AddressHandleAttributes peer = peerAttributes.get((i + w * 7) % peerAttributes.size());
+                            long t0 = System.nanoTime();
+                            try {
+                                connected.add(cache.acquire(pd, peer));
+                            } catch (VerbsException e) {
+                                connectFailures.add(e);
+                            }
+                            connect.record(System.nanoTime() - t0);
+                            connectsDone.incrementAndGet();
                         }
-                        connect[c++] = System.nanoTime() - t0;
                     }
-                }
-                connectNanos[w] = Arrays.copyOf(connect, c);
-                barrier.await();
-                long[] hits = new long[lookups];
-                for (int i = 0; i < lookups; i++) {
-                    ProtectionDomain pd = domains.get(random.nextInt(domains.size()));
-                    AddressHandleAttributes peer = peerAttributes.get(random.nextInt(peerAttributes.size()));
-                    long t0 = System.nanoTime();
-                    try (AddressHandle h = cache.acquire(pd, peer)) {
-                        hits[i] = System.nanoTime() - t0;
-                    } catch (VerbsException e) {
-                        failures.incrementAndGet();
+                    barrier.await();
+                    for (long i = 0; i < lookups && !stop; i++) {
+                        ProtectionDomain pd = domains.get(random.nextInt(domains.size()));
+                        AddressHandleAttributes peer = peerAttributes.get(random.nextInt(peerAttributes.size()));
+                        long t0 = System.nanoTime();
+                        try (AddressHandle h = cache.acquire(pd, peer)) {
+                            hits.record(System.nanoTime() - t0);
+                        } catch (VerbsException e) {
+                            lookupFailures.add(e);
+                        }
+                        lookupsDone.incrementAndGet();
                     }
+                    barrier.await();
+                } finally {
+                    connected.forEach(AddressHandle::close);
                 }
-                hitNanos[w] = hits;
-                barrier.await();
-                connected.forEach(AddressHandle::close);
             });
             CacheStats s = cache.stats();
             long requests = s.requests();
             int distinct = domains.size() * peerAttributes.size();
-            out.printf("logical AH requests:      %,d%n", requests);
-            out.printf("hardware AHs created:     %,d  (distinct (PD, GID) pairs: %,d)%n", s.hardwareCreates(), distinct);
-            out.printf("requests per hardware AH: %.1f%n", s.hardwareCreates() == 0 ? 0.0 : (double) requests / s.hardwareCreates());
-            out.printf("hit ratio:                %.4f%n", s.hitRatio());
-            printDevice(out, provider);
-            out.printf("failed requests:          %,d %s%n", failures.get(), errnos.isEmpty() ? "" : errnos);
-            out.printf("hit latency (acquire+close, look-up phase): %s%n", percentiles(hitNanos));
-            out.printf("connect latency (first acquires, incl. waits for creates): %s%n", percentiles(connectNanos));
-            out.printf("hardware create (provider call): mean %,.0f ns, max %,d ns%n", s.averageCreateNanos(), s.maxCreateNanos());
-            out.printf("after disconnect: %d live entries, %d live handles%n", s.liveEntries(), s.liveHandles());
-            return s.hardwareCreates() == distinct && failures.get() == 0 ? 0 : 1;
+            report.line("logical AH requests:      %,d", requests);
+            report.line("hardware AHs created:     %,d  (distinct (PD, GID) pairs: %,d)", s.hardwareCreates(), distinct);
+            report.line("requests per hardware AH: %.1f", s.hardwareCreates() == 0 ? 0.0 : (double) requests / s.hardwareCreates());
+            report.line("hit ratio:                %.4f", s.hitRatio());
+            printDevice(report, provider);
+            report.line("failed connects:          %,d of %,d %s", connectFailures.count(), connectsDone.get(),
+                    connectFailures.byErrno());
+            report.line("failed look-ups:          %,d of %,d %s", lookupFailures.count(), lookupsDone.get(),
+                    lookupFailures.byErrno());
+            Latencies hit = merge(hitNanos);
+            Latencies connect = merge(connectNanos);
+            report.line("hit latency (acquire+close, look-up phase): %s", hit.summary());
+            report.line("connect latency (first acquires, incl. waits for creates): %s", connect.summary());
+            report.line("hardware create (provider call): mean %,.0f ns, max %,d ns", s.averageCreateNanos(), s.maxCreateNanos());
+            report.line("after disconnect: %d live entries, %d live handles", s.liveEntries(), s.liveHandles());
+            report.put("requests", requests).put("hardware_creates", s.hardwareCreates())
+                    .put("distinct_pd_gid_pairs", distinct).put("hit_ratio", s.hitRatio())
+                    .put("connects", connectsDone.get()).put("failed_connects", connectFailures.toMap())
+                    .put("lookups", lookupsDone.get()).put("failed_lookups", lookupFailures.toMap())
+                    .put("hit_latency", hit.toMap()).put("connect_latency", connect.toMap());
+            putDevice(report, provider);
+            if (connectFailures.count() > 0 || lookupFailures.count() > 0) {
+                spec.commandLine().getErr().printf("%s: %,d of %,d connects and %,d of %,d look-ups failed%s%n",
+                        spec.qualifiedName(), connectFailures.count(), connectsDone.get(), lookupFailures.count(),
+                        lookupsDone.get(), why(provider, connectFailures, lookupFailures, distinct));
+                return Main.FAILED;
+            }
+            return s.hardwareCreates() == distinct ? 0 : Main.FAILED;
         }
     }
 
-    private int runWithoutCache(PrintWriter out, VerbsProvider provider, List<ProtectionDomain> domains,
+    /** Why acquires failed, when the reason is known: max_ah below the AHs the run needs. */
+    private static String why(VerbsProvider provider, Failed connects, Failed lookups, int distinct) {
+        StringBuilder sb = new StringBuilder(": ").append(connects.byErrno().isEmpty() ? lookups.byErrno()
+                : connects.byErrno());
+        if ((connects.has(Errno.ENOMEM) || lookups.has(Errno.ENOMEM)) && provider instanceof MockVerbsProvider m
+                && m.config().maxAh() < distinct) {
+            sb.append("; the device holds at most max_ah=").append(m.config().maxAh()).append(" AHs and the run needs ")
+                    .append(distinct).append(" (one per (PD, GID)): raise --max-ah or lower --peers/--pds");
+        } else if (connects.has(Errno.ENOMEM) || lookups.has(Errno.ENOMEM)) {
+            sb.append("; ENOMEM from ibv_create_ah: the device's max_ah may be below ").append(distinct)
+                    .append(" AHs (see efa-ah devices)");
+        }
+        return sb.toString();
+    }
+
+    /** Failed acquires of one phase, counted by errno. */
+    private static final class Failed {
+        private final ConcurrentHashMap<Errno, AtomicLong> byErrno = new ConcurrentHashMap<>();
+        private final AtomicLong count = new AtomicLong();
+
+        void add(VerbsException e) {
+            count.incrementAndGet();
+            byErrno.computeIfAbsent(e.errno(), k -> new AtomicLong()).incrementAndGet();
+        }
+
+        long count() {
+            return count.get();
+        }
+
+        boolean has(Errno errno) {
+            return byErrno.containsKey(errno);
+        }
+
+        String byErrno() {
+            return byErrno.isEmpty() ? "" : new TreeMap<>(byErrno).toString();
+        }
+
+        Map<String, Object> toMap() {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("count", count.get());
+            new TreeMap<>(byErrno).forEach((k, v) -> m.put(k.name(), v.get()));
+            return m;
+        }
+    }
+
+    private static Latencies merge(Latencies[] perThread) {
+        Latencies all = new Latencies();
+        for (Latencies l : perThread) {
+            if (l != null) {
+                all.add(l);
+            }
+        }
+        return all;
+    }
+
+    private int runWithoutCache(Report report, VerbsProvider provider, List<ProtectionDomain> domains,
                                 List<AddressHandleAttributes> peerAttributes) throws Exception {
         AtomicLong requests = new AtomicLong();
         AtomicLong created = new AtomicLong();
-        ConcurrentHashMap<Errno, AtomicLong> errnos = new ConcurrentHashMap<>();
+        Failed failed = new Failed();
         CyclicBarrier barrier = new CyclicBarrier(threads);
         runWorkers(w -> {
             List<HardwareAddressHandle> own = new ArrayList<>();
             barrier.await();
-            for (ProtectionDomain pd : domains) {
-                for (int i = 0; i < peerAttributes.size(); i++) {
-                    requests.incrementAndGet();
-                    try {
-                        own.add(pd.createAh(peerAttributes.get((i + w * 7) % peerAttributes.size())));
-                        created.incrementAndGet();
-                    } catch (VerbsException e) {
-                        errnos.computeIfAbsent(e.errno(), k -> new AtomicLong()).incrementAndGet();
+            try {
+                for (ProtectionDomain pd : domains) {
+                    for (int i = 0; i < peerAttributes.size() && !stop; i++) {
+                        requests.incrementAndGet();
+                        try {
+                            own.add(pd.createAh(peerAttributes.get((i + w * 7) % peerAttributes.size())));
+                            created.incrementAndGet();
+                        } catch (VerbsException e) {
+                            failed.add(e);
+                        }
+                        connectsDone.incrementAndGet();
                     }
                 }
-            }
-            barrier.await();
-            for (HardwareAddressHandle ah : own) {
-                ah.destroy();
+                barrier.await();
+            } finally {
+                for (HardwareAddressHandle ah : own) {
+                    ah.destroy();
+                }
             }
         });
-        out.printf("logical AH requests:      %,d%n", requests.get());
-        out.printf("AHs created (ibv_create_ah succeeded): %,d  (distinct (PD, GID) pairs: %,d)%n", created.get(),
+        report.line("logical AH requests:      %,d", requests.get());
+        report.line("AHs created (ibv_create_ah succeeded): %,d  (distinct (PD, GID) pairs: %,d)", created.get(),
                 domains.size() * peerAttributes.size());
-        printDevice(out, provider);
-        out.printf("failed creates:           %s%n", errnos.isEmpty() ? "0" : errnos);
-        out.println("(no per-message look-ups: without a cache each worker keeps its own AHs)");
+        printDevice(report, provider);
+        report.line("failed creates:           %s", failed.count() == 0 ? "0" : failed.count() + " " + failed.byErrno());
+        report.line("(no per-message look-ups: without a cache each worker keeps its own AHs)");
+        report.put("requests", requests.get()).put("hardware_creates", created.get())
+                .put("distinct_pd_gid_pairs", domains.size() * peerAttributes.size())
+                .put("failed_creates", failed.toMap());
+        putDevice(report, provider);
+        // Refused duplicates are what this mode shows, not a failure of the run.
         return 0;
     }
 
-    private static void printDevice(PrintWriter out, VerbsProvider provider) {
+    private static void printDevice(Report report, VerbsProvider provider) {
         if (provider instanceof MockVerbsProvider m) {
             MockCounters c = m.counters();
-            out.printf("device: hardware creates %,d, peak live AHs %,d, duplicates refused %,d, duplicate AHs made %,d,"
-                            + " kernel-cache hits %,d%n", c.hardwareCreates(), c.peakLiveAhs(), c.duplicatesRefused(),
+            report.line("device: hardware creates %,d, peak live AHs %,d, duplicates refused %,d, duplicate AHs made %,d,"
+                            + " kernel-cache hits %,d", c.hardwareCreates(), c.peakLiveAhs(), c.duplicatesRefused(),
                     c.duplicatesCreated(), c.kernelCacheHits());
+        }
+    }
+
+    private static void putDevice(Report report, VerbsProvider provider) {
+        if (provider instanceof MockVerbsProvider m) {
+            MockCounters c = m.counters();
+            Map<String, Object> d = new LinkedHashMap<>();
+            d.put("hardware_creates", c.hardwareCreates());
+            d.put("peak_live_ahs", c.peakLiveAhs());
+            d.put("duplicates_refused", c.duplicatesRefused());
+            d.put("duplicates_created", c.duplicatesCreated());
+            d.put("kernel_cache_hits", c.kernelCacheHits());
+            report.put("mock_device", d);
         }
     }
 
@@ -238,7 +365,11 @@ final class DemoCommand implements Callable<Integer> {
         void run(int index) throws Exception;
     }
 
-    private void runWorkers(Worker worker) throws InterruptedException {
+    /**
+     * Runs one thread per worker and waits for all. Interrupted, it stops them and throws; the
+     * first worker failure stops the others and is thrown with its own message.
+     */
+    private void runWorkers(Worker worker) throws Exception {
         List<Thread> list = new ArrayList<>();
         List<Throwable> errors = new ArrayList<>();
         for (int w = 0; w < threads; w++) {
@@ -246,41 +377,40 @@ final class DemoCommand implements Callable<Integer> {
             Thread t = new Thread(() -> {
                 try {
                     worker.run(index);
+                } catch (BrokenBarrierException e) {
+                    // another worker failed or the run was stopped; that one reports
                 } catch (Throwable e) {
                     synchronized (errors) {
                         errors.add(e);
                     }
+                    stop = true;
+                    list.forEach(Thread::interrupt);
                 }
             }, "worker-" + w);
             list.add(t);
-            t.start();
         }
-        for (Thread t : list) {
-            t.join();
+        list.forEach(Thread::start);
+        try {
+            for (Thread t : list) {
+                t.join();
+            }
+        } catch (InterruptedException e) {
+            stop = true;
+            list.forEach(Thread::interrupt);
+            for (Thread t : list) {
+                t.join(10_000);
+            }
+            throw new InterruptedException("demo interrupted after " + connectsDone.get() + " connects and "
+                    + lookupsDone.get() + " look-ups");
         }
-        if (!errors.isEmpty()) {
-            throw new IllegalStateException("a worker failed", errors.get(0));
-        }
-    }
-
-    static String percentiles(long[][] perThread) {
-        int n = 0;
-        for (long[] a : perThread) {
-            n += a == null ? 0 : a.length;
-        }
-        if (n == 0) {
-            return "no samples";
-        }
-        long[] all = new long[n];
-        int i = 0;
-        for (long[] a : perThread) {
-            if (a != null) {
-                System.arraycopy(a, 0, all, i, a.length);
-                i += a.length;
+        synchronized (errors) {
+            if (!errors.isEmpty()) {
+                Throwable first = errors.get(0);
+                if (first instanceof Exception e) {
+                    throw e;
+                }
+                throw (Error) first;
             }
         }
-        Arrays.sort(all);
-        return String.format("p50 %,d ns, p99 %,d ns, p99.9 %,d ns, max %,d ns (%,d samples)", all[n / 2],
-                all[(int) (n * 0.99)], all[(int) (n * 0.999)], all[n - 1], n);
     }
 }

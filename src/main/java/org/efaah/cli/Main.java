@@ -1,40 +1,57 @@
 package org.efaah.cli;
 
+import java.io.PrintWriter;
+import java.util.Map;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.ScopeType;
 
 /** Entry point of the {@code efa-ah} command line. */
-@Command(name = "efa-ah", mixinStandardHelpOptions = true, version = "efa-ah 0.1.0",
+@Command(name = "efa-ah", scope = ScopeType.INHERIT, mixinStandardHelpOptions = true,
+        versionProvider = BuildVersion.class,
         description = "Deduplicated RDMA Address Handles for the JVM, over libibverbs or an EFA-like mock.",
+        footerHeading = "%nSettings:%n",
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {"0:done; every check passed", "1:failed: the reason is printed on one line (--verbose adds the trace)",
+                "2:usage error: a bad option or value"},
         subcommands = {DevicesCommand.class, DemoCommand.class, StressCommand.class, PingpongCommand.class})
 public final class Main {
+    /** Exit code when the command ran and failed (a device error, a violation, no answer). */
+    static final int FAILED = 1;
+    /** Exit code for a bad option or value. */
+    static final int USAGE = 2;
 
+    private Main() {
+    }
+
+    /** Runs the command line and exits with its exit code. */
     public static void main(String[] args) {
         if (System.getProperty("logback.configurationFile") == null) {
             System.setProperty("logback.configurationFile", "org/efaah/cli/logback-cli.xml");
         }
-        System.exit(run(args));
+        System.exit(run(new PrintWriter(System.out, true), new PrintWriter(System.err, true), System.getenv(), args));
     }
 
-    /** Runs the command line on standard output and returns its exit code. */
-    public static int run(String... args) {
-        return run(new java.io.PrintWriter(System.out, true), args);
-    }
-
-    /** Runs the command line, printing to {@code out}, and returns its exit code. */
-    public static int run(java.io.PrintWriter out, String... args) {
+    /**
+     * Runs the command line and returns its exit code.
+     *
+     * @param out         standard output: results
+     * @param err         standard error: progress, warnings and the one-line reason of a failure
+     * @param environment the environment variables that settings are read from
+     */
+    static int run(PrintWriter out, PrintWriter err, Map<String, String> environment, String... args) {
+        Defaults defaults = new Defaults(System.getProperties(), environment);
         CommandLine cli = new CommandLine(new Main());
         cli.setCaseInsensitiveEnumValuesAllowed(true);
         cli.setOut(out);
-        cli.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
-            if (e instanceof CommandLine.ParameterException || e instanceof IllegalArgumentException) {
-                // Values checked after parsing are usage errors too.
-                commandLine.getErr().println(e.getMessage());
-                commandLine.usage(commandLine.getErr());
-                return commandLine.getCommandSpec().exitCodeOnInvalidInput();
-            }
-            throw e;
-        });
+        cli.setErr(err);
+        cli.setDefaultValueProvider(defaults);
+        cli.getCommandSpec().usageMessage().footer(Defaults.PRECEDENCE, defaults.table());
+        cli.getSubcommands().values().forEach(c -> c.getCommandSpec().usageMessage()
+                .footer(Defaults.PRECEDENCE, defaults.table()));
+        Failures failures = new Failures(defaults, args);
+        cli.setParameterExceptionHandler(failures::onParameterException);
+        cli.setExecutionExceptionHandler(failures::onExecutionException);
         return cli.execute(args);
     }
 }

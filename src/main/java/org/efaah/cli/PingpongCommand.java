@@ -1,6 +1,6 @@
 package org.efaah.cli;
 
-import java.io.PrintWriter;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
@@ -28,15 +29,20 @@ import picocli.CommandLine.Spec;
 
 /**
  * UD ping-pong through cached AHs, like {@code ibv_ud_pingpong}: the client sends, the server
- * echoes through a return-path AH, the client checks every byte and times the round trip.
- * Without {@code --server} or {@code --connect} both sides run in this process.
+ * echoes through a return-path AH, the client checks that each echo came from the server's QPN
+ * and GID, and every byte, and times the round trip. Without {@code --server} or
+ * {@code --connect} both sides run in this process.
  */
-@Command(name = "pingpong", mixinStandardHelpOptions = true,
+@Command(name = "pingpong",
         description = "UD ping-pong through cached AHs (server, client, or both in one process); "
-                + "reports round-trip latency and throughput.")
+                + "reports round-trip latency and throughput. Addresses are exchanged over TCP as "
+                + "ibv_ud_pingpong does (server: --server; client: --connect HOST[:PORT]), or given as "
+                + "text (--connect GID/QPN/QKEY) or in a file (--address-file).")
 final class PingpongCommand implements Callable<Integer> {
-    /** First payload byte of the client's last message: tells the server to stop. */
+    /** First payload byte: what a datagram is. A self-echo arrives as PING, never as PONG. */
     private static final byte BYE = 1;
+    private static final byte PING = 2;
+    private static final byte PONG = 3;
 
     @Mixin
     ProviderOptions providerOptions;
@@ -45,22 +51,28 @@ final class PingpongCommand implements Callable<Integer> {
     Role role = new Role();
 
     static final class Role {
-        @Option(names = "--server", description = "Serve until the client says goodbye.")
+        @Option(names = "--server", description = "Serve until the client says goodbye; listen on TCP --port "
+                + "for clients' address exchange.")
         boolean server;
 
-        @Option(names = "--connect", paramLabel = "GID/QPN/QKEY", description = "Be the client of this server.")
+        @Option(names = "--connect", paramLabel = "HOST[:PORT]|GID/QPN/QKEY",
+                description = "Be the client of this server: its TCP host and port, or its address text.")
         String connect;
     }
 
+    @Option(names = {"-p", "--port"}, description = "TCP port of the address exchange, 0 for any free one (server), "
+            + "1..65535 (default: ${DEFAULT-VALUE}, as ibv_ud_pingpong).")
+    int port = AddressExchange.DEFAULT_PORT;
+
     @Option(names = "--address-file", paramLabel = "FILE",
-            description = "Server: write its address here; client: read the server's address from here.")
+            description = "Server: also write its address here; client: read the server's address from here.")
     Path addressFile;
 
     @Option(names = {"-s", "--size"}, description = "Payload bytes, 1..path MTU (default: ${DEFAULT-VALUE}).")
     int size = 64;
 
-    @Option(names = {"-n", "--iterations"}, description = "Round trips (default: ${DEFAULT-VALUE}).")
-    int iterations = 10_000;
+    @Option(names = {"-n", "--iterations"}, description = "Round trips, >= 1 (default: ${DEFAULT-VALUE}).")
+    long iterations = 10_000;
 
     @Option(names = "--sgid-index", description = "This side's GID index (default: ${DEFAULT-VALUE}).")
     int sgidIndex = 0;
@@ -68,33 +80,60 @@ final class PingpongCommand implements Callable<Integer> {
     @Option(names = "--device", description = "Device name (default: the first).")
     String deviceName;
 
-    @Option(names = "--timeout", description = "Seconds to wait for any one datagram (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--timeout", paramLabel = "SECONDS",
+            description = "Seconds to wait for any one datagram or connection, 1..86400 (default: ${DEFAULT-VALUE}).")
     int timeoutSeconds = 10;
+
+    @Mixin
+    OutputOptions output;
 
     @Spec
     CommandSpec spec;
 
+    private final AtomicLong roundTrips = new AtomicLong();
+
     @Override
     public Integer call() throws Exception {
-        PrintWriter out = spec.commandLine().getOut();
-        if (size < 1 || iterations < 1 || timeoutSeconds < 1) {
-            throw new IllegalArgumentException("size, iterations and timeout must be >= 1");
+        Check.range(spec, "--size", size, 1, 1 << 30, "bytes");
+        Check.range(spec, "--iterations", iterations, 1, Long.MAX_VALUE, "");
+        Check.range(spec, "--timeout", timeoutSeconds, 1, 86_400, "s");
+        Check.range(spec, "--port", port, role.server ? 0 : 1, 65535, "");
+        Check.range(spec, "--sgid-index", sgidIndex, 0, 255, "");
+        long progressMillis = output.progressMillis(spec);
+        EndpointAddress given = null;
+        AddressExchange.Target target = null;
+        if (role.connect != null) {
+            try {
+                if (role.connect.contains("/")) {
+                    given = EndpointAddress.parse(role.connect);
+                } else {
+                    target = AddressExchange.Target.parse(role.connect, port);
+                }
+            } catch (IllegalArgumentException e) {
+                throw Check.fail(spec, "--connect", e.getMessage().replaceFirst("^--connect: ", ""));
+            }
+        } else if (addressFile != null && !role.server) {
+            given = readAddressFile();
         }
-        try (VerbsProvider provider = providerOptions.open(0);
+        Report report = new Report(spec.commandLine().getOut(), output.json);
+        report.put("command", "pingpong");
+        try (VerbsProvider provider = providerOptions.open(spec, 0);
              Device device = deviceName == null ? Device.openFirst(provider) : Device.open(provider, deviceName)) {
             ProtectionDomain pd = device.allocatePd();
             AddressHandleCache cache = AddressHandleCache.create();
             UdEndpoint.Options options = UdEndpoint.Options.defaults().withSgidIndex(sgidIndex);
-            try {
+            try (Progress p = Progress.start(spec.commandLine().getErr(), output, progressMillis,
+                    () -> String.format("pingpong: %,d round trips of %,d", roundTrips.get(), iterations))) {
+                int exit;
                 if (role.server) {
-                    return serve(out, pd, cache, options);
+                    exit = serve(report, pd, cache, options);
+                } else if (given != null || target != null) {
+                    exit = client(report, pd, cache, options, given, target);
+                } else {
+                    exit = loopback(report, pd, cache, options);
                 }
-                if (role.connect != null || addressFile != null) {
-                    EndpointAddress server = role.connect != null ? EndpointAddress.parse(role.connect)
-                            : EndpointAddress.parse(Files.readString(addressFile));
-                    return client(out, pd, cache, options, server);
-                }
-                return loopback(out, pd, cache, options);
+                report.finish();
+                return exit;
             } finally {
                 cache.close();
                 pd.close();
@@ -102,18 +141,58 @@ final class PingpongCommand implements Callable<Integer> {
         }
     }
 
-    private int serve(PrintWriter out, ProtectionDomain pd, AddressHandleCache cache, UdEndpoint.Options options)
+    private EndpointAddress readAddressFile() throws IOException {
+        String text;
+        try {
+            text = Files.readString(addressFile, StandardCharsets.US_ASCII);
+        } catch (IOException e) {
+            // "Is a directory" and friends say nothing of the file without this.
+            throw new IOException("--address-file " + addressFile + ": " + Failures.describe(e)
+                    .replace(addressFile + ": ", ""), e);
+        }
+        try {
+            return EndpointAddress.parse(text);
+        } catch (IllegalArgumentException e) {
+            throw Check.fail(spec, "--address-file", addressFile + " holds no server address: " + e.getMessage());
+        }
+    }
+
+    private int serve(Report report, ProtectionDomain pd, AddressHandleCache cache, UdEndpoint.Options options)
             throws Exception {
-        try (UdEndpoint server = UdEndpoint.open(pd, cache, options)) {
-            announce(out, server);
+        try (UdEndpoint server = UdEndpoint.open(pd, cache, options);
+             AddressExchange.Server tcp = new AddressExchange.Server(port, server.address(),
+                     client -> spec.commandLine().getErr().println("pingpong server: client " + client))) {
+            String text = server.address().toText();
+            report.line("server address: %s", text);
+            report.line("listening on TCP port %d", tcp.port());
+            report.put("server_address", text).put("tcp_port", tcp.port());
+            if (addressFile != null) {
+                writeAddressFile(text);
+            }
+            if (output.json) {
+                // Scripts need the port before the run ends.
+                spec.commandLine().getErr().println("pingpong server: listening on TCP port " + tcp.port()
+                        + ", address " + text);
+            }
             long served = serveLoop(server, Long.MAX_VALUE);
             server.flush(timeoutSeconds, TimeUnit.SECONDS);
             CacheStats s = cache.stats();
-            out.printf("server: answered %,d datagrams with %d return-path AH(s) created (hits %,d)%n", served,
+            report.line("server: answered %,d datagrams with %d return-path AH(s) created (hits %,d)", served,
                     s.hardwareCreates(), s.hits());
-            out.flush();
+            report.put("datagrams_answered", served).put("return_path_ahs", s.hardwareCreates());
         }
         return 0;
+    }
+
+    private void writeAddressFile(String text) throws IOException {
+        Path tmp = addressFile.resolveSibling(addressFile.getFileName() + ".tmp");
+        try {
+            Files.writeString(tmp, text + "\n", StandardCharsets.US_ASCII);
+            Files.move(tmp, addressFile, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            throw new IOException("--address-file " + addressFile + ": cannot write the server address: "
+                    + Failures.describe(e), e);
+        }
     }
 
     private long serveLoop(UdEndpoint server, long limit) {
@@ -121,97 +200,116 @@ final class PingpongCommand implements Callable<Integer> {
         while (served < limit) {
             Datagram d = server.receive(timeoutSeconds, TimeUnit.SECONDS);
             if (d == null) {
-                throw new IllegalStateException("server: no datagram in " + timeoutSeconds + " s");
+                throw new IllegalStateException("server: no datagram in " + timeoutSeconds + " s"
+                        + (served == 0 ? " (no client came; --timeout sets the wait)" : " after " + served));
             }
             served++;
-            if (d.payload()[0] == BYE) {
+            byte[] payload = d.payload();
+            if (payload.length > 0 && payload[0] == BYE) {
                 break;
             }
-            server.reply(d, ByteBuffer.wrap(d.payload()));
+            if (payload.length > 0 && payload[0] == PING) {
+                payload[0] = PONG;
+                server.reply(d, ByteBuffer.wrap(payload));
+            }
         }
         return served;
     }
 
-    private void announce(PrintWriter out, UdEndpoint server) throws Exception {
-        String text = server.address().toText();
-        out.println("server address: " + text);
-        out.flush();
-        if (addressFile != null) {
-            Path tmp = addressFile.resolveSibling(addressFile.getFileName() + ".tmp");
-            Files.writeString(tmp, text + "\n", StandardCharsets.US_ASCII);
-            Files.move(tmp, addressFile, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-        }
-    }
-
-    private int client(PrintWriter out, ProtectionDomain pd, AddressHandleCache cache, UdEndpoint.Options options,
-                       EndpointAddress server) {
+    private int client(Report report, ProtectionDomain pd, AddressHandleCache cache, UdEndpoint.Options options,
+                       EndpointAddress given, AddressExchange.Target target) throws IOException {
         try (UdEndpoint client = UdEndpoint.open(pd, cache, options)) {
-            if (size > client.maxMessageSize()) {
-                throw new IllegalArgumentException("size: " + size + " bytes; valid 1.." + client.maxMessageSize()
-                        + " (the path MTU)");
+            checkSize(client);
+            EndpointAddress server = given;
+            if (target != null) {
+                server = AddressExchange.connect(target, client.address(), timeoutSeconds * 1000);
+                report.line("server %s at %s", server, target);
             }
-            return runClient(out, client, cache, server);
+            if (server.equals(client.address())) {
+                throw new IllegalStateException("the server address " + server + " is this client's own endpoint: "
+                        + "no server answers there" + (pd.device().provider().name().equals("mock")
+                        ? " (the mock provider joins endpoints of one process only)" : ""));
+            }
+            return runClient(report, client, cache, server);
         }
     }
 
-    private int runClient(PrintWriter out, UdEndpoint client, AddressHandleCache cache, EndpointAddress server) {
-        long[] rtt = new long[iterations];
+    private void checkSize(UdEndpoint endpoint) {
+        if (size > endpoint.maxMessageSize()) {
+            throw Check.fail(spec, "--size", size + " bytes is out of range; valid 1.." + endpoint.maxMessageSize()
+                    + " bytes (the path MTU)");
+        }
+    }
+
+    private int runClient(Report report, UdEndpoint client, AddressHandleCache cache, EndpointAddress server) {
+        Latencies rtt = new Latencies();
         ByteBuffer message = ByteBuffer.allocate(size);
         long start;
         try (AddressHandle ah = cache.acquire(client.pd(),
                 AddressHandleAttributes.builder().dgid(server.gid()).sgidIndex(sgidIndex).build())) {
             start = System.nanoTime();
-            for (int i = 0; i < iterations; i++) {
+            for (long i = 0; i < iterations; i++) {
+                if (Thread.interrupted()) {
+                    throw new IllegalStateException("client: interrupted after " + i + " round trips");
+                }
                 fill(message, i);
                 long t0 = System.nanoTime();
                 client.send(ah, server, message.duplicate());
                 Datagram echo = client.receive(timeoutSeconds, TimeUnit.SECONDS);
-                rtt[i] = System.nanoTime() - t0;
-                if (echo == null) {
-                    throw new IllegalStateException("client: no echo of message " + i + " in " + timeoutSeconds + " s");
-                }
-                if (!Arrays.equals(echo.payload(), message.array())) {
-                    throw new IllegalStateException("client: echo of message " + i + " differs from what was sent");
-                }
+                rtt.record(System.nanoTime() - t0);
+                check(echo, i, message.array(), server);
+                roundTrips.incrementAndGet();
             }
             long elapsed = System.nanoTime() - start;
             client.send(ah, server, ByteBuffer.wrap(new byte[] {BYE}));
             client.flush(timeoutSeconds, TimeUnit.SECONDS);
-            report(out, rtt, elapsed, client);
+            report(report, rtt, elapsed, client);
         }
         return 0;
     }
 
-    private void fill(ByteBuffer message, int iteration) {
+    /** The echo of message {@code i} must come from the server's QPN and GID, marked PONG, bytes intact. */
+    private void check(Datagram echo, long i, byte[] sent, EndpointAddress server) {
+        if (echo == null) {
+            throw new IllegalStateException("client: no echo of message " + i + " from " + server + " in "
+                    + timeoutSeconds + " s" + (i == 0 ? " (is the server running?)" : ""));
+        }
+        if (echo.sourceQpn() != server.qpn() || !echo.sourceGid().equals(server.gid())) {
+            throw new IllegalStateException(String.format("client: the answer to message %d came from GID %s QPN 0x%06x,"
+                    + " not from the server %s", i, echo.sourceGid(), echo.sourceQpn(), server));
+        }
+        byte[] got = echo.payload();
+        if (got.length != sent.length || got[0] != PONG
+                || !Arrays.equals(got, 1, got.length, sent, 1, sent.length)) {
+            throw new IllegalStateException("client: the echo of message " + i + " differs from what was sent");
+        }
+    }
+
+    private void fill(ByteBuffer message, long iteration) {
         byte[] a = message.array();
         for (int j = 0; j < a.length; j++) {
             a[j] = (byte) (iteration * 13 + j);
         }
-        a[0] = 0; // never BYE
+        a[0] = PING;
     }
 
-    private void report(PrintWriter out, long[] rtt, long elapsedNanos, UdEndpoint client) {
-        long[] sorted = rtt.clone();
-        Arrays.sort(sorted);
+    private void report(Report report, Latencies rtt, long elapsedNanos, UdEndpoint client) {
         double seconds = elapsedNanos / 1e9;
-        out.printf("%,d round trips of %d bytes in %.3f s, every payload verified (%s)%n", iterations, size, seconds,
-                client.pd().device().name());
-        out.printf("round trip: p50 %.1f µs, p99 %.1f µs, max %.1f µs%n", sorted[sorted.length / 2] / 1e3,
-                sorted[(int) (sorted.length * 0.99)] / 1e3, sorted[sorted.length - 1] / 1e3);
-        out.printf("throughput: %,.0f round trips/s, %.2f MB/s of payload each way%n", iterations / seconds,
+        report.line("%,d round trips of %d bytes in %.3f s, every echo from the server and every payload verified (%s)",
+                iterations, size, seconds, client.pd().device().name());
+        report.line("round trip: %s", rtt.summaryMicros());
+        report.line("throughput: %,.0f round trips/s, %.2f MB/s of payload each way", iterations / seconds,
                 (double) iterations * size / seconds / 1e6);
-        out.flush();
+        report.put("device", client.pd().device().name()).put("round_trips", iterations).put("size_bytes", size)
+                .put("elapsed_ns", elapsedNanos).put("round_trip", rtt.toMap()).put("verified", true);
     }
 
-    private int loopback(PrintWriter out, ProtectionDomain pd, AddressHandleCache cache, UdEndpoint.Options options)
+    private int loopback(Report report, ProtectionDomain pd, AddressHandleCache cache, UdEndpoint.Options options)
             throws Exception {
         try (UdEndpoint server = UdEndpoint.open(pd, cache, options);
              UdEndpoint client = UdEndpoint.open(pd, cache, options)) {
-            if (size > client.maxMessageSize()) {
-                throw new IllegalArgumentException("size: " + size + " bytes; valid 1.." + client.maxMessageSize()
-                        + " (the path MTU)");
-            }
-            out.printf("loopback on %s: server %s, client %s%n", pd.device().name(), server.address(), client.address());
+            checkSize(client);
+            report.line("loopback on %s: server %s, client %s", pd.device().name(), server.address(), client.address());
             AtomicReference<Throwable> serverFailure = new AtomicReference<>();
             Thread serving = new Thread(() -> {
                 try {
@@ -221,15 +319,18 @@ final class PingpongCommand implements Callable<Integer> {
                     serverFailure.set(t);
                 }
             }, "pingpong-server");
+            serving.setDaemon(true);
             serving.start();
-            int result = runClient(out, client, cache, server.address());
-            serving.join(TimeUnit.SECONDS.toMillis(timeoutSeconds + 5));
+            int result = runClient(report, client, cache, server.address());
+            serving.join(TimeUnit.SECONDS.toMillis(timeoutSeconds + 5L));
             if (serverFailure.get() != null) {
-                throw new IllegalStateException("server side failed", serverFailure.get());
+                throw new IllegalStateException("server side failed: " + Failures.describe(serverFailure.get()),
+                        serverFailure.get());
             }
             CacheStats s = cache.stats();
-            out.printf("AHs: %d hardware AH(s) for %,d look-ups (client's forward AH and the server's return path)%n",
+            report.line("AHs: %d hardware AH(s) for %,d look-ups (client's forward AH and the server's return path)",
                     s.hardwareCreates(), s.requests());
+            report.put("hardware_ahs", s.hardwareCreates()).put("ah_lookups", s.requests());
             return result;
         }
     }

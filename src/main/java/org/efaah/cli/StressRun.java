@@ -69,6 +69,19 @@ public final class StressRun {
         this.settings = settings;
     }
 
+    /** Operations started so far, for progress lines. */
+    long operationsSoFar() {
+        return Math.min(operations.get(), settings.maxOperations());
+    }
+
+    long injectedFailuresSoFar() {
+        return failures.get();
+    }
+
+    int violationsSoFar() {
+        return violations.size();
+    }
+
     public Result run() throws InterruptedException {
         MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder()
                 .maxAh(Math.min(65536, settings.peers() * settings.pds() + 16))
@@ -131,7 +144,7 @@ public final class StressRun {
                 pd.close();
             }
         }
-        return new Result(operations.get(), acquires.get(), closes.get(), failures.get(), stats, mock.counters(),
+        return new Result(operationsSoFar(), acquires.get(), closes.get(), failures.get(), stats, mock.counters(),
                 List.copyOf(violations), System.nanoTime() - start);
     }
 

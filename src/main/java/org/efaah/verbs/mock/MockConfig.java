@@ -90,45 +90,56 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
      */
     public static MockConfig fromSystemProperties() {
         Builder b = builder();
-        String v;
+        set("devices", Integer::parseInt, b::deviceCount);
+        set("gidTableLength", Integer::parseInt, b::gidTableLength);
+        set("maxAh", Integer::parseInt, b::maxAh);
+        set("behaviour", DuplicatePolicy::parse, b::duplicatePolicy);
+        set("duplicateErrno", Errno::valueOf, b::duplicateErrno);
+        set("createLatencyNanos", Long::parseLong, b::createLatencyNanos);
+        set("destroyLatencyNanos", Long::parseLong, b::destroyLatencyNanos);
+        set("failureProbability", Double::parseDouble, b::failureProbability);
+        set("failureErrno", Errno::valueOf, b::randomFailureErrno);
+        set("efa", MockConfig::parseBoolean, b::efa);
+        set("seed", Long::parseLong, b::seed);
         try {
-            if ((v = property("devices")) != null) {
-                b.deviceCount(Integer.parseInt(v));
-            }
-            if ((v = property("gidTableLength")) != null) {
-                b.gidTableLength(Integer.parseInt(v));
-            }
-            if ((v = property("maxAh")) != null) {
-                b.maxAh(Integer.parseInt(v));
-            }
-            if ((v = property("behaviour")) != null) {
-                b.duplicatePolicy(DuplicatePolicy.parse(v));
-            }
-            if ((v = property("duplicateErrno")) != null) {
-                b.duplicateErrno(Errno.valueOf(v.trim()));
-            }
-            if ((v = property("createLatencyNanos")) != null) {
-                b.createLatencyNanos(Long.parseLong(v));
-            }
-            if ((v = property("destroyLatencyNanos")) != null) {
-                b.destroyLatencyNanos(Long.parseLong(v));
-            }
-            if ((v = property("failureProbability")) != null) {
-                b.failureProbability(Double.parseDouble(v));
-            }
-            if ((v = property("failureErrno")) != null) {
-                b.randomFailureErrno(Errno.valueOf(v.trim()));
-            }
-            if ((v = property("efa")) != null) {
-                b.efa(Boolean.parseBoolean(v));
-            }
-            if ((v = property("seed")) != null) {
-                b.seed(Long.parseLong(v));
-            }
             return b.build();
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("system properties " + PROPERTY_PREFIX + "*: " + e.getMessage(), e);
+            // The record checks name their field; name the property the value came from instead.
+            String field = String.valueOf(e.getMessage()).split(":", 2)[0];
+            String property = switch (field) {
+                case "deviceCount" -> "devices";
+                case "randomFailureErrno" -> "failureErrno";
+                case "duplicatePolicy" -> "behaviour";
+                default -> field;
+            };
+            String value = property(property);
+            throw new IllegalArgumentException(value == null ? e.getMessage()
+                    : "-D" + PROPERTY_PREFIX + property + "=" + value + ": "
+                    + e.getMessage().substring(field.length() + 1).trim(), e);
         }
+    }
+
+    private static <T> void set(String name, java.util.function.Function<String, T> parse,
+                                java.util.function.Consumer<T> setter) {
+        String v = property(name);
+        if (v == null) {
+            return;
+        }
+        T value;
+        try {
+            value = parse.apply(v);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("-D" + PROPERTY_PREFIX + name + "=" + v + ": "
+                    + (e instanceof NumberFormatException ? "not a number" : e.getMessage()), e);
+        }
+        setter.accept(value);
+    }
+
+    private static boolean parseBoolean(String v) {
+        if (v.equalsIgnoreCase("true") || v.equalsIgnoreCase("false")) {
+            return Boolean.parseBoolean(v);
+        }
+        throw new IllegalArgumentException("not true or false");
     }
 
     private static String property(String name) {
