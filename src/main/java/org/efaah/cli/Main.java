@@ -33,6 +33,14 @@ public final class Main {
     }
 
     /**
+     * Runs the command line, printing results to {@code out} and failures and progress to standard
+     * error, and returns its exit code.
+     */
+    public static int run(PrintWriter out, String... args) {
+        return run(out, new PrintWriter(System.err, true), System.getenv(), args);
+    }
+
+    /**
      * Runs the command line and returns its exit code.
      *
      * @param out         standard output: results
