@@ -217,7 +217,8 @@ public final class NativeVerbsProvider implements VerbsProvider {
     public long createCq(long context, int entries) {
         Ranges.check("cqe", entries, 1, MAX_CQE);
         long[] cq = new long[1];
-        check(NativeVerbs.efa_ah_create_cq(context, entries, cq), "ibv_create_cq", "cqe " + entries);
+        int rc = NativeVerbs.efa_ah_create_cq(context, entries, cq);
+        check(rc, "ibv_create_cq", LockedMemory.detail(rc, "cqe " + entries));
         return cq[0];
     }
 
@@ -244,8 +245,8 @@ public final class NativeVerbsProvider implements VerbsProvider {
         // it is used here for the base address alone, taken at position 0.
         long address = new BytePointer(buffer.duplicate().clear()).address();
         long[] mr = new long[1];
-        check(NativeVerbs.efa_ah_reg_mr(pd, address, buffer.capacity(), mr), "ibv_reg_mr",
-                buffer.capacity() + " bytes");
+        int rc = NativeVerbs.efa_ah_reg_mr(pd, address, buffer.capacity(), mr);
+        check(rc, "ibv_reg_mr", LockedMemory.detail(rc, buffer.capacity() + " bytes asked"));
         return mr[0];
     }
 

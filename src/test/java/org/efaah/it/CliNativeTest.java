@@ -1,0 +1,95 @@
+package org.efaah.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.efaah.cli.Main;
+import org.efaah.verbs.Device;
+import org.efaah.verbs.Gid;
+import org.efaah.verbs.VerbsProvider;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/** The command line on a real device (rxe0 in the VM): issue 12 cases 6 and 12. */
+@Tag("native")
+class CliNativeTest {
+
+    /** GID index of a second local address, so that client and server differ; else the first. */
+    private static int clientGidIndex() {
+        String clients = System.getenv("EFA_AH_VM_CLIENT_IPS");
+        if (clients == null || clients.isBlank()) {
+            return NativeDevice.gidIndex();
+        }
+        try (VerbsProvider p = NativeDevice.provider(); Device d = NativeDevice.open(p)) {
+            int i = NativeDevice.indexOf(d, 1, Gid.parse("::ffff:" + clients.trim().split("\\s+")[0]));
+            return i < 0 ? NativeDevice.gidIndex() : i;
+        }
+    }
+
+    @Test
+    void pingpongAcrossTheTcpAddressExchange() throws Exception {
+        NativeDevice.provider().close();
+        StringWriter serverOut = new StringWriter();
+        int[] serverExit = {-1};
+        Thread server = new Thread(() -> serverExit[0] = Main.run(new PrintWriter(serverOut, true), "pingpong",
+                "--provider", "native", "--server", "--port", "0", "--timeout", "60",
+                "--sgid-index", String.valueOf(NativeDevice.gidIndex())), "server");
+        server.start();
+        int port = -1;
+        Pattern p = Pattern.compile("listening on TCP port (\\d+)");
+        for (int i = 0; i < 1200 && port < 0 && server.isAlive(); i++) {
+            Matcher m = p.matcher(serverOut.toString());
+            if (m.find()) {
+                port = Integer.parseInt(m.group(1));
+            }
+            Thread.sleep(50);
+        }
+        assertTrue(port > 0, () -> "the server did not listen: " + serverOut);
+        StringWriter clientOut = new StringWriter();
+        int exit = Main.run(new PrintWriter(clientOut, true), "pingpong", "--provider", "native", "--connect",
+                "127.0.0.1:" + port, "-n", "500", "-s", "256", "--timeout", "20",
+                "--sgid-index", String.valueOf(clientGidIndex()));
+        server.join(60_000);
+        assertEquals(0, exit, () -> clientOut + "\nserver:\n" + serverOut);
+        assertEquals(0, serverExit[0], serverOut::toString);
+        assertTrue(clientOut.toString().contains("500 round trips of 256 bytes")
+                && clientOut.toString().contains("every echo from the server"), clientOut::toString);
+        NativeDevice.figure("pingpong over the TCP exchange:\n" + clientOut.toString().strip());
+    }
+
+    /**
+     * With CAP_IPC_LOCK dropped and a 64 KiB RLIMIT_MEMLOCK, registering the receive ring fails;
+     * the one-line failure names the limit, its value and the bytes asked for.
+     */
+    @Test
+    void aLowLockedMemoryLimitIsNamed() throws Exception {
+        NativeDevice.provider().close();
+        Assumptions.assumeTrue(new ProcessBuilder("id", "-u").start().inputReader().readLine().equals("0"),
+                "dropping CAP_IPC_LOCK with setpriv needs root here");
+        Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/setpriv")) && Files.isExecutable(
+                Path.of("/usr/bin/prlimit")), "needs setpriv and prlimit (util-linux)");
+        List<String> command = new ArrayList<>(List.of("setpriv", "--bounding-set", "-ipc_lock", "--inh-caps",
+                "-ipc_lock", "prlimit", "--memlock=65536:65536", "--",
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), "org.efaah.cli.Main", "pingpong", "--provider",
+                "native", "-n", "10", "--timeout", "10", "--sgid-index", String.valueOf(NativeDevice.gidIndex())));
+        Process child = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String output = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(child.waitFor(120, TimeUnit.SECONDS), "child still running");
+        assertEquals(1, child.exitValue(), output);
+        assertTrue(output.contains("ENOMEM") && output.contains("bytes asked")
+                && output.contains("RLIMIT_MEMLOCK, now 65536 bytes (64 KiB)"), output);
+        NativeDevice.figure("RLIMIT_MEMLOCK 64 KiB without CAP_IPC_LOCK: " + output.strip());
+    }
+}
