@@ -22,6 +22,14 @@ public interface VerbsProviderFactory {
     Throwable unavailabilityCause();
 
     /**
+     * Whether the user switched this factory off (e.g. {@code -Defaah.native.disable=true}):
+     * {@code auto} then passes it over without complaint even where devices are present.
+     */
+    default boolean disabledByUser() {
+        return false;
+    }
+
+    /**
      * A new provider.
      *
      * @throws UnsupportedOperationException when not available, with {@link #unavailabilityCause()} as cause

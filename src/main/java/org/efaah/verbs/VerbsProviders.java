@@ -1,10 +1,14 @@
 package org.efaah.verbs;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.ServiceLoader;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -14,8 +18,11 @@ import org.slf4j.LoggerFactory;
  * <p>The choice is {@code auto} (the default), {@code native} or {@code mock}, taken from the
  * argument of {@link #open(String)}, else the system property {@value #PROPERTY}, else the
  * environment variable {@value #ENVIRONMENT}. {@code auto} takes the native provider when its
- * library loads and at least one device is present, and otherwise the mock, logging one INFO
- * line that says why. Naming a provider that is unavailable fails with its cause.
+ * library loads and at least one device is present. Where the kernel lists no RDMA device
+ * ({@code /sys/class/infiniband} is empty or missing) it takes the mock, logging one INFO line
+ * that says why; where the kernel lists devices that the native provider cannot use (its
+ * library does not load, or libibverbs lists none), {@code auto} fails with the cause instead of
+ * quietly running on the mock. Naming a provider that is unavailable fails with its cause.
  *
  * <p>Thread-safe; factories are loaded once.
  */
@@ -73,6 +80,19 @@ public final class VerbsProviders {
 
     /** The factory that {@link #open(String)} would use. */
     public static VerbsProviderFactory factory(String choice) {
+        return factory(choice, SYSFS_INFINIBAND);
+    }
+
+    /** Where the kernel lists RDMA devices, whether or not any user-space provider can open them. */
+    static final Path SYSFS_INFINIBAND = Path.of("/sys/class/infiniband");
+
+    /**
+     * As {@link #factory(String)}, with the kernel's device list read from {@code sysfs} (tests).
+     * {@code auto} settles for a lower-priority factory (the mock) quietly only when the kernel
+     * lists no RDMA device; where it lists some, an unavailable higher-priority factory is a
+     * failure with its cause, unless the user switched that factory off.
+     */
+    static VerbsProviderFactory factory(String choice, Path sysfs) {
         String name = choice == null ? AUTO : choice.trim().toLowerCase(Locale.ROOT);
         if (!AUTO.equals(name)) {
             for (VerbsProviderFactory f : factories()) {
@@ -97,12 +117,36 @@ public final class VerbsProviders {
         if (best == null) {
             throw new UnsupportedOperationException("no verbs provider is available: " + why);
         }
+        List<String> listed = kernelDevices(sysfs);
+        if (!listed.isEmpty()) {
+            for (VerbsProviderFactory f : factories()) {
+                if (f == best) {
+                    break;
+                }
+                if (!f.disabledByUser()) {
+                    throw new UnsupportedOperationException("this host has RDMA device(s) " + String.join(", ", listed)
+                            + " (" + sysfs + ") but the " + f.name() + " provider cannot use them: "
+                            + describe(f.unavailabilityCause()) + "; to run on the " + best.name()
+                            + " provider anyway, choose it explicitly (-D" + PROPERTY + "=" + best.name() + ", $"
+                            + ENVIRONMENT + ", or --provider " + best.name() + ")", f.unavailabilityCause());
+                }
+            }
+        }
         if (why.length() > 0) {
             LOG.info("efa-ah uses the {} provider ({})", best.name(), why);
         } else {
             LOG.debug("efa-ah uses the {} provider", best.name());
         }
         return best;
+    }
+
+    /** The device names under {@code sysfs}, sorted; empty when it is missing or unreadable. */
+    static List<String> kernelDevices(Path sysfs) {
+        try (Stream<Path> entries = Files.list(sysfs)) {
+            return entries.map(p -> p.getFileName().toString()).sorted().toList();
+        } catch (IOException | RuntimeException e) {
+            return List.of();
+        }
     }
 
     /** The message of a cause chain on one line, innermost last. */

@@ -4,8 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class VerbsProvidersTest {
 
@@ -25,6 +30,33 @@ class VerbsProvidersTest {
                 assertEquals("mock", p.name());
             }
         }
+    }
+
+    // Issue 12 case 10: where the kernel lists RDMA devices, auto does not quietly run the mock.
+    @Test
+    void autoFailsWhenTheKernelListsDevicesTheNativeProviderCannotUse(@TempDir Path sysfs) throws Exception {
+        VerbsProviderFactory nativeFactory = VerbsProviders.factory("native");
+        assumeFalse(nativeFactory.isAvailable(), "the native provider is available on this host");
+        Files.createDirectory(sysfs.resolve("rxe0"));
+        UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class,
+                () -> VerbsProviders.factory("auto", sysfs));
+        assertTrue(e.getMessage().contains("RDMA device(s) rxe0") && e.getMessage().contains("native provider cannot")
+                && e.getMessage().contains(VerbsProviders.describe(nativeFactory.unavailabilityCause()))
+                && e.getMessage().contains("--provider mock"), e.getMessage());
+        assertEquals("mock", VerbsProviders.factory("mock", sysfs).name(), "an explicit choice allows the mock");
+        System.setProperty("efaah.native.disable", "true");
+        try {
+            assertEquals("mock", VerbsProviders.factory("auto", sysfs).name(), "so does switching native off");
+        } finally {
+            System.clearProperty("efaah.native.disable");
+        }
+    }
+
+    @Test
+    void autoTakesTheMockQuietlyWhereTheKernelListsNoDevice(@TempDir Path sysfs) {
+        assumeFalse(VerbsProviders.factory("native").isAvailable(), "the native provider is available on this host");
+        assertEquals("mock", VerbsProviders.factory("auto", sysfs).name());
+        assertEquals("mock", VerbsProviders.factory("auto", sysfs.resolve("missing")).name());
     }
 
     @Test

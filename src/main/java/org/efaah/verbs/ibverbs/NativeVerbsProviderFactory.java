@@ -35,6 +35,12 @@ public final class NativeVerbsProviderFactory implements VerbsProviderFactory {
         return NativeLibrary.get().available();
     }
 
+    /** True under {@code -Defaah.native.disable=true}. */
+    @Override
+    public boolean disabledByUser() {
+        return Boolean.getBoolean(NativeLibrary.DISABLE_PROPERTY);
+    }
+
     /**
      * Why the provider is unavailable, e.g. "no RDMA device: ibv_get_device_list returned none" or
      * "native library failed to load: ..." with the load error as cause; null when available.
