@@ -24,7 +24,11 @@ public final class Main {
     private Main() {
     }
 
-    /** Runs the command line and exits with its exit code. */
+    /**
+     * Runs the command line and exits with its exit code.
+     *
+     * @param args the command line, e.g. {@code demo --threads 4}
+     */
     public static void main(String[] args) {
         if (System.getProperty("logback.configurationFile") == null) {
             System.setProperty("logback.configurationFile", "org/efaah/cli/logback-cli.xml");
@@ -34,7 +38,11 @@ public final class Main {
 
     /**
      * Runs the command line, printing results to {@code out} and failures and progress to standard
-     * error, and returns its exit code.
+     * error.
+     *
+     * @param out  where results go
+     * @param args the command line
+     * @return the exit code: 0 done, 1 failed, 2 usage error
      */
     public static int run(PrintWriter out, String... args) {
         return run(out, new PrintWriter(System.err, true), System.getenv(), args);

@@ -32,7 +32,7 @@ import org.efaah.verbs.mock.MockVerbsProvider;
  * </ul>
  * Used by the {@code stress} command and by tests.
  */
-public final class StressRun {
+final class StressRun {
     /** The errnos injected into creates at random, one per fault. */
     static final List<Errno> INJECTED = List.of(Errno.ENOMEM, Errno.ETIME, Errno.ENODEV, Errno.EAGAIN);
 
@@ -46,14 +46,14 @@ public final class StressRun {
      * @param faultProbability   chance that a create or destroy fails on purpose
      * @param createLatencyNanos mock hardware create time, ns
      */
-    public record Settings(int threads, int peers, int pds, long durationNanos, long maxOperations, long seed,
+    record Settings(int threads, int peers, int pds, long durationNanos, long maxOperations, long seed,
                            double faultProbability, long createLatencyNanos) {
     }
 
     /** What a run did and what it found wrong (empty {@link #violations()} means none). */
-    public record Result(long operations, long acquires, long closes, long injectedFailures, CacheStats cache,
+    record Result(long operations, long acquires, long closes, long injectedFailures, CacheStats cache,
                          MockCounters device, List<String> violations, long elapsedNanos) {
-        public boolean passed() {
+        boolean passed() {
             return violations.isEmpty();
         }
     }
@@ -65,7 +65,7 @@ public final class StressRun {
     private final AtomicLong closes = new AtomicLong();
     private final AtomicLong failures = new AtomicLong();
 
-    public StressRun(Settings settings) {
+    StressRun(Settings settings) {
         this.settings = settings;
     }
 
@@ -82,7 +82,7 @@ public final class StressRun {
         return violations.size();
     }
 
-    public Result run() throws InterruptedException {
+    Result run() throws InterruptedException {
         MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder()
                 .maxAh(Math.min(65536, settings.peers() * settings.pds() + 16))
                 .createLatencyNanos(settings.createLatencyNanos())

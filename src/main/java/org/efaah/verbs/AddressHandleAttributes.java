@@ -205,72 +205,156 @@ public final class AddressHandleAttributes {
         private Builder() {
         }
 
-        /** {@code grh.dgid}; setting it makes the AH global unless {@link #isGlobal} says otherwise. */
+        /**
+         * {@code grh.dgid}: the destination GID (16 bytes, network order). Setting it makes the AH
+         * global unless {@link #isGlobal} says otherwise.
+         *
+         * @param dgid the destination GID
+         * @return this builder
+         * @throws NullPointerException if {@code dgid} is null
+         */
         public Builder dgid(Gid dgid) {
             this.dgid = Objects.requireNonNull(dgid, "dgid");
             return this;
         }
 
-        /** {@code grh.dgid} from IPv6 text, see {@link Gid#parse}. */
+        /**
+         * {@code grh.dgid} from IPv6 text, as {@link Gid#parse} reads it (e.g. {@code fe80::1},
+         * {@code ::ffff:10.0.0.5}).
+         *
+         * @param dgid the destination GID as text
+         * @return this builder
+         * @throws NullPointerException     if {@code dgid} is null
+         * @throws IllegalArgumentException if it is not an IPv6 address
+         */
         public Builder dgid(String dgid) {
             return dgid(Gid.parse(Objects.requireNonNull(dgid, "dgid")));
         }
 
+        /**
+         * {@code grh.flow_label}, 20 bits (default 0).
+         *
+         * @param flowLabel 0..0xFFFFF
+         * @return this builder
+         * @throws IllegalArgumentException if {@code flowLabel} is outside 0..0xFFFFF, naming the field, the value and the range
+         */
         public Builder flowLabel(int flowLabel) {
             Ranges.check("flow_label", flowLabel, 0, MAX_FLOW_LABEL);
             this.flowLabel = flowLabel;
             return this;
         }
 
+        /**
+         * {@code grh.sgid_index}: which entry of the local port's GID table is the source (default 0).
+         * {@code acquire} also checks it against the port's {@code gid_tbl_len}.
+         *
+         * @param sgidIndex 0..255
+         * @return this builder
+         * @throws IllegalArgumentException if {@code sgidIndex} is outside 0..255, naming the field, the value and the range
+         */
         public Builder sgidIndex(int sgidIndex) {
             Ranges.check("sgid_index", sgidIndex, 0, 255);
             this.sgidIndex = sgidIndex;
             return this;
         }
 
+        /**
+         * {@code grh.hop_limit} (default {@value #DEFAULT_HOP_LIMIT}).
+         *
+         * @param hopLimit 0..255
+         * @return this builder
+         * @throws IllegalArgumentException if {@code hopLimit} is outside 0..255, naming the field, the value and the range
+         */
         public Builder hopLimit(int hopLimit) {
             Ranges.check("hop_limit", hopLimit, 0, 255);
             this.hopLimit = hopLimit;
             return this;
         }
 
+        /**
+         * {@code grh.traffic_class} (default 0).
+         *
+         * @param trafficClass 0..255
+         * @return this builder
+         * @throws IllegalArgumentException if {@code trafficClass} is outside 0..255, naming the field, the value and the range
+         */
         public Builder trafficClass(int trafficClass) {
             Ranges.check("traffic_class", trafficClass, 0, 255);
             this.trafficClass = trafficClass;
             return this;
         }
 
+        /**
+         * {@code dlid}: the destination LID, InfiniBand only (default 0).
+         *
+         * @param dlid 0..0xFFFF
+         * @return this builder
+         * @throws IllegalArgumentException if {@code dlid} is outside 0..0xFFFF, naming the field, the value and the range
+         */
         public Builder dlid(int dlid) {
             Ranges.check("dlid", dlid, 0, 0xFFFF);
             this.dlid = dlid;
             return this;
         }
 
+        /**
+         * {@code sl}: the service level (default 0).
+         *
+         * @param sl 0..15
+         * @return this builder
+         * @throws IllegalArgumentException if {@code sl} is outside 0..15, naming the field, the value and the range
+         */
         public Builder sl(int sl) {
             Ranges.check("sl", sl, 0, MAX_SL);
             this.sl = sl;
             return this;
         }
 
+        /**
+         * {@code src_path_bits}, InfiniBand only (default 0).
+         *
+         * @param srcPathBits 0..127
+         * @return this builder
+         * @throws IllegalArgumentException if {@code srcPathBits} is outside 0..127, naming the field, the value and the range
+         */
         public Builder srcPathBits(int srcPathBits) {
             Ranges.check("src_path_bits", srcPathBits, 0, MAX_SRC_PATH_BITS);
             this.srcPathBits = srcPathBits;
             return this;
         }
 
+        /**
+         * {@code static_rate}: an {@code enum ibv_rate} value, 0 for the port's rate (default 0).
+         *
+         * @param staticRate 0..24 ({@value #MAX_STATIC_RATE})
+         * @return this builder
+         * @throws IllegalArgumentException if {@code staticRate} is outside 0..24, naming the field, the value and the range
+         */
         public Builder staticRate(int staticRate) {
             Ranges.check("static_rate", staticRate, 0, MAX_STATIC_RATE);
             this.staticRate = staticRate;
             return this;
         }
 
+        /**
+         * {@code is_global}: whether the AH carries a GRH. Unset, it follows whether a dgid was set.
+         *
+         * @param isGlobal true for a global AH (EFA and RoCE need one)
+         * @return this builder
+         */
         public Builder isGlobal(boolean isGlobal) {
             this.isGlobal = isGlobal;
             this.isGlobalSet = true;
             return this;
         }
 
-        /** {@code port_num}, 1-based. */
+        /**
+         * {@code port_num}, 1-based; {@code acquire} also checks it against the device's port count.
+         *
+         * @param portNum 1..255
+         * @return this builder
+         * @throws IllegalArgumentException if {@code portNum} is outside 1..255, naming the field, the value and the range
+         */
         public Builder portNum(int portNum) {
             Ranges.check("port_num", portNum, 1, 255);
             this.portNum = portNum;
@@ -278,6 +362,9 @@ public final class AddressHandleAttributes {
         }
 
         /**
+         * The attributes, immutable.
+         *
+         * @return the attributes set so far, defaults for the others
          * @throws IllegalArgumentException if is_global is set without a dgid
          */
         public AddressHandleAttributes build() {

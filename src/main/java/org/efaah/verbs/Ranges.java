@@ -9,6 +9,12 @@ public final class Ranges {
     }
 
     /**
+     * Checks one value.
+     *
+     * @param field the field's name in the user's terms ({@code sgid_index}, {@code maxAh})
+     * @param value the value given
+     * @param min   the smallest valid value
+     * @param max   the largest valid value
      * @throws IllegalArgumentException naming {@code field}, {@code value} and the valid range when
      *                                  {@code value} is outside {@code min..max}
      */

@@ -9,21 +9,39 @@ package org.efaah.verbs;
  */
 public interface VerbsProviderFactory {
 
-    /** The name users select it by: {@code native}, {@code mock}. */
+    /**
+     * The name users select it by.
+     *
+     * @return {@code native}, {@code mock}, ...: lower case, unique among factories
+     */
     String name();
 
-    /** Higher wins in {@code auto} selection among available factories. */
+    /**
+     * Rank in {@code auto} selection: higher wins among available factories.
+     *
+     * @return the priority; the mock's is 0
+     */
     int priority();
 
-    /** Whether {@link #create()} can succeed here: for {@code native}, the library loads and a device is present. */
+    /**
+     * Whether {@link #create()} can succeed here: for {@code native}, the library loads and a device is present.
+     *
+     * @return true when available; the probe runs once, on first use
+     */
     boolean isAvailable();
 
-    /** Why {@link #isAvailable()} is false, with the whole cause chain; null when available. */
+    /**
+     * Why {@link #isAvailable()} is false.
+     *
+     * @return the reason with its whole cause chain; null when available
+     */
     Throwable unavailabilityCause();
 
     /**
      * Whether the user switched this factory off (e.g. {@code -Defaah.native.disable=true}):
      * {@code auto} then passes it over without complaint even where devices are present.
+     *
+     * @return true when switched off explicitly; false by default
      */
     default boolean disabledByUser() {
         return false;
@@ -32,6 +50,7 @@ public interface VerbsProviderFactory {
     /**
      * A new provider.
      *
+     * @return a provider the caller closes
      * @throws UnsupportedOperationException when not available, with {@link #unavailabilityCause()} as cause
      */
     VerbsProvider create();

@@ -31,6 +31,7 @@ public final class VerbsProviders {
     public static final String PROPERTY = "efaah.provider";
     /** Environment variable selecting the provider when the property is unset. */
     public static final String ENVIRONMENT = "EFA_AH_PROVIDER";
+    /** The choice that takes the best available provider (see the class description). */
     public static final String AUTO = "auto";
 
     private static final Logger LOG = LoggerFactory.getLogger(VerbsProviders.class);
@@ -49,12 +50,20 @@ public final class VerbsProviders {
         }
     }
 
-    /** Every factory on the class path, highest priority first. */
+    /**
+     * Every factory on the class path.
+     *
+     * @return the factories, highest priority first; immutable
+     */
     public static List<VerbsProviderFactory> factories() {
         return Holder.FACTORIES;
     }
 
-    /** The choice configured by property or environment, {@code auto} when neither is set. */
+    /**
+     * The choice configured by property, else environment.
+     *
+     * @return the choice, lower case; {@code auto} when neither is set
+     */
     public static String configuredChoice() {
         String choice = System.getProperty(PROPERTY);
         if (choice == null || choice.isBlank()) {
@@ -63,7 +72,12 @@ public final class VerbsProviders {
         return choice == null || choice.isBlank() ? AUTO : choice.trim().toLowerCase(Locale.ROOT);
     }
 
-    /** Opens the provider chosen by {@link #configuredChoice()}. */
+    /**
+     * Opens the provider chosen by {@link #configuredChoice()}.
+     *
+     * @return a provider the caller closes
+     * @throws UnsupportedOperationException as {@link #open(String)}
+     */
     public static VerbsProvider open() {
         return open(configuredChoice());
     }
@@ -71,6 +85,8 @@ public final class VerbsProviders {
     /**
      * Opens a provider by name, or by {@code auto} selection.
      *
+     * @param choice {@code auto}, {@code native}, {@code mock} (case-insensitive); null means {@code auto}
+     * @return a provider the caller closes
      * @throws IllegalArgumentException      if no factory has that name
      * @throws UnsupportedOperationException if the named provider is unavailable here (the cause says why)
      */
@@ -78,7 +94,15 @@ public final class VerbsProviders {
         return factory(choice).create();
     }
 
-    /** The factory that {@link #open(String)} would use. */
+    /**
+     * The factory that {@link #open(String)} would use.
+     *
+     * @param choice {@code auto}, {@code native}, {@code mock} (case-insensitive); null means {@code auto}
+     * @return the factory
+     * @throws IllegalArgumentException      if no factory has that name
+     * @throws UnsupportedOperationException if {@code auto} finds none usable, or the kernel lists RDMA
+     *                                       devices that the native provider cannot use (the cause says why)
+     */
     public static VerbsProviderFactory factory(String choice) {
         return factory(choice, SYSFS_INFINIBAND);
     }
@@ -149,7 +173,12 @@ public final class VerbsProviders {
         }
     }
 
-    /** The message of a cause chain on one line, innermost last. */
+    /**
+     * The messages of a cause chain on one line, innermost last.
+     *
+     * @param t the outermost throwable
+     * @return "outer &lt;- inner &lt;- ..."
+     */
     public static String describe(Throwable t) {
         StringBuilder sb = new StringBuilder();
         for (Throwable c = t; c != null; c = c.getCause()) {

@@ -57,7 +57,11 @@ public final class NativeVerbsProvider implements VerbsProvider {
         return NativeVerbsProviderFactory.NAME;
     }
 
-    /** Whether libefa was found, so that EFA devices report their AHN and EFA attributes. */
+    /**
+     * Whether libefa was found, so that EFA devices report their AHN and EFA attributes.
+     *
+     * @return true when {@code dlopen("libefa.so.1")} succeeded
+     */
     public boolean efadvAvailable() {
         return NativeVerbs.efa_ah_efadv_available() == 1;
     }

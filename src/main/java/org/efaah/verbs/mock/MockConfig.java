@@ -165,66 +165,151 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         private Builder() {
         }
 
+        /**
+         * Number of devices, named {@code efa_0}, {@code efa_1}, ... (default 1).
+         *
+         * @param n 0..64
+         * @return this builder
+         * @throws IllegalArgumentException (from {@link #build()}) if it is outside 0..64
+         */
         public Builder deviceCount(int n) {
             this.deviceCount = n;
             return this;
         }
 
+        /**
+         * {@code gid_tbl_len} of each device's port (default 1).
+         *
+         * @param n 1..256
+         * @return this builder
+         * @throws IllegalArgumentException (from {@link #build()}) if it is outside 1..256
+         */
         public Builder gidTableLength(int n) {
             this.gidTableLength = n;
             return this;
         }
 
+        /**
+         * Explicit GIDs for port 1 of device 0, in index order (default: generated link-local GIDs).
+         *
+         * @param gids at most {@code gidTableLength} GIDs
+         * @return this builder
+         * @throws NullPointerException if {@code gids} is null
+         */
         public Builder gids(List<Gid> gids) {
             this.gids = new ArrayList<>(gids);
             return this;
         }
 
+        /**
+         * {@code max_ah} per device: creates beyond it fail with ENOMEM (default 1024).
+         *
+         * @param maxAh 1..65536 (AHNs are 16-bit)
+         * @return this builder
+         * @throws IllegalArgumentException (from {@link #build()}) if it is outside 1..65536
+         */
         public Builder maxAh(int maxAh) {
             this.maxAh = maxAh;
             return this;
         }
 
+        /**
+         * How a second create for a live (PD, GID) is answered (default {@link DuplicatePolicy#STRICT}).
+         *
+         * @param policy the policy
+         * @return this builder
+         */
         public Builder duplicatePolicy(DuplicatePolicy policy) {
             this.duplicatePolicy = policy;
             return this;
         }
 
+        /**
+         * The errno a {@link DuplicatePolicy#STRICT} device refuses a duplicate with (default EINVAL).
+         *
+         * @param errno the errno
+         * @return this builder
+         */
         public Builder duplicateErrno(Errno errno) {
             this.duplicateErrno = errno;
             return this;
         }
 
+        /**
+         * Time each hardware create takes (default 0).
+         *
+         * @param ns 0..10,000,000,000 ns
+         * @return this builder
+         * @throws IllegalArgumentException (from {@link #build()}) if it is outside 0..10,000,000,000 ns
+         */
         public Builder createLatencyNanos(long ns) {
             this.createLatencyNanos = ns;
             return this;
         }
 
+        /**
+         * Time each hardware destroy takes (default 0).
+         *
+         * @param ns 0..10,000,000,000 ns
+         * @return this builder
+         * @throws IllegalArgumentException (from {@link #build()}) if it is outside 0..10,000,000,000 ns
+         */
         public Builder destroyLatencyNanos(long ns) {
             this.destroyLatencyNanos = ns;
             return this;
         }
 
+        /**
+         * Chance that any create fails with the random-failure errno (default 0).
+         *
+         * @param p 0..1
+         * @return this builder
+         * @throws IllegalArgumentException (from {@link #build()}) if it is outside 0..1 or NaN
+         */
         public Builder failureProbability(double p) {
             this.failureProbability = p;
             return this;
         }
 
+        /**
+         * The errno of random create failures (default ENOMEM).
+         *
+         * @param errno the errno
+         * @return this builder
+         */
         public Builder randomFailureErrno(Errno errno) {
             this.randomFailureErrno = errno;
             return this;
         }
 
+        /**
+         * Seed of the random failures, for reproducible runs (default 1).
+         *
+         * @param seed any value
+         * @return this builder
+         */
         public Builder seed(long seed) {
             this.seed = seed;
             return this;
         }
 
+        /**
+         * True (default): EFA devices that key AHs by GID and report AHNs; false: RoCE-like devices.
+         *
+         * @param efa whether the devices are EFA
+         * @return this builder
+         */
         public Builder efa(boolean efa) {
             this.efa = efa;
             return this;
         }
 
+        /**
+         * The configuration.
+         *
+         * @return an immutable configuration
+         * @throws IllegalArgumentException naming the field when a value is out of range
+         */
         public MockConfig build() {
             return new MockConfig(deviceCount, gidTableLength, gids, maxAh, duplicatePolicy, duplicateErrno,
                     createLatencyNanos, destroyLatencyNanos, failureProbability, randomFailureErrno, seed, efa);
