@@ -110,7 +110,8 @@ final class NativeLibrary {
             if (resource == null) {
                 // Checked first: Loader.load would fail too, but with a message that hides the reason.
                 return new Probe(null, -1, new IllegalStateException("efa-ah was built without the native library for "
-                        + platform + " (no infiniband/verbs.h at build time, or built on another platform); "
+                        + platform + " (no infiniband/verbs.h at build time, or built on another platform), or its "
+                        + "platform jar efa-ah-VERSION-" + platform + ".jar is not on the class path; "
                         + "rebuild on a host with libibverbs-dev (rdma-core) installed"));
             }
             String cacheProblem = JavaCppCache.problem(resource);
@@ -120,9 +121,16 @@ final class NativeLibrary {
             try {
                 path = Loader.load(NativeVerbs.class);
             } catch (Throwable e) {
-                return new Probe(null, -1, new IllegalStateException("native library failed to load: " + e
-                        + (String.valueOf(e.getMessage()).contains("libibverbs")
-                        ? " (install rdma-core / libibverbs1)" : JavaCppCache.hint(e)), e));
+                // JavaCPP's last attempt (java.library.path) fails too and hides the first reason:
+                // the innermost error is the dynamic loader's own, naming the file and the cause.
+                Throwable first = e;
+                while (first.getCause() != null && first.getCause() != first) {
+                    first = first.getCause();
+                }
+                String why = String.valueOf(first.getMessage());
+                return new Probe(null, -1, new IllegalStateException("native library failed to load: " + why
+                        + (why.contains("libibverbs") ? " (install rdma-core / libibverbs1)" : JavaCppCache.hint(e)),
+                        e));
             }
             int[] count = new int[1];
             int rc = lister.list(count);
