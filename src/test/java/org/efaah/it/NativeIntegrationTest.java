@@ -7,8 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,7 +19,6 @@ import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
 import org.efaah.cache.CacheStats;
 import org.efaah.cache.LeakDetection;
-import org.efaah.cli.Main;
 import org.efaah.ud.Datagram;
 import org.efaah.ud.UdEndpoint;
 import org.efaah.verbs.AddressHandleAttributes;
@@ -260,19 +257,6 @@ class NativeIntegrationTest {
         assertEquals(Errno.EBUSY, assertThrows(VerbsException.class, other::close).errno());
         ah.destroy();
         other.close();
-    }
-
-    @Test
-    void theCliDemoRunsOnTheNativeProvider() {
-        Assumptions.assumeTrue(NativeDevice.inVm(), "the demo's peers need the VM's neighbour entries");
-        StringWriter text = new StringWriter();
-        int exit = Main.run(new PrintWriter(text, true), "demo", "--provider", "native", "-t", "4", "-r", "200",
-                "-n", "2000", "--first-peer", "::ffff:10.9.1.1", "--sgid-index", String.valueOf(gidIndex));
-        String out = text.toString();
-        assertEquals(0, exit, out);
-        assertTrue(out.contains("provider native"), out);
-        assertTrue(out.contains("hardware AHs created:     200"), out);
-        NativeDevice.figure("demo on " + device.name() + ":\n" + out.strip());
     }
 
     @Test
