@@ -141,9 +141,14 @@ class CliNativeTest {
                 Path.of("/usr/bin/prlimit")), "needs setpriv and prlimit (util-linux)");
         List<String> command = new ArrayList<>(List.of("setpriv", "--bounding-set", "-ipc_lock", "--inh-caps",
                 "-ipc_lock", "prlimit", "--memlock=65536:65536", "--",
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"), "org.efaah.cli.Main", "pingpong", "--provider",
-                "native", "-n", "10", "--timeout", "10", "--sgid-index", String.valueOf(gidIndex)));
+                Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        // The JNI library comes from the platform jar here: the child extracts it where this JVM does.
+        String cacheDir = System.getProperty("org.bytedeco.javacpp.cachedir");
+        if (cacheDir != null) {
+            command.add("-Dorg.bytedeco.javacpp.cachedir=" + cacheDir);
+        }
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), "org.efaah.cli.Main", "pingpong",
+                "--provider", "native", "-n", "10", "--timeout", "10", "--sgid-index", String.valueOf(gidIndex)));
         Process child = new ProcessBuilder(command).redirectErrorStream(true).start();
         String output = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(child.waitFor(120, TimeUnit.SECONDS), "child still running");
