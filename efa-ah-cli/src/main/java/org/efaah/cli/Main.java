@@ -1,0 +1,73 @@
+package org.efaah.cli;
+
+import java.io.PrintWriter;
+import java.util.Map;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.ScopeType;
+
+/** Entry point of the {@code efa-ah} command line. */
+@Command(name = "efa-ah", scope = ScopeType.INHERIT, mixinStandardHelpOptions = true,
+        versionProvider = BuildVersion.class,
+        description = "Deduplicated RDMA Address Handles for the JVM, over libibverbs or an EFA-like mock.",
+        footerHeading = "%nSettings:%n",
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {"0:done; every check passed", "1:failed: the reason is printed on one line (--verbose adds the trace)",
+                "2:usage error: a bad option or value"},
+        subcommands = {DevicesCommand.class, DemoCommand.class, StressCommand.class, PingpongCommand.class})
+public final class Main {
+    /** Exit code when the command ran and failed (a device error, a violation, no answer). */
+    static final int FAILED = 1;
+    /** Exit code for a bad option or value. */
+    static final int USAGE = 2;
+
+    private Main() {
+    }
+
+    /**
+     * Runs the command line and exits with its exit code.
+     *
+     * @param args the command line, e.g. {@code demo --threads 4}
+     */
+    public static void main(String[] args) {
+        if (System.getProperty("logback.configurationFile") == null) {
+            System.setProperty("logback.configurationFile", "org/efaah/cli/logback-cli.xml");
+        }
+        System.exit(run(new PrintWriter(System.out, true), new PrintWriter(System.err, true), System.getenv(), args));
+    }
+
+    /**
+     * Runs the command line, printing results to {@code out} and failures and progress to standard
+     * error.
+     *
+     * @param out  where results go
+     * @param args the command line
+     * @return the exit code: 0 done, 1 failed, 2 usage error
+     */
+    public static int run(PrintWriter out, String... args) {
+        return run(out, new PrintWriter(System.err, true), System.getenv(), args);
+    }
+
+    /**
+     * Runs the command line and returns its exit code.
+     *
+     * @param out         standard output: results
+     * @param err         standard error: progress, warnings and the one-line reason of a failure
+     * @param environment the environment variables that settings are read from
+     */
+    static int run(PrintWriter out, PrintWriter err, Map<String, String> environment, String... args) {
+        Defaults defaults = new Defaults(System.getProperties(), environment);
+        CommandLine cli = new CommandLine(new Main());
+        cli.setCaseInsensitiveEnumValuesAllowed(true);
+        cli.setOut(out);
+        cli.setErr(err);
+        cli.setDefaultValueProvider(defaults);
+        cli.getCommandSpec().usageMessage().footer(Defaults.PRECEDENCE, defaults.table());
+        cli.getSubcommands().values().forEach(c -> c.getCommandSpec().usageMessage()
+                .footer(Defaults.PRECEDENCE, defaults.table()));
+        Failures failures = new Failures(defaults, args);
+        cli.setParameterExceptionHandler(failures::onParameterException);
+        cli.setExecutionExceptionHandler(failures::onExecutionException);
+        return cli.execute(args);
+    }
+}

@@ -1,0 +1,356 @@
+package org.efaah.cli;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.efaah.cache.AddressHandle;
+import org.efaah.cache.AddressHandleCache;
+import org.efaah.cache.CacheStats;
+import org.efaah.ud.Datagram;
+import org.efaah.ud.EndpointAddress;
+import org.efaah.ud.UdEndpoint;
+import org.efaah.verbs.AddressHandleAttributes;
+import org.efaah.verbs.Device;
+import org.efaah.verbs.ProtectionDomain;
+import org.efaah.verbs.QueuePairType;
+import org.efaah.verbs.VerbsProvider;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * UD ping-pong through cached AHs, like {@code ibv_ud_pingpong}: the client sends, the server
+ * echoes through a return-path AH, the client checks that each echo came from the server's QPN
+ * and GID, and every byte, and times the round trip. Without {@code --server} or
+ * {@code --connect} both sides run in this process.
+ */
+@Command(name = "pingpong",
+        description = "UD ping-pong through cached AHs (server, client, or both in one process); "
+                + "reports round-trip latency and throughput. Addresses are exchanged over TCP as "
+                + "ibv_ud_pingpong does (server: --server; client: --connect HOST[:PORT]), or given as "
+                + "text (--connect GID/QPN/QKEY) or in a file (--address-file).")
+final class PingpongCommand implements Callable<Integer> {
+    /** First payload byte: what a datagram is. A self-echo arrives as PING, never as PONG. */
+    private static final byte BYE = 1;
+    private static final byte PING = 2;
+    private static final byte PONG = 3;
+
+    @Mixin
+    ProviderOptions providerOptions;
+
+    @ArgGroup(exclusive = true)
+    Role role = new Role();
+
+    static final class Role {
+        @Option(names = "--server", description = "Serve until the client says goodbye; listen on TCP --port "
+                + "for clients' address exchange.")
+        boolean server;
+
+        @Option(names = "--connect", paramLabel = "HOST[:PORT]|GID/QPN/QKEY",
+                description = "Be the client of this server: its TCP host and port, or its address text.")
+        String connect;
+    }
+
+    @Option(names = {"-p", "--port"}, description = "TCP port of the address exchange, 0 for any free one (server), "
+            + "1..65535 (default: ${DEFAULT-VALUE}, as ibv_ud_pingpong).")
+    int port = AddressExchange.DEFAULT_PORT;
+
+    @Option(names = "--address-file", paramLabel = "FILE",
+            description = "Server: also write its address here; client: read the server's address from here.")
+    Path addressFile;
+
+    @Option(names = {"-s", "--size"}, description = "Payload bytes, 1..path MTU (default: ${DEFAULT-VALUE}).")
+    int size = 64;
+
+    @Option(names = {"-n", "--iterations"}, description = "Round trips, >= 1 (default: ${DEFAULT-VALUE}).")
+    long iterations = 10_000;
+
+    @Option(names = "--sgid-index", description = "This side's GID index (default: ${DEFAULT-VALUE}).")
+    int sgidIndex = 0;
+
+    @Option(names = "--device", description = "Device name (default: the first).")
+    String deviceName;
+
+    @Option(names = "--transport", paramLabel = "ud|srd",
+            description = "Datagram transport: ud (every device) or srd (EFA only) (default: ${DEFAULT-VALUE}).")
+    String transport = "ud";
+
+    @Option(names = "--timeout", paramLabel = "SECONDS",
+            description = "Seconds to wait for any one datagram or connection, 1..86400 (default: ${DEFAULT-VALUE}).")
+    int timeoutSeconds = 10;
+
+    @Mixin
+    OutputOptions output;
+
+    @Spec
+    CommandSpec spec;
+
+    private final AtomicLong roundTrips = new AtomicLong();
+
+    @Override
+    public Integer call() throws Exception {
+        Check.range(spec, "--size", size, 1, 1 << 30, "bytes");
+        Check.range(spec, "--iterations", iterations, 1, Long.MAX_VALUE, "");
+        Check.range(spec, "--timeout", timeoutSeconds, 1, 86_400, "s");
+        Check.range(spec, "--port", port, role.server ? 0 : 1, 65535, "");
+        Check.range(spec, "--sgid-index", sgidIndex, 0, 255, "");
+        QueuePairType queuePairType = transport(transport);
+        if (queuePairType == null) {
+            throw Check.fail(spec, "--transport", transport + "; valid ud, srd");
+        }
+        long progressMillis = output.progressMillis(spec);
+        EndpointAddress given = null;
+        AddressExchange.Target target = null;
+        if (role.connect != null) {
+            try {
+                if (role.connect.contains("/")) {
+                    given = EndpointAddress.parse(role.connect);
+                } else {
+                    target = AddressExchange.Target.parse(role.connect, port);
+                }
+            } catch (IllegalArgumentException e) {
+                throw Check.fail(spec, "--connect", e.getMessage().replaceFirst("^--connect: ", ""));
+            }
+        } else if (addressFile != null && !role.server) {
+            given = readAddressFile();
+        }
+        Report report = new Report(spec.commandLine().getOut(), output.json);
+        report.put("command", "pingpong");
+        try (VerbsProvider provider = providerOptions.open(spec, 0);
+             Device device = deviceName == null ? Device.openFirst(provider) : Device.open(provider, deviceName)) {
+            ProtectionDomain pd = device.allocatePd();
+            AddressHandleCache cache = AddressHandleCache.create();
+            UdEndpoint.Options options = UdEndpoint.Options.defaults().withSgidIndex(sgidIndex)
+                    .withTransport(queuePairType);
+            try (Progress p = Progress.start(spec.commandLine().getErr(), output, progressMillis,
+                    () -> String.format("pingpong: %,d round trips of %,d", roundTrips.get(), iterations))) {
+                int exit;
+                if (role.server) {
+                    exit = serve(report, pd, cache, options);
+                } else if (given != null || target != null) {
+                    exit = client(report, pd, cache, options, given, target);
+                } else {
+                    exit = loopback(report, pd, cache, options);
+                }
+                report.finish();
+                return exit;
+            } finally {
+                cache.close();
+                pd.close();
+            }
+        }
+    }
+
+    private EndpointAddress readAddressFile() throws IOException {
+        String text;
+        try {
+            text = Files.readString(addressFile, StandardCharsets.US_ASCII);
+        } catch (IOException e) {
+            // "Is a directory" and friends say nothing of the file without this.
+            throw new IOException("--address-file " + addressFile + ": " + Failures.describe(e)
+                    .replace(addressFile + ": ", ""), e);
+        }
+        try {
+            return EndpointAddress.parse(text);
+        } catch (IllegalArgumentException e) {
+            throw Check.fail(spec, "--address-file", addressFile + " holds no server address: " + e.getMessage());
+        }
+    }
+
+    private int serve(Report report, ProtectionDomain pd, AddressHandleCache cache, UdEndpoint.Options options)
+            throws Exception {
+        try (UdEndpoint server = UdEndpoint.open(pd, cache, options);
+             AddressExchange.Server tcp = new AddressExchange.Server(port, server.address(),
+                     client -> spec.commandLine().getErr().println("pingpong server: client " + client))) {
+            String text = server.address().toText();
+            report.line("server address: %s", text);
+            report.line("listening on TCP port %d", tcp.port());
+            report.put("server_address", text).put("tcp_port", tcp.port());
+            if (addressFile != null) {
+                writeAddressFile(text);
+            }
+            if (output.json) {
+                // Scripts need the port before the run ends.
+                spec.commandLine().getErr().println("pingpong server: listening on TCP port " + tcp.port()
+                        + ", address " + text);
+            }
+            long served = serveLoop(server, Long.MAX_VALUE);
+            server.flush(timeoutSeconds, TimeUnit.SECONDS);
+            CacheStats s = cache.stats();
+            report.line("server: answered %,d datagrams with %d return-path AH(s) created (hits %,d)", served,
+                    s.hardwareCreates(), s.hits());
+            report.put("datagrams_answered", served).put("return_path_ahs", s.hardwareCreates());
+        }
+        return 0;
+    }
+
+    private void writeAddressFile(String text) throws IOException {
+        Path tmp = addressFile.resolveSibling(addressFile.getFileName() + ".tmp");
+        try {
+            Files.writeString(tmp, text + "\n", StandardCharsets.US_ASCII);
+            Files.move(tmp, addressFile, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            throw new IOException("--address-file " + addressFile + ": cannot write the server address: "
+                    + Failures.describe(e), e);
+        }
+    }
+
+    private long serveLoop(UdEndpoint server, long limit) {
+        long served = 0;
+        while (served < limit) {
+            Datagram d = server.receive(timeoutSeconds, TimeUnit.SECONDS);
+            if (d == null) {
+                throw new IllegalStateException("server: no datagram in " + timeoutSeconds + " s"
+                        + (served == 0 ? " (no client came; --timeout sets the wait)" : " after " + served));
+            }
+            served++;
+            byte[] payload = d.payload();
+            if (payload.length > 0 && payload[0] == BYE) {
+                break;
+            }
+            if (payload.length > 0 && payload[0] == PING) {
+                payload[0] = PONG;
+                server.reply(d, ByteBuffer.wrap(payload));
+            }
+        }
+        return served;
+    }
+
+    private int client(Report report, ProtectionDomain pd, AddressHandleCache cache, UdEndpoint.Options options,
+                       EndpointAddress given, AddressExchange.Target target) throws IOException {
+        try (UdEndpoint client = UdEndpoint.open(pd, cache, options)) {
+            checkSize(client);
+            EndpointAddress server = given;
+            if (target != null) {
+                server = AddressExchange.connect(target, client.address(), timeoutSeconds * 1000);
+                report.line("server %s at %s", server, target);
+            }
+            if (server.equals(client.address())) {
+                throw new IllegalStateException("the server address " + server + " is this client's own endpoint: "
+                        + "no server answers there" + (pd.device().provider().name().equals("mock")
+                        ? " (the mock provider joins endpoints of one process only)" : ""));
+            }
+            return runClient(report, client, cache, server);
+        }
+    }
+
+    private void checkSize(UdEndpoint endpoint) {
+        if (size > endpoint.maxMessageSize()) {
+            throw Check.fail(spec, "--size", size + " bytes is out of range; valid 1.." + endpoint.maxMessageSize()
+                    + " bytes (the path MTU)");
+        }
+    }
+
+    private int runClient(Report report, UdEndpoint client, AddressHandleCache cache, EndpointAddress server) {
+        Latencies rtt = new Latencies();
+        ByteBuffer message = ByteBuffer.allocate(size);
+        long start;
+        try (AddressHandle ah = cache.acquire(client.pd(),
+                AddressHandleAttributes.builder().dgid(server.gid()).sgidIndex(sgidIndex).build())) {
+            start = System.nanoTime();
+            for (long i = 0; i < iterations; i++) {
+                if (Thread.interrupted()) {
+                    throw new IllegalStateException("client: interrupted after " + i + " round trips");
+                }
+                fill(message, i);
+                long t0 = System.nanoTime();
+                client.send(ah, server, message.duplicate());
+                Datagram echo = client.receive(timeoutSeconds, TimeUnit.SECONDS);
+                rtt.record(System.nanoTime() - t0);
+                check(echo, i, message.array(), server);
+                roundTrips.incrementAndGet();
+            }
+            long elapsed = System.nanoTime() - start;
+            client.send(ah, server, ByteBuffer.wrap(new byte[] {BYE}));
+            client.flush(timeoutSeconds, TimeUnit.SECONDS);
+            report(report, rtt, elapsed, client);
+        }
+        return 0;
+    }
+
+    /** The echo of message {@code i} must come from the server's QPN and GID, marked PONG, bytes intact. */
+    private void check(Datagram echo, long i, byte[] sent, EndpointAddress server) {
+        if (echo == null) {
+            throw new IllegalStateException("client: no echo of message " + i + " from " + server + " in "
+                    + timeoutSeconds + " s" + (i == 0 ? " (is the server running?)" : ""));
+        }
+        if (echo.sourceQpn() != server.qpn() || !echo.sourceGid().equals(server.gid())) {
+            throw new IllegalStateException(String.format("client: the answer to message %d came from GID %s QPN 0x%06x,"
+                    + " not from the server %s", i, echo.sourceGid(), echo.sourceQpn(), server));
+        }
+        byte[] got = echo.payload();
+        if (got.length != sent.length || got[0] != PONG
+                || !Arrays.equals(got, 1, got.length, sent, 1, sent.length)) {
+            throw new IllegalStateException("client: the echo of message " + i + " differs from what was sent");
+        }
+    }
+
+    private void fill(ByteBuffer message, long iteration) {
+        byte[] a = message.array();
+        for (int j = 0; j < a.length; j++) {
+            a[j] = (byte) (iteration * 13 + j);
+        }
+        a[0] = PING;
+    }
+
+    private void report(Report report, Latencies rtt, long elapsedNanos, UdEndpoint client) {
+        double seconds = elapsedNanos / 1e9;
+        report.line("%,d round trips of %d bytes in %.3f s, every echo from the server and every payload verified (%s)",
+                iterations, size, seconds, client.pd().device().name());
+        report.line("round trip: %s", rtt.summaryMicros());
+        report.line("throughput: %,.0f round trips/s, %.2f MB/s of payload each way", iterations / seconds,
+                (double) iterations * size / seconds / 1e6);
+        report.put("device", client.pd().device().name()).put("round_trips", iterations).put("size_bytes", size)
+                .put("elapsed_ns", elapsedNanos).put("round_trip", rtt.toMap()).put("verified", true);
+    }
+
+    private int loopback(Report report, ProtectionDomain pd, AddressHandleCache cache, UdEndpoint.Options options)
+            throws Exception {
+        try (UdEndpoint server = UdEndpoint.open(pd, cache, options);
+             UdEndpoint client = UdEndpoint.open(pd, cache, options)) {
+            checkSize(client);
+            report.line("loopback on %s: server %s, client %s", pd.device().name(), server.address(), client.address());
+            AtomicReference<Throwable> serverFailure = new AtomicReference<>();
+            Thread serving = new Thread(() -> {
+                try {
+                    serveLoop(server, Long.MAX_VALUE);
+                    server.flush(timeoutSeconds, TimeUnit.SECONDS);
+                } catch (Throwable t) {
+                    serverFailure.set(t);
+                }
+            }, "pingpong-server");
+            serving.setDaemon(true);
+            serving.start();
+            int result = runClient(report, client, cache, server.address());
+            serving.join(TimeUnit.SECONDS.toMillis(timeoutSeconds + 5L));
+            if (serverFailure.get() != null) {
+                throw new IllegalStateException("server side failed: " + Failures.describe(serverFailure.get()),
+                        serverFailure.get());
+            }
+            CacheStats s = cache.stats();
+            report.line("AHs: %d hardware AH(s) for %,d look-ups (client's forward AH and the server's return path)",
+                    s.hardwareCreates(), s.requests());
+            report.put("hardware_ahs", s.hardwareCreates()).put("ah_lookups", s.requests());
+            return result;
+        }
+    }
+
+    /** {@code ud} or {@code srd}, any case; null for anything else. */
+    static QueuePairType transport(String name) {
+        return switch (name.toLowerCase(java.util.Locale.ROOT)) {
+            case "ud" -> QueuePairType.UD;
+            case "srd" -> QueuePairType.SRD;
+            default -> null;
+        };
+    }
+}

@@ -1,0 +1,126 @@
+package org.efaah.cli;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** Runs {@link StressRun} and exits non-zero on any violation, or when it did nothing. */
+@Command(name = "stress",
+        description = "Seeded random acquire/close across threads on a strict mock EFA device with faults "
+                + "injected, checking the cache's invariants; exits 1 on a violation.")
+final class StressCommand implements Callable<Integer> {
+    @Option(names = {"-t", "--threads"}, description = "Threads, 1..1024 (default: ${DEFAULT-VALUE}).")
+    int threads = 8;
+
+    @Option(names = {"-d", "--duration"}, paramLabel = "SECONDS",
+            description = "Seconds to run, 0.1..604800 (default: ${DEFAULT-VALUE}).")
+    double seconds = 10;
+
+    @Option(names = "--ops", description = "Stop after this many operations in all, >= 1 (default: no limit).")
+    long operations = Long.MAX_VALUE;
+
+    @Option(names = {"-r", "--peers"}, description = "Distinct peers, 1..1048576 (default: ${DEFAULT-VALUE}).")
+    int peers = 64;
+
+    @Option(names = "--pds", description = "Protection domains, 1..64 (default: ${DEFAULT-VALUE}).")
+    int pds = 2;
+
+    @Option(names = "--seed", description = "Seed (default: ${DEFAULT-VALUE}).")
+    long seed = 1;
+
+    @Option(names = "--fault-probability",
+            description = "Chance a create fails on purpose, 0..1 (default: ${DEFAULT-VALUE}).")
+    double faultProbability = 0.01;
+
+    @Option(names = "--create-latency-us", paramLabel = "MICROSECONDS",
+            description = "Mock create time, 0..1000000 µs (default: ${DEFAULT-VALUE}; -Defaah.mock.createLatencyNanos in ns).")
+    double createLatencyMicros = 5;
+
+    @Mixin
+    OutputOptions output;
+
+    @Mixin
+    RetentionOptions retention;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() throws InterruptedException {
+        Check.range(spec, "--threads", threads, 1, 1024, "");
+        Check.range(spec, "--duration", seconds, 0.1, 604_800, "s");
+        Check.range(spec, "--ops", operations, 1, Long.MAX_VALUE, "");
+        Check.range(spec, "--peers", peers, 1, 1 << 20, "");
+        Check.range(spec, "--pds", pds, 1, 64, "");
+        Check.range(spec, "--fault-probability", faultProbability, 0, 1, "");
+        Check.range(spec, "--create-latency-us", createLatencyMicros, 0, 1_000_000, "µs");
+        long progressMillis = output.progressMillis(spec);
+        org.efaah.cache.RetentionPolicy policy;
+        try {
+            policy = retention.policy();
+        } catch (IllegalArgumentException e) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+        }
+        // The run injects destroy failures on purpose; one warning each would bury the report.
+        ((ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger("org.efaah.cache"))
+                .setLevel(ch.qos.logback.classic.Level.ERROR);
+        Report report = new Report(spec.commandLine().getOut(), output.json);
+        report.line("stress: %d threads, %d peers x %d PDs, %s s, seed %d, fault probability %.3f (mock, strict)",
+                threads, peers, pds, seconds, seed, faultProbability);
+        StressRun run = new StressRun(new StressRun.Settings(threads, peers, pds, (long) (seconds * 1e9),
+                operations, seed, faultProbability, (long) (createLatencyMicros * 1e3))).retention(policy);
+        StressRun.Result r;
+        try (Progress p = Progress.start(spec.commandLine().getErr(), output, progressMillis,
+                () -> String.format("stress: %,d operations, %,d injected create failures, %d violations (of %s s)",
+                        run.operationsSoFar(), run.injectedFailuresSoFar(), run.violationsSoFar(), seconds))) {
+            r = run.run();
+        }
+        report.line("operations %,d (acquires %,d, closes %,d) in %.1f s; injected create failures seen %,d",
+                r.operations(), r.acquires(), r.closes(), r.elapsedNanos() / 1e9, r.injectedFailures());
+        report.line("cache: hits %,d, misses %,d, creates %,d, destroys %,d, create failures %,d, destroy failures %,d",
+                r.cache().hits(), r.cache().misses(), r.cache().hardwareCreates(), r.cache().hardwareDestroys(),
+                r.cache().createFailures(), r.cache().destroyFailures());
+        report.line("retained %,d, evicted %,d, invalidated %,d (retention: --idle-ms %d, --max-unreferenced %d)",
+                r.cache().retained(), r.cache().evictions(), r.cache().invalidated(), retention.idleMillis,
+                retention.maxUnreferenced);
+        report.line("device: creates %,d, destroys %,d, live %d, duplicates refused %d, injected failures %,d",
+                r.device().hardwareCreates(), r.device().hardwareDestroys(), r.device().liveAhs(),
+                r.device().duplicatesRefused(), r.device().injectedFailures());
+        report.line("violations: %d", r.violations().size());
+        r.violations().forEach(v -> report.line("  %s", v));
+        Map<String, Object> cache = new LinkedHashMap<>();
+        cache.put("hits", r.cache().hits());
+        cache.put("misses", r.cache().misses());
+        cache.put("creates", r.cache().hardwareCreates());
+        cache.put("destroys", r.cache().hardwareDestroys());
+        cache.put("create_failures", r.cache().createFailures());
+        cache.put("destroy_failures", r.cache().destroyFailures());
+        cache.put("retained", r.cache().retained());
+        cache.put("evicted", r.cache().evictions());
+        cache.put("invalidated", r.cache().invalidated());
+        report.put("command", "stress").put("operations", r.operations()).put("acquires", r.acquires())
+                .put("closes", r.closes()).put("elapsed_ns", r.elapsedNanos())
+                .put("injected_create_failures", r.injectedFailures()).put("cache", cache)
+                .put("device_duplicates_refused", r.device().duplicatesRefused())
+                .put("violations", r.violations()).put("passed", r.passed() && r.acquires() > 0);
+        report.finish();
+        if (!r.passed()) {
+            spec.commandLine().getErr().printf("%s: %d violation(s) of the cache's invariants%n",
+                    spec.qualifiedName(), r.violations().size());
+            return Main.FAILED;
+        }
+        if (r.acquires() == 0) {
+            // A run that exercised nothing checked nothing: not a pass.
+            spec.commandLine().getErr().printf("%s: no acquire succeeded in %,d operations: nothing was checked%n",
+                    spec.qualifiedName(), r.operations());
+            return Main.FAILED;
+        }
+        return 0;
+    }
+}

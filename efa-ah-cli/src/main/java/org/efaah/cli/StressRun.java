@@ -1,0 +1,251 @@
+package org.efaah.cli;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.efaah.cache.AddressHandle;
+import org.efaah.cache.AddressHandleCache;
+import org.efaah.cache.CacheStats;
+import org.efaah.cache.LeakDetection;
+import org.efaah.verbs.AddressHandleAttributes;
+import org.efaah.verbs.Device;
+import org.efaah.verbs.Errno;
+import org.efaah.verbs.ProtectionDomain;
+import org.efaah.verbs.VerbsException;
+import org.efaah.verbs.mock.MockConfig;
+import org.efaah.verbs.mock.MockCounters;
+import org.efaah.verbs.mock.MockVerbsProvider;
+
+/**
+ * A seeded random mix of acquire and close across threads on a strict mock EFA device, with
+ * faults injected, checking the cache's invariants throughout and at the end:
+ * <ul>
+ *   <li>never a duplicate in the device table (a strict device would refuse it, a legacy one
+ *       would count it);</li>
+ *   <li>every handle is usable until it is closed, and two handles of one key name one AH;</li>
+ *   <li>only injected errnos ever surface;</li>
+ *   <li>at the end: no handle or entry left, every hardware AH destroyed exactly once, no
+ *       destroy of an unknown AH, no thread stuck.</li>
+ * </ul>
+ * Used by the {@code stress} command and by tests.
+ */
+final class StressRun {
+    /** The errnos injected into creates at random, one per fault. */
+    static final List<Errno> INJECTED = List.of(Errno.ENOMEM, Errno.ETIME, Errno.ENODEV, Errno.EAGAIN);
+
+    /**
+     * @param threads            worker threads
+     * @param peers              distinct destination GIDs
+     * @param pds                protection domains, each peer is used on each
+     * @param durationNanos      how long to run, ns (ops stop when either limit is reached)
+     * @param maxOperations      most operations in all threads together
+     * @param seed               seed of every random choice
+     * @param faultProbability   chance that a create or destroy fails on purpose
+     * @param createLatencyNanos mock hardware create time, ns
+     */
+    record Settings(int threads, int peers, int pds, long durationNanos, long maxOperations, long seed,
+                           double faultProbability, long createLatencyNanos) {
+    }
+
+    /** What a run did and what it found wrong (empty {@link #violations()} means none). */
+    record Result(long operations, long acquires, long closes, long injectedFailures, CacheStats cache,
+                         MockCounters device, List<String> violations, long elapsedNanos) {
+        boolean passed() {
+            return violations.isEmpty();
+        }
+    }
+
+    private final Settings settings;
+    private org.efaah.cache.RetentionPolicy retention = org.efaah.cache.RetentionPolicy.none();
+    private final List<String> violations = Collections.synchronizedList(new ArrayList<>());
+    private final AtomicLong operations = new AtomicLong();
+    private final AtomicLong acquires = new AtomicLong();
+    private final AtomicLong closes = new AtomicLong();
+    private final AtomicLong failures = new AtomicLong();
+
+    StressRun(Settings settings) {
+        this.settings = settings;
+    }
+
+    /** Runs the cache with {@code policy} (default none). */
+    StressRun retention(org.efaah.cache.RetentionPolicy policy) {
+        this.retention = java.util.Objects.requireNonNull(policy, "policy");
+        return this;
+    }
+
+    /** Operations started so far, for progress lines. */
+    long operationsSoFar() {
+        return Math.min(operations.get(), settings.maxOperations());
+    }
+
+    long injectedFailuresSoFar() {
+        return failures.get();
+    }
+
+    int violationsSoFar() {
+        return violations.size();
+    }
+
+    Result run() throws InterruptedException {
+        MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder()
+                .maxAh(Math.min(65536, settings.peers() * settings.pds() + 16))
+                .createLatencyNanos(settings.createLatencyNanos())
+                .build());
+        long start = System.nanoTime();
+        CacheStats stats;
+        try (Device device = Device.openFirst(mock)) {
+            List<ProtectionDomain> pds = new ArrayList<>();
+            for (int i = 0; i < settings.pds(); i++) {
+                pds.add(device.allocatePd());
+            }
+            List<AddressHandleAttributes> peers = new ArrayList<>();
+            for (int i = 0; i < settings.peers(); i++) {
+                peers.add(AddressHandleAttributes.forGid(String.format("fd00::%x:%x", i >>> 16, i & 0xffff)));
+            }
+            AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED)
+                    .retention(retention).build();
+            long deadline = start + settings.durationNanos();
+            List<Thread> workers = new ArrayList<>();
+            for (int t = 0; t < settings.threads(); t++) {
+                SplittableRandom random = new SplittableRandom(settings.seed() * 1_000_003L + t);
+                Thread w = new Thread(() -> work(random, mock, cache, pds, peers, deadline), "stress-" + t);
+                workers.add(w);
+                w.start();
+            }
+            Thread faults = new Thread(() -> injectDestroyFaults(mock, deadline, settings.seed()), "stress-faults");
+            faults.setDaemon(true);
+            faults.start();
+            for (Thread w : workers) {
+                w.join(TimeUnit.NANOSECONDS.toMillis(settings.durationNanos()) + 60_000);
+                if (w.isAlive()) {
+                    violation(w.getName() + " is stuck");
+                }
+            }
+            faults.join(10_000);
+            mock.failNextDestroys(0, Errno.EIO);
+            checkEnd(mock, cache);
+            try {
+                cache.close();
+            } catch (VerbsException e) {
+                violation("cache close failed: " + e.getMessage());
+            }
+            stats = cache.stats();
+            MockCounters m = mock.counters();
+            if (m.liveAhs() != 0) {
+                violation(m.liveAhs() + " hardware AH(s) left after cache close");
+            }
+            long injectedDestroyFailures = m.destroyCalls() - m.hardwareDestroys();
+            if (m.hardwareCreates() != m.hardwareDestroys()) {
+                violation("hardware creates " + m.hardwareCreates() + " != destroys " + m.hardwareDestroys());
+            }
+            if (injectedDestroyFailures < 0 || injectedDestroyFailures > m.injectedFailures()) {
+                violation("destroy calls " + m.destroyCalls() + " not explained by " + m.hardwareDestroys()
+                        + " destroys and injected failures");
+            }
+            if (stats.hardwareCreates() != m.hardwareCreates()) {
+                violation("cache counted " + stats.hardwareCreates() + " creates, device " + m.hardwareCreates());
+            }
+            for (ProtectionDomain pd : pds) {
+                pd.close();
+            }
+        }
+        return new Result(operationsSoFar(), acquires.get(), closes.get(), failures.get(), stats, mock.counters(),
+                List.copyOf(violations), System.nanoTime() - start);
+    }
+
+    private void work(SplittableRandom random, MockVerbsProvider mock, AddressHandleCache cache,
+                      List<ProtectionDomain> pds, List<AddressHandleAttributes> peers, long deadline) {
+        List<AddressHandle> held = new ArrayList<>();
+        try {
+            while (violations.isEmpty() && System.nanoTime() < deadline
+                    && operations.incrementAndGet() <= settings.maxOperations()) {
+                if (held.isEmpty() || (held.size() < 64 && random.nextBoolean())) {
+                    ProtectionDomain pd = pds.get(random.nextInt(pds.size()));
+                    AddressHandleAttributes peer = peers.get(random.nextInt(peers.size()));
+                    if (random.nextDouble() < settings.faultProbability()) {
+                        mock.failNextCreates(1, INJECTED.get(random.nextInt(INJECTED.size())));
+                    }
+                    try {
+                        AddressHandle h = cache.acquire(pd, peer);
+                        acquires.incrementAndGet();
+                        check(h, pd, peer, held);
+                        held.add(h);
+                    } catch (VerbsException e) {
+                        if (!INJECTED.contains(e.errno())) {
+                            violation("unexpected " + e.getMessage());
+                        }
+                        failures.incrementAndGet();
+                    }
+                } else {
+                    AddressHandle h = held.remove(random.nextInt(held.size()));
+                    h.close();
+                    closes.incrementAndGet();
+                }
+            }
+        } catch (RuntimeException e) {
+            violation(Thread.currentThread().getName() + " failed: " + e);
+        } finally {
+            for (AddressHandle h : held) {
+                h.close();
+                closes.incrementAndGet();
+            }
+        }
+    }
+
+    private void check(AddressHandle h, ProtectionDomain pd, AddressHandleAttributes peer, List<AddressHandle> held) {
+        try {
+            h.nativeHandle();
+            if (h.pd() != pd || !h.dgid().equals(peer.dgid())) {
+                violation("handle for " + peer.dgid() + " names " + h.dgid());
+            }
+            for (AddressHandle other : held) {
+                if (other.pd() == pd && other.dgid().equals(peer.dgid()) && other.ahn() != h.ahn()) {
+                    violation("two live AHs for " + peer.dgid() + ": AHN " + other.ahn() + " and " + h.ahn());
+                }
+            }
+        } catch (IllegalStateException e) {
+            violation("fresh handle unusable: " + e.getMessage());
+        }
+    }
+
+    private void injectDestroyFaults(MockVerbsProvider mock, long deadline, long seed) {
+        SplittableRandom random = new SplittableRandom(seed ^ 0x5DEECE66DL);
+        while (System.nanoTime() < deadline && violations.isEmpty()) {
+            if (random.nextDouble() < settings.faultProbability() * 10) {
+                mock.failNextDestroys(1, Errno.EIO);
+            }
+            try {
+                Thread.sleep(1);
+            } catch (InterruptedException e) {
+                return;
+            }
+            MockCounters m = mock.counters();
+            if (m.duplicatesRefused() != 0 || m.duplicatesCreated() != 0) {
+                violation("the device saw a duplicate AH: " + m);
+            }
+        }
+    }
+
+    private void checkEnd(MockVerbsProvider mock, AddressHandleCache cache) {
+        if (cache.liveHandles() != 0) {
+            violation(cache.liveHandles() + " handle(s) still counted live after every worker closed its own");
+        }
+        MockCounters m = mock.counters();
+        if (m.duplicatesRefused() != 0 || m.duplicatesCreated() != 0) {
+            violation("the device saw a duplicate AH: " + m);
+        }
+        // Only AHs whose destroy failed may remain before close, kept for reuse and retry.
+        if (m.liveAhs() != cache.liveEntries()) {
+            violation("device holds " + m.liveAhs() + " AH(s) but the cache " + cache.liveEntries() + " entries");
+        }
+    }
+
+    private void violation(String what) {
+        if (violations.size() < 20) {
+            violations.add(what);
+        }
+    }
+}

@@ -1,0 +1,5 @@
+/**
+ * The {@code efa-ah} command line (picocli): {@code devices}, {@code demo}, {@code stress},
+ * {@code pingpong}. Not an API: only {@link org.efaah.cli.Main} is public, as the entry point.
+ */
+package org.efaah.cli;

@@ -1,0 +1,73 @@
+package org.efaah.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+class CommandLineTest {
+
+    @Test
+    void devicesListsTheMockDevice() {
+        Cli c = Cli.run("devices", "--provider", "mock", "--mock-devices", "2", "-v").expect(0);
+        assertTrue(c.out().contains("provider: mock"), c::toString);
+        assertTrue(c.out().contains("hca_id: efa_1"), c::toString);
+        assertTrue(c.out().contains("0x1d0f (EFA)"), c::toString);
+        assertTrue(c.out().contains("GID[  0]:\t\tfe80::"), c::toString);
+    }
+
+    @Test
+    void demoMakesOneHardwareAhPerPdAndGid() {
+        Cli c = Cli.run("demo", "--provider", "mock", "-t", "4", "-r", "40", "--pds", "2", "-n", "2000",
+                "--create-latency-us", "20").expect(0);
+        assertEquals(80, c.number("hardware AHs created:"));
+        assertEquals(4 * 80 + 4 * 2000, c.number("logical AH requests:"));
+        assertEquals(0, c.number("duplicates refused"));
+        assertEquals(0, c.number("failed connects:"));
+        assertEquals(0, c.number("failed look-ups:"));
+    }
+
+    @Test
+    void demoWithoutTheCacheShowsTheDeviceRefusingDuplicates() {
+        Cli c = Cli.run("demo", "--provider", "mock", "-t", "4", "-r", "10", "--no-cache", "--create-latency-us", "0")
+                .expect(0);
+        assertEquals(10, c.number("AHs created (ibv_create_ah succeeded):"));
+        assertEquals(30, c.number("duplicates refused"));
+        c = Cli.run("demo", "--provider", "mock", "-t", "4", "-r", "10", "--no-cache", "--behaviour", "legacy",
+                "--create-latency-us", "0").expect(0);
+        assertEquals(40, c.number("AHs created (ibv_create_ah succeeded):"));
+        assertEquals(30, c.number("duplicate AHs made"));
+    }
+
+    @Test
+    void stressReportsNoViolations() {
+        Cli c = Cli.run("stress", "-t", "4", "-d", "2", "--fault-probability", "0.05", "--seed", "7").expect(0);
+        assertEquals(0, c.number("violations:"));
+        assertTrue(c.number("injected create failures seen") > 0, c::toString);
+    }
+
+    @Test
+    void pingpongVerifiesEveryEchoThroughOneCachedAh() {
+        Cli c = Cli.run("pingpong", "--provider", "mock", "-n", "300", "-s", "4096").expect(0);
+        assertTrue(c.out().contains("300 round trips of 4096 bytes"), c::toString);
+        assertTrue(c.out().contains("every echo from the server and every payload verified"), c::toString);
+        assertEquals(1, c.number("AHs:"));
+        Cli.run("pingpong", "--provider", "mock", "-s", "4097").expect(2).oneLine("--size: 4097 bytes", "path MTU");
+    }
+
+    @Test
+    void badOptionsAreRejected() {
+        Cli c = Cli.run("demo", "--threads", "0").expect(2).oneLine("--threads: 0 is out of range; valid 1..1024");
+        assertTrue(!c.out().contains("hardware AHs"), c::toString);
+        Cli.run("demo", "--provider", "nonsense").expect(2).oneLine("provider: 'nonsense' is unknown");
+        Cli.run("demo", "--threads", "x").expect(2).oneLine("--threads", "'x'");
+    }
+
+    @Test
+    void pingpongRunsOverSrdWhenAskedAndRefusesAnUnknownTransport() {
+        Cli c = Cli.run("pingpong", "--provider", "mock", "--transport", "srd", "-n", "200", "-s", "1000").expect(0);
+        assertTrue(c.out().contains("200 round trips of 1000 bytes"), c::toString);
+        assertTrue(c.out().contains("every payload verified"), c::toString);
+        Cli.run("pingpong", "--provider", "mock", "--transport", "rc").expect(2).oneLine("--transport", "rc", "ud, srd");
+    }
+}

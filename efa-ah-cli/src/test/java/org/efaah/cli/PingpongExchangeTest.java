@@ -1,0 +1,90 @@
+package org.efaah.cli;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue 12 case 6: the address exchange over TCP, as ibv_ud_pingpong does it, on loopback. On the
+ * mock each process (here: each command) has its own fabric, so the exchange succeeds and the
+ * datagrams then find no server: the client must fail, never report success. The datagram path
+ * across the exchange is checked on a real device by {@code PingpongNativeTest}.
+ */
+class PingpongExchangeTest {
+
+    /** A server running on a thread; {@link #port()} once it listens. */
+    static final class Server implements AutoCloseable {
+        final StringWriter out = new StringWriter();
+        final StringWriter err = new StringWriter();
+        final int[] exit = {-1};
+        final Thread thread;
+
+        Server(String... args) {
+            thread = new Thread(() -> exit[0] = Main.run(new PrintWriter(out, true), new PrintWriter(err, true),
+                    Map.of(), args), "test-server");
+            thread.start();
+        }
+
+        int port() throws InterruptedException {
+            Pattern p = Pattern.compile("listening on TCP port (\\d+)");
+            for (int i = 0; i < 600; i++) {
+                Matcher m = p.matcher(out.toString());
+                if (m.find()) {
+                    return Integer.parseInt(m.group(1));
+                }
+                assertTrue(thread.isAlive(), () -> "server ended: " + out + err);
+                Thread.sleep(50);
+            }
+            throw new AssertionError("server never listened: " + out + err);
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            thread.join(30_000);
+        }
+    }
+
+    @Test
+    void theClientGetsTheServersAddressOverTcpAndFailsHonestlyWithoutAFabric() throws Exception {
+        try (Server server = new Server("pingpong", "--provider", "mock", "--server", "--port", "0", "--timeout", "3")) {
+            int port = server.port();
+            Cli c = Cli.run("pingpong", "--provider", "mock", "--connect", "127.0.0.1:" + port, "-n", "3",
+                    "--timeout", "2").expect(1).oneLine("client");
+            assertTrue(c.out().contains("at 127.0.0.1:" + port), c::toString);
+            assertFalse(c.out().contains("verified"), c::toString);
+            server.close();
+            assertTrue(server.err.toString().contains("pingpong server: client fe80::"), server.err::toString);
+        }
+    }
+
+    @Test
+    void noServerAtTheTcpAddressIsOneLine() throws Exception {
+        int closedPort;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+            closedPort = s.getLocalPort();
+        }
+        Cli.run("pingpong", "--provider", "mock", "--connect", "127.0.0.1:" + closedPort, "--timeout", "2")
+                .expect(1).oneLine("no pingpong server at 127.0.0.1:" + closedPort);
+    }
+
+    @Test
+    void badTargetsAreUsageErrors() {
+        Cli.run("pingpong", "--connect", "localhost:99999").expect(2).oneLine("--connect: port '99999'");
+        Cli.run("pingpong", "--connect", "[::1").expect(2).oneLine("--connect:", "']'");
+        Cli.run("pingpong", "--connect", "fe80::1/0x100").expect(2).oneLine("--connect:", "GID/QPN/QKEY");
+    }
+
+    @Test
+    void targetForms() {
+        assertTrue(AddressExchange.Target.parse("host", 18515).equals(new AddressExchange.Target("host", 18515)));
+        assertTrue(AddressExchange.Target.parse("10.0.0.1:7", 18515).equals(new AddressExchange.Target("10.0.0.1", 7)));
+        assertTrue(AddressExchange.Target.parse("[fe80::1]:9", 18515).equals(new AddressExchange.Target("fe80::1", 9)));
+        assertTrue(AddressExchange.Target.parse("fe80::1", 18515).equals(new AddressExchange.Target("fe80::1", 18515)));
+    }
+}

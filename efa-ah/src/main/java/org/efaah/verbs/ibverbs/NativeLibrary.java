@@ -1,0 +1,152 @@
+package org.efaah.verbs.ibverbs;
+
+import java.net.URL;
+import org.bytedeco.javacpp.Loader;
+
+/**
+ * Loads the JNI library once and decides, once, whether the native provider can work here.
+ *
+ * <p>Every failure is kept with its whole cause chain, so that {@code unavailabilityCause()} can
+ * say why long after the fact (a failed load would otherwise surface later as a bare
+ * {@link NoClassDefFoundError} or {@link UnsatisfiedLinkError} without the reason).
+ */
+final class NativeLibrary {
+    /** System property that disables the native provider outright when {@code true}. */
+    static final String DISABLE_PROPERTY = "efaah.native.disable";
+    /** File name of the JNI library JavaCPP builds for {@link NativeVerbs}. */
+    static final String LIBRARY_NAME = "jniNativeVerbs";
+
+    private NativeLibrary() {
+    }
+
+    /**
+     * The outcome of a probe.
+     *
+     * @param libraryPath where the JNI library was loaded from; null when it was not
+     * @param deviceCount devices listed by {@code ibv_get_device_list}; -1 when not asked
+     * @param cause       why the native provider is unavailable; null when it is available
+     */
+    record Probe(String libraryPath, int deviceCount, Throwable cause) {
+        boolean loaded() {
+            return libraryPath != null;
+        }
+
+        boolean available() {
+            return cause == null;
+        }
+    }
+
+    private static final class Holder {
+        static final Probe PROBE = probe(Boolean.getBoolean(DISABLE_PROPERTY));
+    }
+
+    /** The probe made on first use in this JVM. */
+    static Probe get() {
+        return Holder.PROBE;
+    }
+
+    /**
+     * Throws unless the JNI library is loaded, so that no native method is ever called without it.
+     *
+     * @throws UnsupportedOperationException with the load failure as cause
+     */
+    static void requireLoaded() {
+        Probe p = get();
+        if (!p.loaded()) {
+            throw new UnsupportedOperationException("the efa-ah native library is not loaded", p.cause());
+        }
+    }
+
+    /** The resource the JNI library for this platform would be extracted from; null if absent. */
+    static URL libraryResource() {
+        return NativeVerbs.class.getResource(platform() + "/" + System.mapLibraryName(LIBRARY_NAME));
+    }
+
+    /** JavaCPP's name of this platform, e.g. {@code linux-x86_64}, {@code linux-arm64}. */
+    static String platform() {
+        return Loader.getPlatform();
+    }
+
+    /**
+     * The platform directory a JVM reporting these {@code os.name} and {@code os.arch} loads from,
+     * by JavaCPP's convention: {@code aarch64} (Graviton) is {@code arm64}, {@code amd64} is
+     * {@code x86_64}.
+     */
+    static String platform(String osName, String osArch) {
+        String os = osName.toLowerCase(java.util.Locale.ROOT).startsWith("linux") ? "linux"
+                : osName.toLowerCase(java.util.Locale.ROOT).replaceAll("\\s", "");
+        String arch = switch (osArch.toLowerCase(java.util.Locale.ROOT)) {
+            case "amd64", "x86-64", "x86_64" -> "x86_64";
+            case "aarch64", "arm64", "armv8" -> "arm64";
+            default -> osArch.toLowerCase(java.util.Locale.ROOT);
+        };
+        return os + "-" + arch;
+    }
+
+    /** Lists devices through the loaded library: 0 or a negative errno, and the count. */
+    interface DeviceLister {
+        int list(int[] count);
+    }
+
+    /** Probes now; {@link #get()} caches the result of the first call with the system property. */
+    static Probe probe(boolean disabled) {
+        return probe(disabled, count -> NativeVerbs.efa_ah_device_list(null, 0, count));
+    }
+
+    /**
+     * Probes with {@code lister} standing for the first native call. Nothing escapes: any
+     * Throwable on the way (a missing symbol in a stale library, a failed class initialiser)
+     * becomes the probe's cause, so that the first failure is the one every later use reports.
+     */
+    static Probe probe(boolean disabled, DeviceLister lister) {
+        if (disabled) {
+            return new Probe(null, -1, new IllegalStateException(
+                    "native provider disabled by -D" + DISABLE_PROPERTY + "=true"));
+        }
+        String path = null;
+        try {
+            String platform = platform();
+            URL resource = libraryResource();
+            if (resource == null) {
+                // Checked first: Loader.load would fail too, but with a message that hides the reason.
+                return new Probe(null, -1, new IllegalStateException("efa-ah was built without the native library for "
+                        + platform + " (no infiniband/verbs.h at build time, or built on another platform), or its "
+                        + "platform jar efa-ah-VERSION-" + platform + ".jar is not on the class path; "
+                        + "rebuild on a host with libibverbs-dev (rdma-core) installed"));
+            }
+            String cacheProblem = JavaCppCache.problem(resource);
+            if (cacheProblem != null) {
+                return new Probe(null, -1, new IllegalStateException("native library cannot load: " + cacheProblem));
+            }
+            try {
+                path = Loader.load(NativeVerbs.class);
+            } catch (Throwable e) {
+                // JavaCPP's last attempt (java.library.path) fails too and hides the first reason:
+                // the innermost error is the dynamic loader's own, naming the file and the cause.
+                Throwable first = e;
+                while (first.getCause() != null && first.getCause() != first) {
+                    first = first.getCause();
+                }
+                String why = String.valueOf(first.getMessage());
+                return new Probe(null, -1, new IllegalStateException("native library failed to load: " + why
+                        + (why.contains("libibverbs") ? " (install rdma-core / libibverbs1)" : JavaCppCache.hint(e)),
+                        e));
+            }
+            int[] count = new int[1];
+            int rc = lister.list(count);
+            if (rc != 0) {
+                return new Probe(path, -1, new IllegalStateException("no RDMA device: ibv_get_device_list failed",
+                        NativeVerbsProvider.error("ibv_get_device_list", rc, null)));
+            }
+            if (count[0] == 0) {
+                return new Probe(path, 0, new IllegalStateException(
+                        "no RDMA device: ibv_get_device_list returned none"));
+            }
+            return new Probe(path, count[0], null);
+        } catch (Throwable e) {
+            // Not "loaded": a library that failed here must not be called again.
+            return new Probe(null, -1, new IllegalStateException("native library "
+                    + (path == null ? "failed to load: " : "loaded from " + path + " but failed: ") + e, e));
+        }
+    }
+}

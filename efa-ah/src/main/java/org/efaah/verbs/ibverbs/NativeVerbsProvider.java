@@ -1,0 +1,581 @@
+package org.efaah.verbs.ibverbs;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import org.bytedeco.javacpp.BytePointer;
+import org.bytedeco.javacpp.IntPointer;
+import org.efaah.verbs.AddressHandleAttributes;
+import org.efaah.verbs.CreatedAh;
+import org.efaah.verbs.DeviceAttributes;
+import org.efaah.verbs.Gid;
+import org.efaah.verbs.PortAttributes;
+import org.efaah.verbs.QueuePairNumbers;
+import org.efaah.verbs.Ranges;
+import org.efaah.verbs.VerbsException;
+import org.efaah.verbs.VerbsProvider;
+import org.efaah.verbs.WorkCompletion;
+
+/**
+ * The {@link VerbsProvider} over the real libibverbs (and libefa, when present, for the EFA
+ * extras), through the {@code efa_ah_native} C stub.
+ *
+ * <p>Handles are the C pointers as {@code long}s. Nothing here owns them: a context, PD, AH, CQ,
+ * MR or QP is freed only by the matching explicit call ({@link #closeDevice},
+ * {@link #deallocatePd}, {@link #destroyAh}, {@link #destroyCq}, {@link #deregisterMemory},
+ * {@link #destroyQp}), never by the garbage collector. As the SPI allows, handles are trusted to
+ * be live; a 0 handle is refused by the C stub with EINVAL rather than crashing the JVM.
+ *
+ * <p>Arguments are range-checked here, before any native call; a failure inside libibverbs is a
+ * {@link VerbsException} naming the verbs call and carrying the errno it reported.
+ *
+ * <p>Thread-safe, with no shared mutable state: the datagram calls that need native scratch
+ * memory use a per-thread one ({@link Scratch}). Obtain it from {@link NativeVerbsProviderFactory} or
+ * {@code VerbsProviders.open("native")}.
+ */
+public final class NativeVerbsProvider implements VerbsProvider {
+    /** Longest device name, in bytes, that libibverbs can report (its sysfs name limit less the NUL). */
+    public static final int MAX_DEVICE_NAME_LENGTH = NativeVerbs.NAME_MAX - 1;
+    private static final int INITIAL_NAME_CAPACITY = 8;
+    // The limits of the stub (efa_ah_native.h), checked here first.
+    private static final int MAX_CQE = 65536;
+    private static final int MAX_QP_WR = 8192;
+    private static final int MAX_QPN = 0xFFFFFF;
+
+    /**
+     * @throws UnsupportedOperationException if the JNI library is not loaded (the cause says why)
+     */
+    NativeVerbsProvider() {
+        NativeLibrary.requireLoaded();
+    }
+
+    @Override
+    public String name() {
+        return NativeVerbsProviderFactory.NAME;
+    }
+
+    /**
+     * Whether libefa was found, so that EFA devices report their AHN and EFA attributes.
+     *
+     * @return true when {@code dlopen("libefa.so.1")} succeeded
+     */
+    public boolean efadvAvailable() {
+        return NativeVerbs.efa_ah_efadv_available() == 1;
+    }
+
+    @Override
+    public List<String> deviceNames() {
+        int capacity = INITIAL_NAME_CAPACITY;
+        // A device may appear between two calls; retry with the size the last call reported.
+        for (int attempt = 0; attempt < 4; attempt++) {
+            byte[] names = new byte[capacity * NativeVerbs.NAME_MAX];
+            int[] count = new int[1];
+            check(NativeVerbs.efa_ah_device_list(names, capacity, count), "ibv_get_device_list", null);
+            if (count[0] <= capacity) {
+                List<String> list = new ArrayList<>(count[0]);
+                for (int i = 0; i < count[0]; i++) {
+                    list.add(cString(names, i * NativeVerbs.NAME_MAX, NativeVerbs.NAME_MAX));
+                }
+                return List.copyOf(list);
+            }
+            capacity = count[0];
+        }
+        throw new VerbsException("ibv_get_device_list", org.efaah.verbs.Errno.EAGAIN,
+                "the device list kept changing while it was read");
+    }
+
+    /**
+     * {@code ibv_open_device(3)} on the device of that name.
+     *
+     * @throws NullPointerException     if {@code name} is null
+     * @throws IllegalArgumentException if {@code name} is empty, too long or not plain ASCII
+     * @throws VerbsException           ENODEV if no such device is listed, else the errno of
+     *                                  {@code ibv_open_device}
+     */
+    @Override
+    public long openDevice(String name) {
+        Objects.requireNonNull(name, "name");
+        if (name.isEmpty() || name.length() > MAX_DEVICE_NAME_LENGTH
+                || !name.chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
+            throw new IllegalArgumentException("device name: '" + name + "' is not a device name (1.."
+                    + MAX_DEVICE_NAME_LENGTH + " printable ASCII characters)");
+        }
+        long[] context = new long[1];
+        check(NativeVerbs.efa_ah_open_device(name, context), "ibv_open_device", "device " + name);
+        return context[0];
+    }
+
+    @Override
+    public void closeDevice(long context) {
+        check(NativeVerbs.efa_ah_close_device(context), "ibv_close_device", null);
+    }
+
+    /**
+     * {@code ibv_query_device(3)}; {@link DeviceAttributes#efa()} is whether
+     * {@code efadv_query_device} answered for this context (false wherever libefa is absent).
+     */
+    @Override
+    public DeviceAttributes queryDevice(long context) {
+        try (NativeVerbs.DeviceAttr a = new NativeVerbs.DeviceAttr()) {
+            check(NativeVerbs.efa_ah_query_device(context, a), "ibv_query_device", null);
+            return new DeviceAttributes(a.name().getString(StandardCharsets.UTF_8), a.vendor_id(),
+                    a.vendor_part_id(), a.max_ah(), a.max_pd(), a.phys_port_cnt(), a.is_efa() == 1);
+        }
+    }
+
+    /**
+     * {@code ibv_query_port(3)}; the active MTU is converted from {@code enum ibv_mtu} to bytes
+     * (0 if the device reports a value outside 256..4096).
+     *
+     * @throws IllegalArgumentException if {@code portNum} is not 1..255
+     */
+    @Override
+    public PortAttributes queryPort(long context, int portNum) {
+        checkPort(portNum);
+        try (NativeVerbs.PortAttr a = new NativeVerbs.PortAttr()) {
+            check(NativeVerbs.efa_ah_query_port(context, portNum, a), "ibv_query_port", "port " + portNum);
+            return new PortAttributes(portNum, a.state(), a.link_layer(), a.gid_tbl_len(), a.active_mtu(), a.lid());
+        }
+    }
+
+    /**
+     * {@code ibv_query_gid(3)}. An empty table slot reads as the zero GID, as libibverbs reports it.
+     *
+     * @throws IllegalArgumentException if {@code portNum} is not 1..255 or {@code index} is negative
+     */
+    @Override
+    public Gid queryGid(long context, int portNum, int index) {
+        checkPort(portNum);
+        if (index < 0) {
+            throw new IllegalArgumentException("gid index: " + index + " is negative");
+        }
+        byte[] gid = new byte[Gid.LENGTH];
+        check(NativeVerbs.efa_ah_query_gid(context, portNum, index, gid), "ibv_query_gid",
+                "port " + portNum + " index " + index);
+        return Gid.of(gid);
+    }
+
+    @Override
+    public long allocatePd(long context) {
+        long[] pd = new long[1];
+        check(NativeVerbs.efa_ah_alloc_pd(context, pd), "ibv_alloc_pd", null);
+        return pd[0];
+    }
+
+    @Override
+    public void deallocatePd(long pd) {
+        check(NativeVerbs.efa_ah_dealloc_pd(pd), "ibv_dealloc_pd", null);
+    }
+
+    /**
+     * {@code ibv_create_ah(3)}, then {@code efadv_query_ah} for the AHN. On an EFA device whose
+     * AHN cannot be read, the AH is destroyed again and that error is reported under
+     * {@code ibv_create_ah}.
+     *
+     * @throws NullPointerException if {@code attributes} is null
+     * @throws VerbsException       with the errno of {@code ibv_create_ah} (EINVAL for attributes
+     *                              the device rejects, ENOMEM at {@code max_ah}, ...)
+     */
+    @Override
+    public CreatedAh createAh(long pd, AddressHandleAttributes attributes) {
+        Objects.requireNonNull(attributes, "attributes");
+        long[] ah = new long[1];
+        int[] ahn = new int[1];
+        try (NativeVerbs.AhAttr a = new NativeVerbs.AhAttr()) {
+            if (attributes.dgid() != null) {
+                a.dgid().put(attributes.dgid().toBytes(), 0, Gid.LENGTH);
+            }
+            a.flow_label(attributes.flowLabel()).sgid_index(attributes.sgidIndex())
+                    .hop_limit(attributes.hopLimit()).traffic_class(attributes.trafficClass())
+                    .dlid(attributes.dlid()).sl(attributes.sl()).src_path_bits(attributes.srcPathBits())
+                    .static_rate(attributes.staticRate()).is_global(attributes.isGlobal() ? 1 : 0)
+                    .port_num(attributes.portNum());
+            check(NativeVerbs.efa_ah_create_ah(pd, a, ah, ahn), "ibv_create_ah",
+                    "dgid " + attributes.dgid() + " port " + attributes.portNum()
+                            + " sgid_index " + attributes.sgidIndex());
+        }
+        return new CreatedAh(ah[0], ahn[0] < 0 ? CreatedAh.NO_AHN : ahn[0]);
+    }
+
+    /**
+     * {@code ibv_destroy_ah(3)}. On failure the AH still exists and {@code ah} stays valid: the
+     * caller keeps it and may retry.
+     */
+    @Override
+    public void destroyAh(long ah) {
+        check(NativeVerbs.efa_ah_destroy_ah(ah), "ibv_destroy_ah", null);
+    }
+
+    // The datagram path. Range checks here mirror those of the stub, so that bad input fails in
+    // Java with the field named; the stub checks again and is what keeps a 0 handle from crashing.
+
+    /**
+     * {@code ibv_create_cq(3)}, no completion channel (completions are polled).
+     *
+     * @throws IllegalArgumentException if {@code entries} is not 1..65536
+     */
+    @Override
+    public long createCq(long context, int entries) {
+        Ranges.check("cqe", entries, 1, MAX_CQE);
+        long[] cq = new long[1];
+        int rc = NativeVerbs.efa_ah_create_cq(context, entries, cq);
+        check(rc, "ibv_create_cq", LockedMemory.detail(rc, "cqe " + entries));
+        return cq[0];
+    }
+
+    @Override
+    public void destroyCq(long cq) {
+        check(NativeVerbs.efa_ah_destroy_cq(cq), "ibv_destroy_cq", null);
+    }
+
+    /**
+     * {@code ibv_reg_mr(3)} of the buffer's whole capacity, whatever its position and limit,
+     * with local write access. Only the address crosses to C: the MR is freed by
+     * {@link #deregisterMemory} alone, and the caller keeps the buffer reachable until then.
+     *
+     * @throws NullPointerException     if {@code buffer} is null
+     * @throws IllegalArgumentException if {@code buffer} is not direct or is empty
+     */
+    @Override
+    public long registerMemory(long pd, ByteBuffer buffer) {
+        Objects.requireNonNull(buffer, "buffer");
+        if (!buffer.isDirect() || buffer.capacity() == 0) {
+            throw new IllegalArgumentException("buffer: must be a non-empty direct ByteBuffer");
+        }
+        // A BytePointer over a buffer owns no memory (its deallocator only holds the buffer):
+        // it is used here for the base address alone, taken at position 0.
+        long address = new BytePointer(buffer.duplicate().clear()).address();
+        long[] mr = new long[1];
+        int rc = NativeVerbs.efa_ah_reg_mr(pd, address, buffer.capacity(), mr);
+        check(rc, "ibv_reg_mr", LockedMemory.detail(rc, buffer.capacity() + " bytes asked"));
+        return mr[0];
+    }
+
+    @Override
+    public void deregisterMemory(long mr) {
+        check(NativeVerbs.efa_ah_dereg_mr(mr), "ibv_dereg_mr", null);
+    }
+
+    /**
+     * {@code ibv_create_qp(3)} of type {@code IBV_QPT_UD}, one SGE per work request each way.
+     *
+     * @throws IllegalArgumentException if a depth is not 1..8192
+     */
+    @Override
+    public QueuePairNumbers createUdQp(long pd, long sendCq, long recvCq, int maxSendWr, int maxRecvWr) {
+        Ranges.check("max_send_wr", maxSendWr, 1, MAX_QP_WR);
+        Ranges.check("max_recv_wr", maxRecvWr, 1, MAX_QP_WR);
+        long[] qp = new long[1];
+        int[] qpn = new int[1];
+        check(NativeVerbs.efa_ah_create_ud_qp(pd, sendCq, recvCq, maxSendWr, maxRecvWr, qp, qpn), "ibv_create_qp",
+                "UD, max_send_wr " + maxSendWr + ", max_recv_wr " + maxRecvWr);
+        return new QueuePairNumbers(qp[0], qpn[0]);
+    }
+
+    /**
+     * {@code ibv_modify_qp(3)} RESET to INIT, RTR and RTS. The Q_Key is passed as the 32 bits
+     * it holds.
+     *
+     * @throws IllegalArgumentException if {@code portNum} is not 1..255 or {@code pkeyIndex} not 0..65535
+     */
+    @Override
+    public void activateUdQp(long qp, int portNum, int pkeyIndex, int qkey) {
+        checkPort(portNum);
+        Ranges.check("pkey_index", pkeyIndex, 0, 0xFFFF);
+        check(NativeVerbs.efa_ah_activate_ud_qp(qp, portNum, pkeyIndex, qkey), "ibv_modify_qp",
+                "UD QP to RTS on port " + portNum + ", pkey_index " + pkeyIndex);
+    }
+
+    @Override
+    public void destroyQp(long qp) {
+        check(NativeVerbs.efa_ah_destroy_qp(qp), "ibv_destroy_qp", null);
+    }
+
+    /**
+     * {@code ibv_post_send(3)}: one signaled {@code IBV_WR_SEND}. The stub checks that the range
+     * lies inside the MR (EINVAL otherwise).
+     *
+     * @throws IllegalArgumentException if {@code remoteQpn} is not 24 bits or the range is negative
+     */
+    @Override
+    public void postSend(long qp, long ah, int remoteQpn, int remoteQkey, long mr, int offset, int length, long wrId) {
+        Ranges.check("remote_qpn", remoteQpn, 0, MAX_QPN);
+        Ranges.check("offset", offset, 0, Integer.MAX_VALUE);
+        Ranges.check("length", length, 0, Integer.MAX_VALUE);
+        int rc = NativeVerbs.efa_ah_post_send(qp, ah, remoteQpn, remoteQkey, mr, offset, length, wrId);
+        if (rc != 0) {
+            // The detail is built only on failure: this is the per-message path.
+            throw error("ibv_post_send", rc, length + " bytes at " + offset + " to qpn 0x" + Integer.toHexString(remoteQpn));
+        }
+    }
+
+    /**
+     * {@code ibv_post_recv(3)} of one buffer; the stub checks that it lies inside the MR.
+     *
+     * @throws IllegalArgumentException if the range is negative
+     */
+    @Override
+    public void postReceive(long qp, long mr, int offset, int length, long wrId) {
+        Ranges.check("offset", offset, 0, Integer.MAX_VALUE);
+        Ranges.check("length", length, 0, Integer.MAX_VALUE);
+        int rc = NativeVerbs.efa_ah_post_recv(qp, mr, offset, length, wrId);
+        if (rc != 0) {
+            throw error("ibv_post_recv", rc, length + " bytes at " + offset);
+        }
+    }
+
+    /**
+     * {@code ibv_poll_cq(3)} for up to {@code min(into.length, 64)} completions.
+     *
+     * <p>Allocates nothing in steady state: each polling thread has its own native array of
+     * {@code struct efa_ah_wc} (made on its first poll, freed with the thread), read back through
+     * a direct-buffer view of it, so a poll is one native call and plain memory reads.
+     *
+     * @throws NullPointerException if {@code into} or one of the holders to be filled is null
+     */
+    @Override
+    public int pollCq(long cq, WorkCompletion[] into) {
+        Objects.requireNonNull(into, "into");
+        int capacity = Math.min(into.length, Scratch.CAPACITY);
+        for (int i = 0; i < capacity; i++) {
+            // Checked before polling: a completion taken off the CQ could not be put back.
+            if (into[i] == null) {
+                throw new NullPointerException("into[" + i + "]");
+            }
+        }
+        if (capacity == 0) {
+            return 0;
+        }
+        Scratch scratch = Scratch.get();
+        int rc = NativeVerbs.efa_ah_poll_cq(cq, scratch.wc, capacity, scratch.count);
+        if (rc != 0) {
+            throw error("ibv_poll_cq", rc, null);
+        }
+        int n = scratch.count.get();
+        ByteBuffer view = scratch.view;
+        for (int i = 0; i < n; i++) {
+            read(view, i * NativeVerbs.Wc.SIZE, into[i]);
+        }
+        return n;
+    }
+
+    /**
+     * {@code ibv_init_ah_from_wc(3)}: the AH attributes back to the sender of the received
+     * completion {@code wc}, whose 40-byte GRH the stub reads in place at {@code grhOffset} in
+     * {@code mr} (on RoCE v2 over IPv4 it holds the IPv4 header in its last 20 bytes, which
+     * libibverbs recognises).
+     *
+     * @throws NullPointerException     if {@code wc} is null
+     * @throws IllegalArgumentException if {@code portNum}, {@code grhOffset} or a field of
+     *                                  {@code wc} is out of range
+     * @throws VerbsException           EINVAL if the GRH does not lie inside the MR, else the
+     *                                  errno of {@code ibv_init_ah_from_wc}
+     */
+    @Override
+    public AddressHandleAttributes initAhFromWc(long context, int portNum, WorkCompletion wc, long mr, int grhOffset) {
+        Objects.requireNonNull(wc, "wc");
+        checkPort(portNum);
+        Ranges.check("grh offset", grhOffset, 0, Integer.MAX_VALUE);
+        Ranges.check("pkey_index", wc.pkeyIndex, 0, 0xFFFF);
+        Ranges.check("slid", wc.slid, 0, 0xFFFF);
+        Ranges.check("sl", wc.sl, 0, AddressHandleAttributes.MAX_SL);
+        Ranges.check("dlid_path_bits", wc.dlidPathBits, 0, 0xFF);
+        Scratch scratch = Scratch.get();
+        // Slot 0 of this thread's poll array is free here: a poll's results were copied out before it returned.
+        write(scratch.view, 0, wc);
+        NativeVerbs.AhAttr a = scratch.ahAttr;
+        check(NativeVerbs.efa_ah_init_ah_from_wc(context, portNum, scratch.wc, mr, grhOffset, a),
+                "ibv_init_ah_from_wc", "port " + portNum);
+        AddressHandleAttributes.Builder b = AddressHandleAttributes.builder()
+                .flowLabel(a.flow_label()).sgidIndex(a.sgid_index()).hopLimit(a.hop_limit())
+                .trafficClass(a.traffic_class()).dlid(a.dlid()).sl(a.sl()).srcPathBits(a.src_path_bits())
+                .staticRate(a.static_rate()).portNum(a.port_num()).isGlobal(a.is_global() == 1);
+        if (a.is_global() == 1) {
+            byte[] dgid = new byte[Gid.LENGTH];
+            a.dgid().get(dgid, 0, Gid.LENGTH);
+            b.dgid(Gid.of(dgid));
+        }
+        return b.build();
+    }
+
+    /** {@code ibv_query_qp(3)} of {@code IBV_QP_STATE}. */
+    @Override
+    public int queryQpState(long qp) {
+        int[] state = new int[1];
+        check(NativeVerbs.efa_ah_query_qp_state(qp, state), "ibv_query_qp", null);
+        return state[0];
+    }
+
+    /** {@code ibv_modify_qp(3)} to {@code IBV_QPS_RESET}. */
+    @Override
+    public void resetQp(long qp) {
+        check(NativeVerbs.efa_ah_reset_qp(qp), "ibv_modify_qp", "to RESET");
+    }
+
+    /**
+     * The EFA extensions through libefa; each call answers EOPNOTSUPP where libefa lacks it or
+     * the device is not EFA.
+     */
+    @Override
+    public org.efaah.verbs.EfaVerbs efa() {
+        return efaVerbs;
+    }
+
+    private final NativeEfaVerbs efaVerbs = new NativeEfaVerbs();
+
+    /** Reads one completion of this thread's scratch array (for {@link NativeEfaVerbs}). */
+    static void readCompletion(ByteBuffer view, int index, WorkCompletion wc) {
+        read(view, index * NativeVerbs.Wc.SIZE, wc);
+    }
+
+    private static void read(ByteBuffer view, int base, WorkCompletion wc) {
+        wc.wrId = view.getLong(base + NativeVerbs.Wc.WR_ID);
+        wc.status = view.getInt(base + NativeVerbs.Wc.STATUS);
+        wc.opcode = view.getInt(base + NativeVerbs.Wc.OPCODE);
+        wc.vendorError = view.getInt(base + NativeVerbs.Wc.VENDOR_ERR);
+        wc.byteLength = view.getInt(base + NativeVerbs.Wc.BYTE_LEN);
+        wc.qpNum = view.getInt(base + NativeVerbs.Wc.QP_NUM);
+        wc.srcQp = view.getInt(base + NativeVerbs.Wc.SRC_QP);
+        wc.wcFlags = view.getInt(base + NativeVerbs.Wc.WC_FLAGS);
+        wc.pkeyIndex = view.getInt(base + NativeVerbs.Wc.PKEY_INDEX);
+        wc.slid = view.getInt(base + NativeVerbs.Wc.SLID);
+        wc.sl = view.getInt(base + NativeVerbs.Wc.SL);
+        wc.dlidPathBits = view.getInt(base + NativeVerbs.Wc.DLID_PATH_BITS);
+    }
+
+    private static void write(ByteBuffer view, int base, WorkCompletion wc) {
+        view.putLong(base + NativeVerbs.Wc.WR_ID, wc.wrId);
+        view.putInt(base + NativeVerbs.Wc.STATUS, wc.status);
+        view.putInt(base + NativeVerbs.Wc.OPCODE, wc.opcode);
+        view.putInt(base + NativeVerbs.Wc.VENDOR_ERR, wc.vendorError);
+        view.putInt(base + NativeVerbs.Wc.BYTE_LEN, wc.byteLength);
+        view.putInt(base + NativeVerbs.Wc.QP_NUM, wc.qpNum);
+        view.putInt(base + NativeVerbs.Wc.SRC_QP, wc.srcQp);
+        view.putInt(base + NativeVerbs.Wc.WC_FLAGS, wc.wcFlags);
+        view.putInt(base + NativeVerbs.Wc.PKEY_INDEX, wc.pkeyIndex);
+        view.putInt(base + NativeVerbs.Wc.SLID, wc.slid);
+        view.putInt(base + NativeVerbs.Wc.SL, wc.sl);
+        view.putInt(base + NativeVerbs.Wc.DLID_PATH_BITS, wc.dlidPathBits);
+    }
+
+    /**
+     * Native scratch memory of one thread: the completion array {@link #pollCq} fills and
+     * {@link #initAhFromWc} passes, the count, and the AH attributes read back. It owns only
+     * its own malloc'd memory, which JavaCPP frees once the thread and this object are gone.
+     */
+    static final class Scratch {
+        /** Completions one poll returns at most. */
+        static final int CAPACITY = 64;
+        private static final ThreadLocal<Scratch> PER_THREAD = ThreadLocal.withInitial(Scratch::new);
+
+        final NativeVerbs.Wc wc = new NativeVerbs.Wc(CAPACITY);
+        final ByteBuffer view = wc.capacity(CAPACITY).asByteBuffer().order(ByteOrder.nativeOrder());
+        final IntPointer count = new IntPointer(1L);
+        final NativeVerbs.AhAttr ahAttr = new NativeVerbs.AhAttr();
+        final BytePointer sgids = new BytePointer(CAPACITY * 16L);
+        final org.bytedeco.javacpp.LongPointer sgidValid = new org.bytedeco.javacpp.LongPointer(1L);
+
+        static Scratch get() {
+            return PER_THREAD.get();
+        }
+    }
+
+    /**
+     * {@code ibv_query_gid_ex(3)}'s {@code gid_type}.
+     *
+     * @throws VerbsException                ENODATA for an empty slot
+     * @throws UnsupportedOperationException where libibverbs has no {@code ibv_query_gid_ex}
+     */
+    @Override
+    public org.efaah.verbs.GidType queryGidType(long context, int portNum, int index) {
+        checkPort(portNum);
+        int[] type = new int[1];
+        int rc = NativeVerbs.efa_ah_query_gid_type(context, portNum, index, type);
+        if (rc == -org.efaah.verbs.Errno.EOPNOTSUPP.value()) {
+            throw new UnsupportedOperationException("this libibverbs has no ibv_query_gid_ex");
+        }
+        check(rc, "ibv_query_gid_ex", "port " + portNum + " index " + index);
+        return org.efaah.verbs.GidType.of(type[0]);
+    }
+
+    /** Events read per wait at most; more pending ones come with the next wait, at once. */
+    private static final int EVENTS_PER_WAIT = 32;
+
+    @Override
+    public long openAsyncEvents(long context) {
+        long[] channel = new long[1];
+        check(NativeVerbs.efa_ah_async_open(context, channel), "ibv_get_async_event", "making async_fd non-blocking");
+        return channel[0];
+    }
+
+    /**
+     * Every pending event, copied and acknowledged in C. A device removed by a driver that sends
+     * no event for it (rxe: its uverbs node just disappears while {@code rdma link delete} waits
+     * for every context to close) is reported as one {@code IBV_EVENT_DEVICE_FATAL}.
+     */
+    @Override
+    public List<org.efaah.verbs.AsyncEvent> awaitAsyncEvents(long channel, int timeoutMillis) {
+        int[] types = new int[EVENTS_PER_WAIT];
+        int[] ports = new int[EVENTS_PER_WAIT];
+        int[] count = new int[1];
+        int rc = NativeVerbs.efa_ah_async_wait(channel, timeoutMillis, types, ports, EVENTS_PER_WAIT, count);
+        if (rc == -org.efaah.verbs.Errno.ENODEV.value()) {
+            // Removed by a driver that sends no event for it (rxe): report what it amounts to.
+            return List.of(new org.efaah.verbs.AsyncEvent(org.efaah.verbs.DeviceEvent.Kind.DEVICE_FATAL.value(), 0));
+        }
+        check(rc, "ibv_get_async_event", null);
+        List<org.efaah.verbs.AsyncEvent> events = new ArrayList<>(count[0]);
+        for (int i = 0; i < count[0]; i++) {
+            events.add(new org.efaah.verbs.AsyncEvent(types[i], ports[i]));
+        }
+        return events;
+    }
+
+    @Override
+    public void wakeAsyncEvents(long channel) {
+        check(NativeVerbs.efa_ah_async_wake(channel), "efa_ah_async_wake", null);
+    }
+
+    @Override
+    public void closeAsyncEvents(long channel) {
+        check(NativeVerbs.efa_ah_async_close(channel), "efa_ah_async_close", null);
+    }
+
+    /** Nothing provider-wide is held: devices are closed by their owners. */
+    @Override
+    public void close() {
+    }
+
+    @Override
+    public String toString() {
+        return "NativeVerbsProvider[" + NativeLibrary.get().libraryPath() + "]";
+    }
+
+    private static void checkPort(int portNum) {
+        if (portNum < 1 || portNum > 255) {
+            throw new IllegalArgumentException("port_num: " + portNum + " is out of range; valid 1..255");
+        }
+    }
+
+    private static void check(int rc, String operation, String detail) {
+        if (rc != 0) {
+            throw error(operation, rc, detail);
+        }
+    }
+
+    /** The exception for a negative return {@code rc} of the stub. */
+    static VerbsException error(String operation, int rc, String detail) {
+        return new VerbsException(operation, -rc, detail);
+    }
+
+    private static String cString(byte[] buffer, int offset, int max) {
+        int end = offset;
+        while (end < offset + max && buffer[end] != 0) {
+            end++;
+        }
+        return new String(buffer, offset, end - offset, StandardCharsets.UTF_8);
+    }
+}

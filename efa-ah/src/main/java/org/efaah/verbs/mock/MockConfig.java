@@ -1,0 +1,363 @@
+package org.efaah.verbs.mock;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import org.efaah.verbs.Errno;
+import org.efaah.verbs.Gid;
+import org.efaah.verbs.GidType;
+import org.efaah.verbs.Ranges;
+
+/**
+ * Configuration of a {@link MockVerbsProvider}: how many EFA-like devices, their GID tables,
+ * {@code max_ah}, duplicate behaviour, latency and random faults. Immutable; made with
+ * {@link #builder()}, or from system properties with {@link #fromSystemProperties()}.
+ *
+ * @param deviceCount          number of devices, named {@code efa_0}, {@code efa_1}, ...
+ * @param gidTableLength       GIDs per port ({@code gid_tbl_len}); each device has one port
+ * @param gids                 explicit GIDs for port 1 of device 0 (index order), or empty for generated
+ *                             ones; the zero GID {@code ::} is an empty slot, as on rxe and mlx5, where
+ *                             AH creation with that sgid_index fails with ENODATA
+ * @param maxAh                {@code max_ah} per device, 1..65536 (AHNs are 16-bit)
+ * @param duplicatePolicy      how a second create for a live (PD, GID) is answered
+ * @param duplicateErrno       the errno a {@link DuplicatePolicy#STRICT} device refuses with
+ * @param createLatencyNanos   time each hardware create takes, ns
+ * @param destroyLatencyNanos  time each hardware destroy takes, ns
+ * @param failureProbability   chance 0..1 that any create fails with {@code randomFailureErrno}
+ * @param randomFailureErrno   errno of random create failures
+ * @param seed                 seed of the random failures, for reproducible runs
+ * @param efa                  true (default): EFA devices {@code efa_N} that key AHs by GID and
+ *                             report AHNs; false: RoCE-like devices {@code roce_N} (vendor 0, link
+ *                             layer Ethernet, no AHN), whose AHs differ by every ibv_ah_attr field
+ * @param maxPd                {@code max_pd} per device: allocating one more live PD fails with ENOMEM
+ * @param gidTypes             the type of each GID slot, by index, for every device; slots beyond the
+ *                             list are {@link GidType#IB} on EFA and {@link GidType#ROCE_V2} on RoCE
+ * @param adminQueueDepth      AH creates and destroys each device works on at once, 0..4096, 0 for no
+ *                             limit (the default): the device's admin queue. With a limit, a command
+ *                             arriving while that many are in progress waits for the earliest to finish,
+ *                             as commands queue in hardware, so N creates of latency L on a depth-C
+ *                             device take ceil(N / C) * L however many threads issue them
+ */
+public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, int maxAh,
+                         DuplicatePolicy duplicatePolicy, Errno duplicateErrno, long createLatencyNanos,
+                         long destroyLatencyNanos, double failureProbability, Errno randomFailureErrno, long seed,
+                         boolean efa, int maxPd, List<GidType> gidTypes, int adminQueueDepth) {
+
+    /** Prefix of the system properties read by {@link #fromSystemProperties()}. */
+    public static final String PROPERTY_PREFIX = "efaah.mock.";
+
+    public MockConfig {
+        Objects.requireNonNull(gids, "gids");
+        Objects.requireNonNull(duplicatePolicy, "duplicatePolicy");
+        Objects.requireNonNull(duplicateErrno, "duplicateErrno");
+        Objects.requireNonNull(randomFailureErrno, "randomFailureErrno");
+        Ranges.check("deviceCount", deviceCount, 0, 64);
+        Ranges.check("gidTableLength", gidTableLength, 1, 256);
+        Ranges.check("maxAh", maxAh, 1, 65536);
+        Ranges.check("createLatencyNanos", createLatencyNanos, 0, 10_000_000_000L);
+        Ranges.check("destroyLatencyNanos", destroyLatencyNanos, 0, 10_000_000_000L);
+        Ranges.check("adminQueueDepth", adminQueueDepth, 0, 4096);
+        if (!(failureProbability >= 0 && failureProbability <= 1)) {
+            throw new IllegalArgumentException("failureProbability: " + failureProbability + " is out of range; valid 0..1");
+        }
+        if (gids.size() > gidTableLength) {
+            throw new IllegalArgumentException("gids: " + gids.size() + " given; at most gidTableLength=" + gidTableLength);
+        }
+        gids = List.copyOf(gids);
+        Ranges.check("maxPd", maxPd, 1, 1 << 24);
+        gidTypes = List.copyOf(Objects.requireNonNull(gidTypes, "gidTypes"));
+    }
+
+    /** The type of GID slot {@code index}. */
+    public GidType gidType(int index) {
+        return index < gidTypes.size() ? gidTypes.get(index) : efa ? GidType.IB : GidType.ROCE_V2;
+    }
+
+    /** One device, one GID, max_ah 1024, strict duplicates refused with EINVAL, no latency, no faults. */
+    public static MockConfig defaults() {
+        return builder().build();
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.deviceCount = deviceCount;
+        b.gidTableLength = gidTableLength;
+        b.gids = new ArrayList<>(gids);
+        b.maxAh = maxAh;
+        b.duplicatePolicy = duplicatePolicy;
+        b.duplicateErrno = duplicateErrno;
+        b.createLatencyNanos = createLatencyNanos;
+        b.destroyLatencyNanos = destroyLatencyNanos;
+        b.failureProbability = failureProbability;
+        b.randomFailureErrno = randomFailureErrno;
+        b.seed = seed;
+        b.efa = efa;
+        b.maxPd = maxPd;
+        b.gidTypes = new ArrayList<>(gidTypes);
+        b.adminQueueDepth = adminQueueDepth;
+        return b;
+    }
+
+    /**
+     * The defaults overridden by system properties {@code efaah.mock.devices},
+     * {@code .gidTableLength}, {@code .maxAh}, {@code .behaviour} (legacy|strict|kernel-cached),
+     * {@code .duplicateErrno}, {@code .createLatencyNanos}, {@code .destroyLatencyNanos},
+     * {@code .failureProbability}, {@code .failureErrno}, {@code .seed}, {@code .efa}, {@code .maxPd},
+     * {@code .adminQueueDepth}.
+     *
+     * @throws IllegalArgumentException naming the property when a value does not parse or is out of range
+     */
+    public static MockConfig fromSystemProperties() {
+        Builder b = builder();
+        set("devices", Integer::parseInt, b::deviceCount);
+        set("gidTableLength", Integer::parseInt, b::gidTableLength);
+        set("maxAh", Integer::parseInt, b::maxAh);
+        set("behaviour", DuplicatePolicy::parse, b::duplicatePolicy);
+        set("duplicateErrno", Errno::valueOf, b::duplicateErrno);
+        set("createLatencyNanos", Long::parseLong, b::createLatencyNanos);
+        set("destroyLatencyNanos", Long::parseLong, b::destroyLatencyNanos);
+        set("failureProbability", Double::parseDouble, b::failureProbability);
+        set("failureErrno", Errno::valueOf, b::randomFailureErrno);
+        set("efa", MockConfig::parseBoolean, b::efa);
+        set("seed", Long::parseLong, b::seed);
+        set("maxPd", Integer::parseInt, b::maxPd);
+        set("adminQueueDepth", Integer::parseInt, b::adminQueueDepth);
+        try {
+            return b.build();
+        } catch (IllegalArgumentException e) {
+            // The record checks name their field; name the property the value came from instead.
+            String field = String.valueOf(e.getMessage()).split(":", 2)[0];
+            String property = switch (field) {
+                case "deviceCount" -> "devices";
+                case "randomFailureErrno" -> "failureErrno";
+                case "duplicatePolicy" -> "behaviour";
+                default -> field;
+            };
+            String value = property(property);
+            throw new IllegalArgumentException(value == null ? e.getMessage()
+                    : "-D" + PROPERTY_PREFIX + property + "=" + value + ": "
+                    + e.getMessage().substring(field.length() + 1).trim(), e);
+        }
+    }
+
+    private static <T> void set(String name, java.util.function.Function<String, T> parse,
+                                java.util.function.Consumer<T> setter) {
+        String v = property(name);
+        if (v == null) {
+            return;
+        }
+        T value;
+        try {
+            value = parse.apply(v);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("-D" + PROPERTY_PREFIX + name + "=" + v + ": "
+                    + (e instanceof NumberFormatException ? "not a number" : e.getMessage()), e);
+        }
+        setter.accept(value);
+    }
+
+    private static boolean parseBoolean(String v) {
+        if (v.equalsIgnoreCase("true") || v.equalsIgnoreCase("false")) {
+            return Boolean.parseBoolean(v);
+        }
+        throw new IllegalArgumentException("not true or false");
+    }
+
+    private static String property(String name) {
+        String v = System.getProperty(PROPERTY_PREFIX + name);
+        return v == null || v.isBlank() ? null : v.trim();
+    }
+
+    /** Builder for {@link MockConfig}; values are checked by {@link #build()}. Not thread-safe. */
+    public static final class Builder {
+        private int deviceCount = 1;
+        private int gidTableLength = 1;
+        private List<Gid> gids = new ArrayList<>();
+        private int maxAh = 1024;
+        private DuplicatePolicy duplicatePolicy = DuplicatePolicy.STRICT;
+        private Errno duplicateErrno = Errno.EINVAL;
+        private long createLatencyNanos;
+        private long destroyLatencyNanos;
+        private double failureProbability;
+        private Errno randomFailureErrno = Errno.ENOMEM;
+        private long seed = 1;
+        private boolean efa = true;
+        private int maxPd = 256;
+        private List<GidType> gidTypes = new ArrayList<>();
+        private int adminQueueDepth;
+
+        private Builder() {
+        }
+
+        public Builder maxPd(int maxPd) {
+            this.maxPd = maxPd;
+            return this;
+        }
+
+        /** The type of each GID slot by index; see {@link MockConfig#gidTypes()}. */
+        public Builder gidTypes(List<GidType> types) {
+            this.gidTypes = new ArrayList<>(types);
+            return this;
+        }
+
+        /**
+         * Number of devices, named {@code efa_0}, {@code efa_1}, ... (default 1).
+         *
+         * @param n 0..64
+         * @return this builder
+         * @throws IllegalArgumentException (from {@link #build()}) if it is outside 0..64
+         */
+        public Builder deviceCount(int n) {
+            this.deviceCount = n;
+            return this;
+        }
+
+        /**
+         * {@code gid_tbl_len} of each device's port (default 1).
+         *
+         * @param n 1..256
+         * @return this builder
+         * @throws IllegalArgumentException (from {@link #build()}) if it is outside 1..256
+         */
+        public Builder gidTableLength(int n) {
+            this.gidTableLength = n;
+            return this;
+        }
+
+        /**
+         * Explicit GIDs for port 1 of device 0, in index order (default: generated link-local GIDs).
+         *
+         * @param gids at most {@code gidTableLength} GIDs
+         * @return this builder
+         * @throws NullPointerException if {@code gids} is null
+         */
+        public Builder gids(List<Gid> gids) {
+            this.gids = new ArrayList<>(gids);
+            return this;
+        }
+
+        /**
+         * {@code max_ah} per device: creates beyond it fail with ENOMEM (default 1024).
+         *
+         * @param maxAh 1..65536 (AHNs are 16-bit)
+         * @return this builder
+         * @throws IllegalArgumentException (from {@link #build()}) if it is outside 1..65536
+         */
+        public Builder maxAh(int maxAh) {
+            this.maxAh = maxAh;
+            return this;
+        }
+
+        /**
+         * How a second create for a live (PD, GID) is answered (default {@link DuplicatePolicy#STRICT}).
+         *
+         * @param policy the policy
+         * @return this builder
+         */
+        public Builder duplicatePolicy(DuplicatePolicy policy) {
+            this.duplicatePolicy = policy;
+            return this;
+        }
+
+        /**
+         * The errno a {@link DuplicatePolicy#STRICT} device refuses a duplicate with (default EINVAL).
+         *
+         * @param errno the errno
+         * @return this builder
+         */
+        public Builder duplicateErrno(Errno errno) {
+            this.duplicateErrno = errno;
+            return this;
+        }
+
+        /**
+         * Time each hardware create takes (default 0).
+         *
+         * @param ns 0..10,000,000,000 ns
+         * @return this builder
+         * @throws IllegalArgumentException (from {@link #build()}) if it is outside 0..10,000,000,000 ns
+         */
+        public Builder createLatencyNanos(long ns) {
+            this.createLatencyNanos = ns;
+            return this;
+        }
+
+        /**
+         * Time each hardware destroy takes (default 0).
+         *
+         * @param ns 0..10,000,000,000 ns
+         * @return this builder
+         * @throws IllegalArgumentException (from {@link #build()}) if it is outside 0..10,000,000,000 ns
+         */
+        public Builder destroyLatencyNanos(long ns) {
+            this.destroyLatencyNanos = ns;
+            return this;
+        }
+
+        /**
+         * Chance that any create fails with the random-failure errno (default 0).
+         *
+         * @param p 0..1
+         * @return this builder
+         * @throws IllegalArgumentException (from {@link #build()}) if it is outside 0..1 or NaN
+         */
+        public Builder failureProbability(double p) {
+            this.failureProbability = p;
+            return this;
+        }
+
+        /**
+         * The errno of random create failures (default ENOMEM).
+         *
+         * @param errno the errno
+         * @return this builder
+         */
+        public Builder randomFailureErrno(Errno errno) {
+            this.randomFailureErrno = errno;
+            return this;
+        }
+
+        /**
+         * Seed of the random failures, for reproducible runs (default 1).
+         *
+         * @param seed any value
+         * @return this builder
+         */
+        public Builder seed(long seed) {
+            this.seed = seed;
+            return this;
+        }
+
+        /**
+         * True (default): EFA devices that key AHs by GID and report AHNs; false: RoCE-like devices.
+         *
+         * @param efa whether the devices are EFA
+         * @return this builder
+         */
+        public Builder efa(boolean efa) {
+            this.efa = efa;
+            return this;
+        }
+
+        public Builder adminQueueDepth(int depth) {
+            this.adminQueueDepth = depth;
+            return this;
+        }
+
+        /**
+         * The configuration.
+         *
+         * @return an immutable configuration
+         * @throws IllegalArgumentException naming the field when a value is out of range
+         */
+        public MockConfig build() {
+            return new MockConfig(deviceCount, gidTableLength, gids, maxAh, duplicatePolicy, duplicateErrno,
+                    createLatencyNanos, destroyLatencyNanos, failureProbability, randomFailureErrno, seed, efa, maxPd,
+                    gidTypes, adminQueueDepth);
+        }
+    }
+}

@@ -1,0 +1,17 @@
+/**
+ * The provider boundary: what efa-ah needs from RDMA verbs, and nothing of any implementation.
+ *
+ * <p>{@link org.efaah.verbs.VerbsProvider} is the service-provider interface, one method per
+ * verb (named after the libibverbs call it mirrors, e.g. {@code ibv_create_ah(3)}), with objects
+ * passed as opaque {@code long} handles. Providers are found with {@link java.util.ServiceLoader}
+ * through {@link org.efaah.verbs.VerbsProviderFactory} and chosen by
+ * {@link org.efaah.verbs.VerbsProviders}. Above the SPI sit the owning objects applications use:
+ * {@link org.efaah.verbs.Device} ({@code ibv_context}), {@link org.efaah.verbs.ProtectionDomain}
+ * ({@code ibv_pd}) and the values describing AHs: {@link org.efaah.verbs.Gid} (16 bytes, network
+ * order) and {@link org.efaah.verbs.AddressHandleAttributes} ({@code struct ibv_ah_attr}).
+ *
+ * <p>Bad input is rejected before any provider call with {@link java.lang.IllegalArgumentException}
+ * naming the field, the value and the valid range; device failures raise
+ * {@link org.efaah.verbs.VerbsException} with the errno by name.
+ */
+package org.efaah.verbs;
