@@ -191,7 +191,7 @@ class CacheInvalidationNativeTest {
             }
             assertEquals(createsBefore + 16, provider.creates.get(), "no create for hits");
             again.forEach(AddressHandle::close);
-            String addFigure = figure(device, "add", invalidation, start, ipNanos, events);
+            String addFigure = gidFigure(device, "add", invalidation, start, ipNanos, events);
 
             // Removing the address: the same for the fresh AHs, 8 held and 8 retained.
             fresh.subList(8, 16).forEach(AddressHandle::close);
@@ -213,10 +213,10 @@ class CacheInvalidationNativeTest {
             assertEquals(createsBefore + 16, provider.creates.get());
             assertEquals(0, cache.stats().destroyFailures());
             NativeDevice.figure(addFigure);
-            figure(device, "del", invalidation, start, ipNanos, events);
             NativeDevice.figure("  after the add: 16 acquires made 16 fresh AHs (CacheStats.hardwareCreates and"
                     + " ibv_create_ah calls); the 8 held AHs stayed usable (a UD send through one completed) and were"
                     + " destroyed at their last close; the 8 retained ones at the invalidation");
+            NativeDevice.figure(gidFigure(device, "del", invalidation, start, ipNanos, events));
         } finally {
             endpoint.close();
             cache.close();
@@ -228,15 +228,12 @@ class CacheInvalidationNativeTest {
         }
     }
 
-    private static String figure(Device device, String verb, Heard invalidation, long start, long ipNanos, int events) {
-        String line = String.format("AH cache on %s: `ip addr %s %s dev %s` -> GID_CHANGE -> port 1's 16 AHs (8 held,"
+    private static String gidFigure(Device device, String verb, Heard invalidation, long start, long ipNanos,
+                                    int events) {
+        return String.format("AH cache on %s: `ip addr %s %s dev %s` -> GID_CHANGE -> port 1's 16 AHs (8 held,"
                         + " 8 retained) invalidated %.1f ms after the command's start (the command itself, exec included,"
                         + " took %.1f ms; GID_CHANGE events heard: %d)", device.name(), verb, ADDRESS, NETDEV,
                 (invalidation.nanos() - start) / 1e6, ipNanos / 1e6, events);
-        if (verb.equals("del")) {
-            NativeDevice.figure(line);
-        }
-        return line;
     }
 
     /**
