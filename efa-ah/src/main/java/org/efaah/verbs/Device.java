@@ -61,7 +61,9 @@ public final class Device implements AutoCloseable {
         this.gidTableLengths = gidTableLengths;
         this.linkLayers = linkLayers;
         this.defaultSgidIndexes = new AtomicReferenceArray<>(gidTableLengths.length);
-        this.guard = new Guard("device " + attributes.name());
+        // Closed by close-on-fatal, the refusal must still say why (the device was removed, say).
+        this.guard = new Guard(() -> "device " + attributes.name() + " is closed"
+                + (fatalEvent == null ? "" : " after it reported IBV_EVENT_" + fatalEvent.kind()));
     }
 
     /**

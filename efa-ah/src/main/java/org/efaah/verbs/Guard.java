@@ -10,11 +10,16 @@ import java.util.function.Supplier;
  */
 final class Guard {
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
-    private final String what;
+    /** The refusal once closed; a supplier so that an owner can say why it was closed. */
+    private final Supplier<String> closedMessage;
     private boolean closed;
 
     Guard(String what) {
-        this.what = what;
+        this(() -> what + " is closed");
+    }
+
+    Guard(Supplier<String> closedMessage) {
+        this.closedMessage = closedMessage;
     }
 
     /**
@@ -27,7 +32,7 @@ final class Guard {
         lock.readLock().lock();
         if (closed) {
             lock.readLock().unlock();
-            throw new IllegalStateException(what + " is closed");
+            throw new IllegalStateException(closedMessage.get());
         }
     }
 

@@ -153,7 +153,7 @@ class DeviceEventsNativeTest {
     }
 
     /** Adds rxe0 back on veth0 and waits until the VM's own GID is back at its index, as guest.sh does. */
-    private static void restore(String name) throws Exception {
+    static void restore(String name) throws Exception {
         if (!Files.exists(Path.of("/sys/class/infiniband", name))) {
             run("rdma", "link", "add", name, "type", "rxe", "netdev", NETDEV);
         }

@@ -105,6 +105,30 @@ class DeviceEventsTest {
         device.close(); // still idempotent
     }
 
+    /**
+     * Found on rxe (CacheInvalidationNativeTest): after close-on-fatal, an acquire whose sgid_index
+     * the RoCE device must resolve from its GID table met the closed device and was told only
+     * "device ... is closed". Every refusal of a device closed after DEVICE_FATAL names the event.
+     */
+    @Test
+    void aDeviceClosedOnFatalSaysWhyInEveryRefusal() throws Exception {
+        MockVerbsProvider roce = new MockVerbsProvider(org.efaah.verbs.mock.MockConfig.builder().efa(false).build());
+        Device device = Device.openFirst(roce);
+        device.setCloseOnFatal(true);
+        ProtectionDomain pd = device.allocatePd();
+        roce.raiseEvent(device.name(), DeviceEvent.Kind.DEVICE_FATAL, 0);
+        for (int i = 0; i < 500 && !device.isClosed(); i++) {
+            TimeUnit.MILLISECONDS.sleep(10);
+        }
+        assertTrue(device.isClosed());
+        for (Runnable op : List.<Runnable>of(() -> device.resolve(AddressHandleAttributes.forGid("::ffff:10.0.0.2")),
+                () -> device.port(1), () -> device.gid(1, 0), device::allocatePd, () -> device.createCq(4),
+                () -> pd.createAh(AddressHandleAttributes.forGid("::ffff:10.0.0.2").withSgidIndex(0)))) {
+            IllegalStateException e = assertThrows(IllegalStateException.class, op::run);
+            assertTrue(e.getMessage().contains(device.name()) && e.getMessage().contains("DEVICE_FATAL"), e.getMessage());
+        }
+    }
+
     @Test
     void raisingOnAnUnknownDeviceIsRefused() {
         assertThrows(IllegalArgumentException.class, () -> mock.raiseEvent("efa_9", DeviceEvent.Kind.PORT_ERR, 1));
