@@ -23,7 +23,7 @@ public final class CompletionQueue implements AutoCloseable {
         this.withSourceGid = withSourceGid;
     }
 
-    /** Whether receive completions carry the sender's GID ({@link Device#createCqWithSourceGid}). */
+    /** {@return whether receive completions carry the sender's GID ({@link Device#createCqWithSourceGid})} */
     public boolean withSourceGid() {
         return withSourceGid;
     }
@@ -32,7 +32,7 @@ public final class CompletionQueue implements AutoCloseable {
         return device;
     }
 
-    /** The number of CQEs it was created with. */
+    /** {@return the number of CQEs it was created with} */
     public int entries() {
         return entries;
     }

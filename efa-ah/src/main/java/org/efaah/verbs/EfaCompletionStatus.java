@@ -36,27 +36,27 @@ public enum EfaCompletionStatus {
         this.meaning = meaning;
     }
 
-    /** The {@code efa_io_comp_status} value, as found in {@code wc.vendor_err}. */
+    /** {@return the {@code efa_io_comp_status} value, as found in {@code wc.vendor_err}} */
     public int code() {
         return code;
     }
 
-    /** The {@code enum ibv_wc_status} value rdma-core's EFA provider reports for it. */
+    /** {@return the {@code enum ibv_wc_status} value rdma-core's EFA provider reports for it} */
     public int ibvStatus() {
         return ibvStatus;
     }
 
-    /** One line saying what happened. */
+    /** {@return one line saying what happened} */
     public String meaning() {
         return meaning;
     }
 
-    /** The status with {@code code}, or null for a code this table does not know. */
+    /** {@return the status with {@code code}, or null for a code this table does not know} */
     public static EfaCompletionStatus of(int code) {
         return code >= 0 && code < BY_CODE.length ? BY_CODE[code] : null;
     }
 
-    /** {@code EFA_IO_COMP_STATUS_} + the name, as the headers spell it. */
+    /** {@return {@code EFA_IO_COMP_STATUS_} + the name, as the headers spell it} */
     public String headerName() {
         return "EFA_IO_COMP_STATUS_" + name();
     }

@@ -39,7 +39,7 @@ public final class Gid {
         return new Gid(readLong(bytes, 0), readLong(bytes, 8));
     }
 
-    /** A GID from its two 64-bit halves: the subnet prefix and the interface id, as numbers. */
+    /** {@return a GID from its two 64-bit halves: the subnet prefix and the interface id, as numbers} */
     public static Gid of(long subnetPrefix, long interfaceId) {
         return new Gid(subnetPrefix, interfaceId);
     }
@@ -101,7 +101,7 @@ public final class Gid {
                 + "' is not an IPv6 literal (e.g. fe80::1 or ::ffff:10.0.0.5); a GID is 16 bytes", cause);
     }
 
-    /** The 16 bytes, network order (a fresh copy). */
+    /** {@return the 16 bytes, network order (a fresh copy)} */
     public byte[] toBytes() {
         byte[] b = new byte[LENGTH];
         writeLong(b, 0, high);
@@ -116,22 +116,22 @@ public final class Gid {
         writeLong(dst, offset + 8, low);
     }
 
-    /** The upper 64 bits (subnet prefix). */
+    /** {@return the upper 64 bits (subnet prefix)} */
     public long subnetPrefix() {
         return high;
     }
 
-    /** The lower 64 bits (interface id). */
+    /** {@return the lower 64 bits (interface id)} */
     public long interfaceId() {
         return low;
     }
 
-    /** True for the all-zero GID, which a GID table uses for an empty slot. */
+    /** {@return true for the all-zero GID, which a GID table uses for an empty slot} */
     public boolean isZero() {
         return high == 0 && low == 0;
     }
 
-    /** True for an IPv4-mapped GID ({@code ::ffff:a.b.c.d}), the form RoCE v2 over IPv4 uses. */
+    /** {@return true for an IPv4-mapped GID ({@code ::ffff:a.b.c.d}), the form RoCE v2 over IPv4 uses} */
     public boolean isIpv4Mapped() {
         return high == 0 && (low >>> 32) == 0xffffL;
     }

@@ -56,7 +56,7 @@ public final class Grh {
                 ? Version.IPV4 : Version.IPV6;
     }
 
-    /** The layout of a 40-byte area. */
+    /** {@return the layout of a 40-byte area} */
     public static Version version(byte[] area) {
         return version(area, 0);
     }
@@ -69,7 +69,7 @@ public final class Grh {
         return gid(area, version(area), 8, 12);
     }
 
-    /** The receiver's GID, as {@link #sourceGid} but for the destination; null when unknown. */
+    /** {@return the receiver's GID, as {@link #sourceGid} but for the destination; null when unknown} */
     public static Gid destinationGid(byte[] area) {
         return gid(area, version(area), 24, 16);
     }

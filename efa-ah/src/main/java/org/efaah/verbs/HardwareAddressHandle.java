@@ -30,12 +30,12 @@ public final class HardwareAddressHandle extends UseCountGuard {
         return pd;
     }
 
-    /** The attributes it was created with. */
+    /** {@return the attributes it was created with} */
     public AddressHandleAttributes attributes() {
         return attributes;
     }
 
-    /** The EFA AH number (0..65535), or {@link CreatedAh#NO_AHN} on a device without one. */
+    /** {@return the EFA AH number (0..65535), or {@link CreatedAh#NO_AHN} on a device without one} */
     public int ahn() {
         return ahn;
     }

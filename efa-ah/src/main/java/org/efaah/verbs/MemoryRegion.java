@@ -24,12 +24,12 @@ public final class MemoryRegion implements AutoCloseable {
         return pd;
     }
 
-    /** The registered buffer (its whole capacity is registered). */
+    /** {@return the registered buffer (its whole capacity is registered)} */
     public ByteBuffer buffer() {
         return buffer;
     }
 
-    /** Bytes registered. */
+    /** {@return the number of bytes registered} */
     public int length() {
         return buffer.capacity();
     }

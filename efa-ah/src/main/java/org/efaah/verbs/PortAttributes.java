@@ -16,7 +16,7 @@ public record PortAttributes(int portNum, int state, int linkLayer, int gidTable
     public static final int LINK_LAYER_INFINIBAND = 1;
     public static final int LINK_LAYER_ETHERNET = 2;
 
-    /** {@code ibv_port_state_str}-style name of {@link #state}. */
+    /** {@return {@code ibv_port_state_str}-style name of {@link #state}} */
     public String stateName() {
         return switch (state) {
             case 0 -> "NOP";
@@ -29,7 +29,7 @@ public record PortAttributes(int portNum, int state, int linkLayer, int gidTable
         };
     }
 
-    /** Name of {@link #linkLayer} as {@code ibv_devinfo} prints it. */
+    /** {@return the name of {@link #linkLayer} as {@code ibv_devinfo} prints it} */
     public String linkLayerName() {
         return switch (linkLayer) {
             case LINK_LAYER_UNSPECIFIED -> "Unspecified";

@@ -43,7 +43,7 @@ public final class ProtectionDomain implements AutoCloseable {
         return device.creating(verb, () -> guard.get(create));
     }
 
-    /** The device this PD belongs to. */
+    /** {@return the device this PD belongs to} */
     public Device device() {
         return device;
     }
@@ -158,7 +158,7 @@ public final class ProtectionDomain implements AutoCloseable {
         return guard;
     }
 
-    /** How many AHs made in this PD still exist. */
+    /** {@return how many AHs made in this PD still exist} */
     public int liveAhCount() {
         return liveAhs.size();
     }

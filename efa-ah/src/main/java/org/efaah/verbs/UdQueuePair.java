@@ -26,7 +26,7 @@ public final class UdQueuePair implements AutoCloseable {
         return pd;
     }
 
-    /** The 24-bit QP number. */
+    /** {@return the 24-bit QP number} */
     public int qpn() {
         return qpn;
     }
@@ -106,7 +106,7 @@ public final class UdQueuePair implements AutoCloseable {
         return guard.isClosed();
     }
 
-    /** {@code ibv_query_qp(3)}: the current {@link QueuePairState}. */
+    /** {@return {@code ibv_query_qp(3)}: the current {@link QueuePairState}} */
     public int state() {
         return guard.get(() -> pd.device().provider().queryQpState(handle));
     }

@@ -57,22 +57,22 @@ public class VerbsException extends RuntimeException {
         return operation + " failed: " + name + " (" + v + ")" + (detail == null ? "" : ": " + detail);
     }
 
-    /** The errno by name; {@link Errno#UNKNOWN} when it has no name here. */
+    /** {@return the errno by name; {@link Errno#UNKNOWN} when it has no name here} */
     public Errno errno() {
         return Errno.of(errnoValue);
     }
 
-    /** The positive errno number. */
+    /** {@return the positive errno number} */
     public int errnoValue() {
         return errnoValue;
     }
 
-    /** The context added by {@link #withContext}, or null. */
+    /** {@return the context added by {@link #withContext}, or null} */
     public String context() {
         return context;
     }
 
-    /** The verbs call that failed, e.g. {@code ibv_create_ah}. */
+    /** {@return the verbs call that failed, e.g. {@code ibv_create_ah}} */
     public String operation() {
         return operation;
     }

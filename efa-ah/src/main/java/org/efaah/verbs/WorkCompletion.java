@@ -75,7 +75,7 @@ public final class WorkCompletion {
         hasSourceGid = other.hasSourceGid;
     }
 
-    /** The name of an {@code enum ibv_wc_status} value, as {@code ibv_wc_status_str} would give it. */
+    /** {@return the name of an {@code enum ibv_wc_status} value, as {@code ibv_wc_status_str} would give it} */
     public static String statusName(int status) {
         return status >= 0 && status < STATUS_NAMES.length ? STATUS_NAMES[status] : "IBV_WC_STATUS_" + status;
     }
