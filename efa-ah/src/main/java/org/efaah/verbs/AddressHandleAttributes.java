@@ -141,6 +141,8 @@ public final class AddressHandleAttributes {
     /**
      * {@code grh.sgid_index}: index of the source GID in the port's GID table, 0..255; 0 when
      * not {@linkplain #hasSgidIndex() given}.
+     *
+     * @return the sgid_index, 0..255
      */
     public int sgidIndex() {
         return sgidIndex;
@@ -150,6 +152,8 @@ public final class AddressHandleAttributes {
      * Whether sgid_index was given. When it was not, {@link Device#resolve} picks it for the
      * device: 0 on EFA and InfiniBand, the RoCE v2 GID of the destination's family on RoCE.
      * Attributes that differ only in this are not equal.
+     *
+     * @return true if the builder was given sgid_index
      */
     public boolean hasSgidIndex() {
         return sgidIndexGiven;

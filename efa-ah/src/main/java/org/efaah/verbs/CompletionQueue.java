@@ -28,6 +28,11 @@ public final class CompletionQueue implements AutoCloseable {
         return withSourceGid;
     }
 
+    /**
+     * The device that owns this CQ.
+     *
+     * @return the device the CQ was created on
+     */
     public Device device() {
         return device;
     }
@@ -43,6 +48,7 @@ public final class CompletionQueue implements AutoCloseable {
      * @return how many were filled, 0 when none was ready
      * @throws IllegalStateException if closed
      * @throws VerbsException        if the provider fails
+     * @param into holders overwritten in order; their previous values are lost
      */
     public int poll(WorkCompletion[] into) {
         guard.enter();
@@ -58,6 +64,11 @@ public final class CompletionQueue implements AutoCloseable {
         return guard;
     }
 
+    /**
+     * Whether the CQ is closed: polling it is then refused.
+     *
+     * @return true once {@link #close()} has completed
+     */
     public boolean isClosed() {
         return guard.isClosed();
     }

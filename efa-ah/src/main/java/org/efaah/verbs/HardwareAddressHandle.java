@@ -26,6 +26,9 @@ public final class HardwareAddressHandle extends UseCountGuard {
         this.attributes = attributes;
     }
 
+    /**
+     * {@return the PD the AH was created in}
+     */
     public ProtectionDomain pd() {
         return pd;
     }
@@ -40,6 +43,12 @@ public final class HardwareAddressHandle extends UseCountGuard {
         return ahn;
     }
 
+    /**
+     * Whether {@code ibv_destroy_ah} has succeeded for this AH, or its device was closed:
+     * its handle must then not be used.
+     *
+     * @return true once the AH was destroyed (or freed with its device)
+     */
     public boolean isDestroyed() {
         return isClosed();
     }
@@ -48,6 +57,7 @@ public final class HardwareAddressHandle extends UseCountGuard {
      * The provider's handle (the {@code struct ibv_ah *} for the native provider), for posting sends.
      *
      * @throws IllegalStateException once destroyed
+     * @return the opaque handle passed to {@link VerbsProvider#postSend}
      */
     public long nativeHandle() {
         if (isClosed()) {

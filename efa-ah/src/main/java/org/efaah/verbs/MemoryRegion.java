@@ -20,6 +20,9 @@ public final class MemoryRegion implements AutoCloseable {
         this.guard = new Guard("memory region");
     }
 
+    /**
+     * {@return the PD the memory is registered in}
+     */
     public ProtectionDomain pd() {
         return pd;
     }
@@ -45,6 +48,11 @@ public final class MemoryRegion implements AutoCloseable {
         }
     }
 
+    /**
+     * Whether the region is deregistered: posting from it is then refused.
+     *
+     * @return true once deregistered (or freed with its PD or device)
+     */
     public boolean isClosed() {
         return guard.isClosed();
     }

@@ -11,9 +11,13 @@ package org.efaah.verbs;
  * @param lid            the port's LID (InfiniBand only)
  */
 public record PortAttributes(int portNum, int state, int linkLayer, int gidTableLength, int activeMtu, int lid) {
+    /** {@code IBV_PORT_ACTIVE}: the port passes traffic. */
     public static final int STATE_ACTIVE = 4;
+    /** {@code IBV_LINK_LAYER_UNSPECIFIED}: what EFA reports. */
     public static final int LINK_LAYER_UNSPECIFIED = 0;
+    /** {@code IBV_LINK_LAYER_INFINIBAND}. */
     public static final int LINK_LAYER_INFINIBAND = 1;
+    /** {@code IBV_LINK_LAYER_ETHERNET}: RoCE (and rxe). */
     public static final int LINK_LAYER_ETHERNET = 2;
 
     /** {@return {@code ibv_port_state_str}-style name of {@link #state}} */
