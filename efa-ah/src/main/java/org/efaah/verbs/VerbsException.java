@@ -45,7 +45,7 @@ public class VerbsException extends RuntimeException {
      * @param context one or more {@code name=value} facts, e.g. {@code device=efa_0, dgid=fe80::1}
      * @return a new exception; this one is not changed
      */
-    public VerbsException withContext(String context) {
+    VerbsException withContext(String context) {
         return new VerbsException(this, context);
     }
 

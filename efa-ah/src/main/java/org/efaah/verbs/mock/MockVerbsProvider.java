@@ -52,7 +52,7 @@ import org.efaah.verbs.VerbsProvider;
  */
 public final class MockVerbsProvider implements VerbsProvider {
     /** PCI part id the mock devices report: a new-generation EFA device. */
-    public static final int VENDOR_PART_ID = 0xefa3;
+    static final int VENDOR_PART_ID = 0xefa3;
 
     private final MockConfig config;
     private final List<MockDevice> devices = new ArrayList<>();
