@@ -59,7 +59,7 @@ public final class UdQueuePair implements AutoCloseable {
      * @param remoteQkey the destination's Q_Key, 0..0x7FFFFFFF
      * @param mr         the region holding the payload, registered in this QP's PD
      * @param offset     byte offset of the payload in {@code mr}
-     * @param length     payload bytes; the 40-byte GRH is not sent, it is made by the receiving side
+     * @param length     payload bytes, not counting the 40 the receiver sets aside for a GRH
      * @param wrId       the caller's id, returned in the send completion
      * @throws VerbsException           ENOMEM when the send queue is full, EINVAL for a QP not in RTS
      */

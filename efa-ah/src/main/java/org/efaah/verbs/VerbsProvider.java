@@ -150,8 +150,9 @@ public interface VerbsProvider extends AutoCloseable {
      * @param pd     a handle {@link #allocatePd} returned
      * @param buffer a direct buffer; its whole capacity is registered whatever its position
      * @return an MR handle, freed with {@link #deregisterMemory}
-     * @throws VerbsException ENOMEM or EPERM when the pages cannot be pinned ({@code RLIMIT_MEMLOCK}),
-     *                        EINVAL for a buffer that is not direct; EOPNOTSUPP with no datagram path
+     * @throws VerbsException ENOMEM or EPERM when the pages cannot be pinned ({@code RLIMIT_MEMLOCK});
+     *                        EOPNOTSUPP with no datagram path
+     * @throws IllegalArgumentException from the native provider for an empty or non-direct buffer
      */
     default long registerMemory(long pd, java.nio.ByteBuffer buffer) {
         throw noDatagramPath();

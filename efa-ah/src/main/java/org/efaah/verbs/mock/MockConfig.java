@@ -93,7 +93,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
     }
 
     /**
-     * The type of GID slot {@code index}, as {@code ibv_query_gid_type(3)} reports it.
+     * The type of GID slot {@code index}, as {@code ibv_query_gid_ex(3)} reports it.
      *
      * @param index the GID table index (sgid_index), 0-based
      * @return the slot's type: from {@link #gidTypes()}, else the default of the device kind
