@@ -37,7 +37,19 @@ public final class AddressHandleCacheMetrics extends CacheMeterBinder<AddressHan
         super(cache, cacheName, tags);
     }
 
-    /** Binds the meters of {@code cache} to {@code registry} under {@code cacheName}; returns the cache. */
+    /**
+     * Binds the meters of {@code cache} to {@code registry}; a convenience for
+     * {@code new AddressHandleCacheMetrics(cache, cacheName, Tags.of(tags)).bindTo(registry)}.
+     * Safe to call from any thread; binding the same cache twice under the same name and tags
+     * returns the meters already registered (Micrometer's rule).
+     *
+     * @param registry  the registry to register the meters in
+     * @param cache     the cache to observe (held weakly)
+     * @param cacheName the {@code cache} tag's value
+     * @param tags      more tags as key/value pairs ({@code "k1", "v1", "k2", "v2"})
+     * @return {@code cache}, for chaining
+     * @throws IllegalArgumentException if {@code tags} has an odd number of elements
+     */
     public static AddressHandleCache monitor(MeterRegistry registry, AddressHandleCache cache, String cacheName,
                                              String... tags) {
         new AddressHandleCacheMetrics(cache, cacheName, Tags.of(tags)).bindTo(registry);

@@ -80,21 +80,37 @@ public final class AddressHandleAttributes {
      * (0 on EFA and InfiniBand; on RoCE the RoCE v2 GID of the destination's family, see
      * {@link Device#resolve}), hop_limit {@value #DEFAULT_HOP_LIMIT}, everything else zero. This
      * is all EFA looks at.
+     *
+     * @param dgid the destination GID (16 bytes, network order)
+     * @return global attributes for port 1
+     * @throws NullPointerException if {@code dgid} is null
      */
     public static AddressHandleAttributes forGid(Gid dgid) {
         return builder().dgid(dgid).build();
     }
 
-    /** Same as {@link #forGid(Gid)}, with the GID given as IPv6 text (see {@link Gid#parse}). */
+    /**
+     * Same as {@link #forGid(Gid)}, with the GID given as IPv6 text (see {@link Gid#parse}).
+     *
+     * @param dgid the destination GID as IPv6 text, e.g. {@code fe80::1}
+     * @return global attributes for port 1
+     * @throws IllegalArgumentException if {@code dgid} is not an IPv6 address
+     */
     public static AddressHandleAttributes forGid(String dgid) {
         return forGid(Gid.parse(dgid));
     }
 
+    /**
+     * A builder with every field zero, port 1 and hop_limit {@value #DEFAULT_HOP_LIMIT}; values
+     * are range-checked as they are set.
+     *
+     * @return a new builder; not thread-safe
+     */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** A builder holding this object's values, to derive a variant. */
+    /** {@return a builder holding this object's values, to derive a variant} */
     public Builder toBuilder() {
         Builder b = new Builder();
         b.dgid = dgid;
@@ -112,12 +128,12 @@ public final class AddressHandleAttributes {
         return b;
     }
 
-    /** {@code grh.dgid}; null only for a non-global (LID-routed InfiniBand) AH. */
+    /** {@return {@code grh.dgid}; null only for a non-global (LID-routed InfiniBand) AH} */
     public Gid dgid() {
         return dgid;
     }
 
-    /** {@code grh.flow_label}, 0..0xFFFFF. */
+    /** {@return {@code grh.flow_label}, 0..0xFFFFF} */
     public int flowLabel() {
         return flowLabel;
     }
@@ -125,6 +141,8 @@ public final class AddressHandleAttributes {
     /**
      * {@code grh.sgid_index}: index of the source GID in the port's GID table, 0..255; 0 when
      * not {@linkplain #hasSgidIndex() given}.
+     *
+     * @return the sgid_index, 0..255
      */
     public int sgidIndex() {
         return sgidIndex;
@@ -134,6 +152,8 @@ public final class AddressHandleAttributes {
      * Whether sgid_index was given. When it was not, {@link Device#resolve} picks it for the
      * device: 0 on EFA and InfiniBand, the RoCE v2 GID of the destination's family on RoCE.
      * Attributes that differ only in this are not equal.
+     *
+     * @return true if the builder was given sgid_index
      */
     public boolean hasSgidIndex() {
         return sgidIndexGiven;
@@ -152,42 +172,42 @@ public final class AddressHandleAttributes {
         return last;
     }
 
-    /** {@code grh.hop_limit}, 0..255. */
+    /** {@return {@code grh.hop_limit}, 0..255} */
     public int hopLimit() {
         return hopLimit;
     }
 
-    /** {@code grh.traffic_class}, 0..255. */
+    /** {@return {@code grh.traffic_class}, 0..255} */
     public int trafficClass() {
         return trafficClass;
     }
 
-    /** {@code dlid}, 0..0xFFFF; InfiniBand only, 0 elsewhere. */
+    /** {@return {@code dlid}, 0..0xFFFF; InfiniBand only, 0 elsewhere} */
     public int dlid() {
         return dlid;
     }
 
-    /** {@code sl}, service level, 0..15. */
+    /** {@return {@code sl}, service level, 0..15} */
     public int sl() {
         return sl;
     }
 
-    /** {@code src_path_bits}, 0..127. */
+    /** {@return {@code src_path_bits}, 0..127} */
     public int srcPathBits() {
         return srcPathBits;
     }
 
-    /** {@code static_rate}, an {@code enum ibv_rate} value 0..24 (0 = no limit). */
+    /** {@return {@code static_rate}, an {@code enum ibv_rate} value 0..24 (0 = no limit)} */
     public int staticRate() {
         return staticRate;
     }
 
-    /** {@code is_global}: whether the GRH fields are used. True whenever a dgid is set. */
+    /** {@return {@code is_global}: whether the GRH fields are used. True whenever a dgid is set} */
     public boolean isGlobal() {
         return isGlobal;
     }
 
-    /** {@code port_num}, 1-based, 1..255 (checked against the device's port count on use). */
+    /** {@return {@code port_num}, 1-based, 1..255 (checked against the device's port count on use)} */
     public int portNum() {
         return portNum;
     }

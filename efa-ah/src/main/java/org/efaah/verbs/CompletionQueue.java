@@ -23,16 +23,21 @@ public final class CompletionQueue implements AutoCloseable {
         this.withSourceGid = withSourceGid;
     }
 
-    /** Whether receive completions carry the sender's GID ({@link Device#createCqWithSourceGid}). */
+    /** {@return whether receive completions carry the sender's GID ({@link Device#createCqWithSourceGid})} */
     public boolean withSourceGid() {
         return withSourceGid;
     }
 
+    /**
+     * The device that owns this CQ.
+     *
+     * @return the device the CQ was created on
+     */
     public Device device() {
         return device;
     }
 
-    /** The number of CQEs it was created with. */
+    /** {@return the number of CQEs it was created with} */
     public int entries() {
         return entries;
     }
@@ -43,6 +48,7 @@ public final class CompletionQueue implements AutoCloseable {
      * @return how many were filled, 0 when none was ready
      * @throws IllegalStateException if closed
      * @throws VerbsException        if the provider fails
+     * @param into holders overwritten in order; their previous values are lost
      */
     public int poll(WorkCompletion[] into) {
         guard.enter();
@@ -58,6 +64,11 @@ public final class CompletionQueue implements AutoCloseable {
         return guard;
     }
 
+    /**
+     * Whether the CQ is closed: polling it is then refused.
+     *
+     * @return true once {@link #close()} has completed
+     */
     public boolean isClosed() {
         return guard.isClosed();
     }

@@ -9,5 +9,6 @@ package org.efaah.verbs;
  *               the device has none (non-EFA devices)
  */
 public record CreatedAh(long handle, int ahn) {
+    /** The {@code ahn} of an AH on a device that has no AH numbers. */
     public static final int NO_AHN = -1;
 }

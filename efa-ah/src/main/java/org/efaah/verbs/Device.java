@@ -72,6 +72,9 @@ public final class Device implements AutoCloseable {
      * @throws NullPointerException     if an argument is null
      * @throws IllegalArgumentException if the provider lists no device of that name
      * @throws VerbsException           if the provider fails to open or query it
+     * @param provider the provider to open it with
+     * @param name     a name from {@link VerbsProvider#deviceNames()}, e.g. {@code efa_0}
+     * @return the open device; close it when done
      */
     public static Device open(VerbsProvider provider, String name) {
         Objects.requireNonNull(provider, "provider");
@@ -104,7 +107,13 @@ public final class Device implements AutoCloseable {
         }
     }
 
-    /** Opens the first device the provider lists. */
+    /**
+     * Opens the first device the provider lists.
+     *
+     * @param provider the provider to open it with
+     * @return the open device; close it when done
+     * @throws VerbsException ENODEV if the provider lists no device, or if opening fails
+     */
     public static Device openFirst(VerbsProvider provider) {
         List<String> names = provider.deviceNames();
         if (names.isEmpty()) {
@@ -113,21 +122,38 @@ public final class Device implements AutoCloseable {
         return open(provider, names.get(0));
     }
 
+    /**
+     * The kernel's name of the device, as {@code ibv_get_device_name(3)} gives it.
+     *
+     * @return e.g. {@code efa_0} or {@code rxe0}
+     */
     public String name() {
         return attributes.name();
     }
 
-    /** The attributes read at open. */
+    /**
+     * The attributes read at open.
+     *
+     * @return the attributes, immutable
+     */
     public DeviceAttributes attributes() {
         return attributes;
     }
 
-    /** Whether this is an EFA device, which keys AHs by destination GID alone. */
+    /**
+     * Whether this is an EFA device, which keys AHs by destination GID alone.
+     *
+     * @return {@link DeviceAttributes#efa()}
+     */
     public boolean isEfa() {
         return attributes.efa();
     }
 
-    /** The provider serving this device. */
+    /**
+     * The provider serving this device.
+     *
+     * @return the provider given to {@link #open}
+     */
     public VerbsProvider provider() {
         return provider;
     }
@@ -136,6 +162,10 @@ public final class Device implements AutoCloseable {
      * Queries port {@code portNum} now ({@code ibv_query_port(3)}).
      *
      * @throws IllegalArgumentException if the port is not 1..port count
+     * @param portNum the port, 1-based
+     * @return the port's state, link layer and GID table length
+     * @throws IllegalStateException    if the device is closed
+     * @throws VerbsException           if the query fails
      */
     public PortAttributes port(int portNum) {
         checkPort(portNum);
@@ -146,6 +176,11 @@ public final class Device implements AutoCloseable {
      * The GID at {@code index} of port {@code portNum}'s table ({@code ibv_query_gid(3)}).
      *
      * @throws IllegalArgumentException if the port or index is out of range
+     * @param portNum the port, 1-based
+     * @param index   the GID table index (sgid_index), 0 .. gid_tbl_len - 1
+     * @return the GID, 16 bytes in network order; the zero GID for an empty slot
+     * @throws IllegalStateException    if the device is closed
+     * @throws VerbsException           if the query fails
      */
     public Gid gid(int portNum, int index) {
         checkPort(portNum);
@@ -159,6 +194,7 @@ public final class Device implements AutoCloseable {
      * RoCE (whose frames are built from the GRH; the kernel refuses a RoCE AH without one).
      *
      * @throws IllegalArgumentException naming the field, the value and the valid range
+     * @param attributes the attributes to check; not changed
      */
     public void validate(AddressHandleAttributes attributes) {
         int port = attributes.portNum();
@@ -192,6 +228,8 @@ public final class Device implements AutoCloseable {
      *                                  the destination's family is in the table (the message
      *                                  names the device, port and dgid)
      * @throws IllegalStateException    if the device is closed
+     * @param attributes the attributes, with or without sgid_index
+     * @return attributes with sgid_index set where the AH is global, else {@code attributes} itself
      */
     public AddressHandleAttributes resolve(AddressHandleAttributes attributes) {
         if (!attributes.isGlobal() || attributes.hasSgidIndex()) {
@@ -260,6 +298,7 @@ public final class Device implements AutoCloseable {
      *
      * @throws IllegalStateException if the device is closed
      * @throws VerbsException        if the provider fails
+     * @return the new PD, owned by this device; closed with it at the latest
      */
     public ProtectionDomain allocatePd() {
         return creating("ibv_alloc_pd", () -> {
@@ -294,6 +333,10 @@ public final class Device implements AutoCloseable {
      * Creates a completion queue ({@code ibv_create_cq(3)}) of {@code entries} CQEs, 1..65536.
      *
      * @throws VerbsException EOPNOTSUPP if the provider has no datagram path
+     * @param entries the minimum number of CQEs, 1..65536
+     * @return the new CQ, owned by this device
+     * @throws IllegalArgumentException if {@code entries} is outside 1..65536
+     * @throws IllegalStateException    if the device is closed or has reported a fatal error
      */
     public CompletionQueue createCq(int entries) {
         Ranges.check("cqe", entries, 1, 65536);
@@ -317,6 +360,10 @@ public final class Device implements AutoCloseable {
      * {@link WorkCompletion#sourceGid}).
      *
      * @throws VerbsException EOPNOTSUPP, naming the device, if it is not EFA
+     * @param entries the minimum number of CQEs, 1..65536
+     * @return the new CQ, owned by this device
+     * @throws IllegalArgumentException if {@code entries} is outside 1..65536
+     * @throws IllegalStateException    if the device is closed or has reported a fatal error
      */
     public CompletionQueue createCqWithSourceGid(int entries) {
         Ranges.check("cqe", entries, 1, 65536);
@@ -339,6 +386,15 @@ public final class Device implements AutoCloseable {
     /**
      * The attributes of an AH back to the sender of a received UD completion
      * ({@code ibv_init_ah_from_wc(3)}); the 40-byte GRH is at {@code grhOffset} in {@code mr}.
+     *
+     * @param portNum   the port the datagram arrived on, 1-based
+     * @param wc        the receive completion
+     * @param mr        the memory region holding the received buffer
+     * @param grhOffset byte offset of the GRH in {@code mr}
+     * @return attributes of an AH that reaches the sender
+     * @throws IllegalArgumentException if the port is out of range or the 40 bytes lie outside {@code mr}
+     * @throws IllegalStateException    if the device or {@code mr} is closed
+     * @throws VerbsException           with the provider's errno (EINVAL for a completion without GRH)
      */
     public AddressHandleAttributes initAhFromWc(int portNum, WorkCompletion wc, MemoryRegion mr, int grhOffset) {
         checkPort(portNum);
@@ -350,12 +406,18 @@ public final class Device implements AutoCloseable {
      * Registers {@code listener} for this device's asynchronous events ({@code ibv_get_async_event(3)}).
      * Listeners run on the device's event thread, one event at a time, in registration order; they
      * must not block. A listener that throws is logged and does not stop the others.
+     *
+     * @param listener called with each event; not null
      */
     public void addEventListener(Consumer<? super DeviceEvent> listener) {
         eventListeners.add(Objects.requireNonNull(listener, "listener"));
     }
 
-    /** Removes a listener added with {@link #addEventListener}; harmless if it is not there. */
+    /**
+     * Removes a listener added with {@link #addEventListener}; harmless if it is not there.
+     *
+     * @param listener a listener added before
+     */
     public void removeEventListener(Consumer<? super DeviceEvent> listener) {
         eventListeners.remove(listener);
     }
@@ -363,6 +425,8 @@ public final class Device implements AutoCloseable {
     /**
      * Whether the device reported {@code IBV_EVENT_DEVICE_FATAL}: it then refuses every new
      * operation and can only be closed.
+     *
+     * @return true once DEVICE_FATAL was seen; never false again
      */
     public boolean isFatal() {
         return fatalEvent != null;
@@ -375,6 +439,8 @@ public final class Device implements AutoCloseable {
      * DEVICE_FATAL, and its removal waits until every process has closed its context: turn this
      * on so the removal completes without waiting for the application. Handles of children stay
      * objects that refuse use.
+     *
+     * @param closeOnFatal true to close the device on DEVICE_FATAL; may be changed at any time
      */
     public void setCloseOnFatal(boolean closeOnFatal) {
         this.closeOnFatal = closeOnFatal;
@@ -438,6 +504,11 @@ public final class Device implements AutoCloseable {
         completionQueues.remove(cq);
     }
 
+    /**
+     * Whether the device is closed: every operation on it and its children is then refused.
+     *
+     * @return true once {@link #close()} has completed
+     */
     public boolean isClosed() {
         return guard.isClosed();
     }

@@ -14,6 +14,9 @@ public interface EfaVerbs {
      *
      * @throws VerbsException EOPNOTSUPP if the device is not EFA or cannot report the GID
      *                        ({@code EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID}); EINVAL, ENOMEM
+     * @param context a handle {@link VerbsProvider#openDevice} returned
+     * @param entries the minimum number of CQEs, 1 .. the device's {@code max_cqe}
+     * @return a CQ handle
      */
     long createCqWithSourceGid(long context, int entries);
 
@@ -23,6 +26,9 @@ public interface EfaVerbs {
      * also {@code efadv_wc_read_sgid} into {@link WorkCompletion#sourceGid}.
      *
      * @return how many were filled, 0 when none was ready
+     * @param cq   a handle {@link #createCqWithSourceGid} returned
+     * @param into holders overwritten in order; at most {@code into.length} completions are taken
+     * @throws VerbsException with the errno when polling fails
      */
     int pollCqWithSourceGid(long cq, WorkCompletion[] into);
 
@@ -31,6 +37,12 @@ public interface EfaVerbs {
      * one SGE each way; activated, posted to and destroyed like a UD QP.
      *
      * @throws VerbsException EOPNOTSUPP if the device is not EFA; EINVAL, ENOMEM
+     * @param pd        a handle {@link VerbsProvider#allocatePd} returned
+     * @param sendCq    a CQ handle for send completions
+     * @param recvCq    a CQ handle for receive completions (may equal {@code sendCq})
+     * @param maxSendWr send work requests outstanding at once, 1 .. the device's {@code max_qp_wr}
+     * @param maxRecvWr receive work requests outstanding at once, likewise
+     * @return the QP handle, freed with {@link VerbsProvider#destroyQp}, and its QPN
      */
     QueuePairNumbers createSrdQp(long pd, long sendCq, long recvCq, int maxSendWr, int maxRecvWr);
 }

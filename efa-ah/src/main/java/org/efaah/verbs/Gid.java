@@ -29,6 +29,8 @@ public final class Gid {
      *
      * @throws NullPointerException     if {@code bytes} is null
      * @throws IllegalArgumentException if {@code bytes.length != 16}
+     * @param bytes 16 bytes, network order
+     * @return the GID
      */
     public static Gid of(byte[] bytes) {
         Objects.requireNonNull(bytes, "gid");
@@ -39,7 +41,14 @@ public final class Gid {
         return new Gid(readLong(bytes, 0), readLong(bytes, 8));
     }
 
-    /** A GID from its two 64-bit halves: the subnet prefix and the interface id, as numbers. */
+    /**
+     * A GID from its two 64-bit halves, as numbers: {@code subnetPrefix} is bytes 0..7 read big-endian,
+     * {@code interfaceId} bytes 8..15.
+     *
+     * @param subnetPrefix the upper 64 bits
+     * @param interfaceId  the lower 64 bits
+     * @return the GID
+     */
     public static Gid of(long subnetPrefix, long interfaceId) {
         return new Gid(subnetPrefix, interfaceId);
     }
@@ -51,6 +60,8 @@ public final class Gid {
      *
      * @throws NullPointerException     if {@code text} is null
      * @throws IllegalArgumentException if {@code text} is not an IPv6 literal
+     * @param text an IPv6 literal
+     * @return the GID
      */
     public static Gid parse(String text) {
         Objects.requireNonNull(text, "gid");
@@ -101,7 +112,7 @@ public final class Gid {
                 + "' is not an IPv6 literal (e.g. fe80::1 or ::ffff:10.0.0.5); a GID is 16 bytes", cause);
     }
 
-    /** The 16 bytes, network order (a fresh copy). */
+    /** {@return the 16 bytes, network order (a fresh copy)} */
     public byte[] toBytes() {
         byte[] b = new byte[LENGTH];
         writeLong(b, 0, high);
@@ -109,29 +120,35 @@ public final class Gid {
         return b;
     }
 
-    /** Copies the 16 bytes, network order, into {@code dst} at {@code offset}. */
+    /**
+     * Copies the 16 bytes, network order, into {@code dst} at {@code offset}.
+     *
+     * @param dst    the array to write into
+     * @param offset where the 16 bytes start in {@code dst}
+     * @throws IndexOutOfBoundsException if the 16 bytes do not fit in {@code dst} at {@code offset}
+     */
     public void copyTo(byte[] dst, int offset) {
         Objects.checkFromIndexSize(offset, LENGTH, dst.length);
         writeLong(dst, offset, high);
         writeLong(dst, offset + 8, low);
     }
 
-    /** The upper 64 bits (subnet prefix). */
+    /** {@return the upper 64 bits (subnet prefix)} */
     public long subnetPrefix() {
         return high;
     }
 
-    /** The lower 64 bits (interface id). */
+    /** {@return the lower 64 bits (interface id)} */
     public long interfaceId() {
         return low;
     }
 
-    /** True for the all-zero GID, which a GID table uses for an empty slot. */
+    /** {@return true for the all-zero GID, which a GID table uses for an empty slot} */
     public boolean isZero() {
         return high == 0 && low == 0;
     }
 
-    /** True for an IPv4-mapped GID ({@code ::ffff:a.b.c.d}), the form RoCE v2 over IPv4 uses. */
+    /** {@return true for an IPv4-mapped GID ({@code ::ffff:a.b.c.d}), the form RoCE v2 over IPv4 uses} */
     public boolean isIpv4Mapped() {
         return high == 0 && (low >>> 32) == 0xffffL;
     }

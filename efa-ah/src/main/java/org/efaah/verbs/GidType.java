@@ -7,7 +7,12 @@ package org.efaah.verbs;
  * {@link #IB}.
  */
 public enum GidType {
-    IB(0), ROCE_V1(1), ROCE_V2(2);
+    /** InfiniBand, or EFA: the GID is the port's address. */
+    IB(0),
+    /** RoCE v1: Ethernet framing, not routable across IP subnets. */
+    ROCE_V1(1),
+    /** RoCE v2: UDP/IP framing (port 4791), routable. */
+    ROCE_V2(2);
 
     private final int value;
 
@@ -15,7 +20,11 @@ public enum GidType {
         this.value = value;
     }
 
-    /** The {@code IBV_GID_TYPE_*} number. */
+    /**
+     * The {@code IBV_GID_TYPE_*} number.
+     *
+     * @return 0..2
+     */
     public int value() {
         return value;
     }
@@ -23,6 +32,8 @@ public enum GidType {
     /**
      * The type for an {@code IBV_GID_TYPE_*} number.
      *
+     * @param value 0..2
+     * @return the type
      * @throws IllegalArgumentException for any other number
      */
     public static GidType of(int value) {

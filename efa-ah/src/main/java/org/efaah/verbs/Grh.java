@@ -40,6 +40,9 @@ public final class Grh {
      * The layout of {@code area} (at least 40 bytes, read from {@code offset}).
      *
      * @throws IllegalArgumentException if fewer than 40 bytes follow {@code offset}
+     * @param area   the bytes a UD receive wrote before the payload
+     * @param offset where the 40 bytes start in {@code area}
+     * @return IPV6, IPV4 or UNKNOWN, as {@code ibv_init_ah_from_wc(3)} would tell them apart
      */
     public static Version version(byte[] area, int offset) {
         if (offset < 0 || area.length - offset < LENGTH) {
@@ -56,7 +59,13 @@ public final class Grh {
                 ? Version.IPV4 : Version.IPV6;
     }
 
-    /** The layout of a 40-byte area. */
+    /**
+     * The layout of the 40 bytes at the start of {@code area}.
+     *
+     * @param area at least 40 bytes
+     * @return as {@link #version(byte[], int)} at offset 0
+     * @throws IllegalArgumentException if {@code area} is shorter than 40 bytes
+     */
     public static Version version(byte[] area) {
         return version(area, 0);
     }
@@ -64,12 +73,22 @@ public final class Grh {
     /**
      * The sender's GID: the GRH's source GID, or for IPv4 the IPv4-mapped source address;
      * null when the layout is {@link Version#UNKNOWN}.
+     *
+     * @param area at least 40 bytes, the GRH area at its start
+     * @return the source GID (16 bytes, network order), or null
+     * @throws IllegalArgumentException if {@code area} is shorter than 40 bytes
      */
     public static Gid sourceGid(byte[] area) {
         return gid(area, version(area), 8, 12);
     }
 
-    /** The receiver's GID, as {@link #sourceGid} but for the destination; null when unknown. */
+    /**
+     * The receiver's GID, as {@link #sourceGid} but for the destination.
+     *
+     * @param area at least 40 bytes, the GRH area at its start
+     * @return the destination GID (16 bytes, network order), null when the layout is {@link Version#UNKNOWN}
+     * @throws IllegalArgumentException if {@code area} is shorter than 40 bytes
+     */
     public static Gid destinationGid(byte[] area) {
         return gid(area, version(area), 24, 16);
     }
@@ -97,6 +116,11 @@ public final class Grh {
     /**
      * RFC 791 header checksum of the 20 bytes at {@code offset}, its own checksum field taken as
      * zero: what the checksum field of a valid header holds.
+     *
+     * @param b      the bytes holding the header
+     * @param offset where the 20-byte IPv4 header starts in {@code b}
+     * @return the 16-bit checksum, 0..0xFFFF
+     * @throws ArrayIndexOutOfBoundsException if the 20 bytes do not fit in {@code b}
      */
     public static int ipv4Checksum(byte[] b, int offset) {
         int sum = 0;

@@ -26,20 +26,29 @@ public final class HardwareAddressHandle extends UseCountGuard {
         this.attributes = attributes;
     }
 
+    /**
+     * {@return the PD the AH was created in}
+     */
     public ProtectionDomain pd() {
         return pd;
     }
 
-    /** The attributes it was created with. */
+    /** {@return the attributes it was created with} */
     public AddressHandleAttributes attributes() {
         return attributes;
     }
 
-    /** The EFA AH number (0..65535), or {@link CreatedAh#NO_AHN} on a device without one. */
+    /** {@return the EFA AH number (0..65535), or {@link CreatedAh#NO_AHN} on a device without one} */
     public int ahn() {
         return ahn;
     }
 
+    /**
+     * Whether {@code ibv_destroy_ah} has succeeded for this AH, or its device was closed:
+     * its handle must then not be used.
+     *
+     * @return true once the AH was destroyed (or freed with its device)
+     */
     public boolean isDestroyed() {
         return isClosed();
     }
@@ -48,6 +57,7 @@ public final class HardwareAddressHandle extends UseCountGuard {
      * The provider's handle (the {@code struct ibv_ah *} for the native provider), for posting sends.
      *
      * @throws IllegalStateException once destroyed
+     * @return the opaque handle passed to {@link VerbsProvider#postSend}
      */
     public long nativeHandle() {
         if (isClosed()) {

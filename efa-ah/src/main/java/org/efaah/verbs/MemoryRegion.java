@@ -20,16 +20,19 @@ public final class MemoryRegion implements AutoCloseable {
         this.guard = new Guard("memory region");
     }
 
+    /**
+     * {@return the PD the memory is registered in}
+     */
     public ProtectionDomain pd() {
         return pd;
     }
 
-    /** The registered buffer (its whole capacity is registered). */
+    /** {@return the registered buffer (its whole capacity is registered)} */
     public ByteBuffer buffer() {
         return buffer;
     }
 
-    /** Bytes registered. */
+    /** {@return the number of bytes registered} */
     public int length() {
         return buffer.capacity();
     }
@@ -45,6 +48,11 @@ public final class MemoryRegion implements AutoCloseable {
         }
     }
 
+    /**
+     * Whether the region is deregistered: posting from it is then refused.
+     *
+     * @return true once deregistered (or freed with its PD or device)
+     */
     public boolean isClosed() {
         return guard.isClosed();
     }

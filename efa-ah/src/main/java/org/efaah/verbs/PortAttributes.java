@@ -11,12 +11,16 @@ package org.efaah.verbs;
  * @param lid            the port's LID (InfiniBand only)
  */
 public record PortAttributes(int portNum, int state, int linkLayer, int gidTableLength, int activeMtu, int lid) {
+    /** {@code IBV_PORT_ACTIVE}: the port passes traffic. */
     public static final int STATE_ACTIVE = 4;
+    /** {@code IBV_LINK_LAYER_UNSPECIFIED}: what EFA reports. */
     public static final int LINK_LAYER_UNSPECIFIED = 0;
+    /** {@code IBV_LINK_LAYER_INFINIBAND}. */
     public static final int LINK_LAYER_INFINIBAND = 1;
+    /** {@code IBV_LINK_LAYER_ETHERNET}: RoCE (and rxe). */
     public static final int LINK_LAYER_ETHERNET = 2;
 
-    /** {@code ibv_port_state_str}-style name of {@link #state}. */
+    /** {@return {@code ibv_port_state_str}-style name of {@link #state}} */
     public String stateName() {
         return switch (state) {
             case 0 -> "NOP";
@@ -29,7 +33,7 @@ public record PortAttributes(int portNum, int state, int linkLayer, int gidTable
         };
     }
 
-    /** Name of {@link #linkLayer} as {@code ibv_devinfo} prints it. */
+    /** {@return the name of {@link #linkLayer} as {@code ibv_devinfo} prints it} */
     public String linkLayerName() {
         return switch (linkLayer) {
             case LINK_LAYER_UNSPECIFIED -> "Unspecified";

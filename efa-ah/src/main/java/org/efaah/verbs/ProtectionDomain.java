@@ -43,7 +43,7 @@ public final class ProtectionDomain implements AutoCloseable {
         return device.creating(verb, () -> guard.get(create));
     }
 
-    /** The device this PD belongs to. */
+    /** {@return the device this PD belongs to} */
     public Device device() {
         return device;
     }
@@ -58,6 +58,8 @@ public final class ProtectionDomain implements AutoCloseable {
      * @throws IllegalStateException    if this PD is closed
      * @throws VerbsException           if the provider refuses (ENOMEM at max_ah, EINVAL on a
      *                                  duplicate on strict EFA hardware, ...)
+     * @param attributes the {@code ibv_ah_attr} fields; sgid_index is resolved for the device when not given
+     * @return the new AH, owned by this PD; destroy it (or close the PD) when done
      */
     public HardwareAddressHandle createAh(AddressHandleAttributes attributes) {
         java.util.Objects.requireNonNull(attributes, "attributes");
@@ -80,6 +82,11 @@ public final class ProtectionDomain implements AutoCloseable {
      * Registers a direct buffer's whole capacity for local access ({@code ibv_reg_mr(3)}).
      *
      * @throws IllegalArgumentException if the buffer is not direct or is empty
+     * @param buffer a direct, non-empty buffer; kept reachable by the region until it is deregistered
+     * @return the new region, owned by this PD
+     * @throws NullPointerException     if {@code buffer} is null
+     * @throws IllegalStateException    if this PD is closed
+     * @throws VerbsException           ENOMEM or EPERM past {@code RLIMIT_MEMLOCK}, or another provider errno
      */
     public MemoryRegion registerMemory(java.nio.ByteBuffer buffer) {
         java.util.Objects.requireNonNull(buffer, "buffer");
@@ -104,6 +111,12 @@ public final class ProtectionDomain implements AutoCloseable {
      *
      * @param maxSendWr most sends outstanding, 1..8192
      * @param maxRecvWr most receives posted, 1..8192
+     * @param sendCq    the CQ for send completions, on this PD's device
+     * @param recvCq    the CQ for receive completions, on this PD's device (may be {@code sendCq})
+     * @return the new QP in RESET; {@link UdQueuePair#activate} makes it usable
+     * @throws IllegalArgumentException if a size is out of range or a CQ is on another device
+     * @throws IllegalStateException    if this PD or a CQ is closed
+     * @throws VerbsException           if the provider refuses (EOPNOTSUPP without a datagram path)
      */
     public UdQueuePair createUdQp(CompletionQueue sendCq, CompletionQueue recvCq, int maxSendWr, int maxRecvWr) {
         return createQp(QueuePairType.UD, sendCq, recvCq, maxSendWr, maxRecvWr);
@@ -116,6 +129,13 @@ public final class ProtectionDomain implements AutoCloseable {
      * @param maxSendWr most sends outstanding, 1..8192
      * @param maxRecvWr most receives posted, 1..8192
      * @throws VerbsException EOPNOTSUPP, naming the device, for SRD on a device that is not EFA
+     * @param type      UD or SRD
+     * @param sendCq    the CQ for send completions, on this PD's device
+     * @param recvCq    the CQ for receive completions, on this PD's device (may be {@code sendCq})
+     * @return the new QP in RESET
+     * @throws NullPointerException     if an argument is null
+     * @throws IllegalArgumentException if a size is out of range or a CQ is on another device
+     * @throws IllegalStateException    if this PD or a CQ is closed
      */
     public UdQueuePair createQp(QueuePairType type, CompletionQueue sendCq, CompletionQueue recvCq, int maxSendWr,
                                 int maxRecvWr) {
@@ -158,11 +178,16 @@ public final class ProtectionDomain implements AutoCloseable {
         return guard;
     }
 
-    /** How many AHs made in this PD still exist. */
+    /** {@return how many AHs made in this PD still exist} */
     public int liveAhCount() {
         return liveAhs.size();
     }
 
+    /**
+     * Whether the PD is closed: creating in it is then refused.
+     *
+     * @return true once deallocated (or freed with its device)
+     */
     public boolean isClosed() {
         return guard.isClosed();
     }

@@ -22,11 +22,14 @@ public final class UdQueuePair implements AutoCloseable {
         this.guard = new Guard("queue pair");
     }
 
+    /**
+     * {@return the PD the QP was created in}
+     */
     public ProtectionDomain pd() {
         return pd;
     }
 
-    /** The 24-bit QP number. */
+    /** {@return the 24-bit QP number} */
     public int qpn() {
         return qpn;
     }
@@ -51,6 +54,14 @@ public final class UdQueuePair implements AutoCloseable {
      *
      * @throws IllegalArgumentException if the AH or MR belongs to another PD, or a number is out of range
      * @throws IllegalStateException    if the QP, MR or AH is closed or destroyed
+     * @param ah         the destination's AH, created in this QP's PD
+     * @param remoteQpn  the destination QPN, 0..0xFFFFFF
+     * @param remoteQkey the destination's Q_Key, 0..0x7FFFFFFF
+     * @param mr         the region holding the payload, registered in this QP's PD
+     * @param offset     byte offset of the payload in {@code mr}
+     * @param length     payload bytes, not counting the 40 the receiver sets aside for a GRH
+     * @param wrId       the caller's id, returned in the send completion
+     * @throws VerbsException           ENOMEM when the send queue is full, EINVAL for a QP not in RTS
      */
     public void postSend(HardwareAddressHandle ah, int remoteQpn, long remoteQkey, MemoryRegion mr, int offset,
                          int length, long wrId) {
@@ -83,7 +94,17 @@ public final class UdQueuePair implements AutoCloseable {
         }
     }
 
-    /** {@code ibv_post_recv(3)}: one receive buffer; on UD its first 40 bytes receive the GRH. */
+    /**
+     * {@code ibv_post_recv(3)}: one receive buffer; on UD its first 40 bytes receive the GRH.
+     *
+     * @param mr     the region holding the buffer, registered in this QP's PD
+     * @param offset byte offset of the buffer in {@code mr}
+     * @param length bytes, including the 40 of the GRH
+     * @param wrId   the caller's id, returned in the receive completion
+     * @throws IllegalArgumentException if {@code mr} belongs to another PD or the range is outside it
+     * @throws IllegalStateException    if the QP or MR is closed
+     * @throws VerbsException           ENOMEM when the receive queue is full
+     */
     public void postReceive(MemoryRegion mr, int offset, int length, long wrId) {
         if (mr.pd() != pd) {
             throw new IllegalArgumentException("mr: belongs to another PD than this QP");
@@ -102,11 +123,16 @@ public final class UdQueuePair implements AutoCloseable {
         }
     }
 
+    /**
+     * Whether the QP is destroyed: posting to it is then refused.
+     *
+     * @return true once destroyed (or freed with its PD or device)
+     */
     public boolean isClosed() {
         return guard.isClosed();
     }
 
-    /** {@code ibv_query_qp(3)}: the current {@link QueuePairState}. */
+    /** {@return {@code ibv_query_qp(3)}: the current {@link QueuePairState}} */
     public int state() {
         return guard.get(() -> pd.device().provider().queryQpState(handle));
     }

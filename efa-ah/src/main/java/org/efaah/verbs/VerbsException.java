@@ -41,11 +41,22 @@ public class VerbsException extends RuntimeException {
     /**
      * The same failure (operation and errno unchanged) with {@code context} appended to the
      * message, e.g. the device, PD and GIDs involved and a hint; this exception becomes the cause.
+     *
+     * @param context one or more {@code name=value} facts, e.g. {@code device=efa_0, dgid=fe80::1}
+     * @return a new exception; this one is not changed
      */
-    public VerbsException withContext(String context) {
+    VerbsException withContext(String context) {
         return new VerbsException(this, context);
     }
 
+    /**
+     * A failure of {@code operation} with a named errno; the message reads
+     * {@code "<operation> failed: <ERRNO> (<number>): <detail>"}.
+     *
+     * @param operation the verbs call that failed, e.g. {@code ibv_create_ah}
+     * @param errno     the errno it reported, a named one (not {@link Errno#UNKNOWN})
+     * @param detail    what was asked, for the message; may be null
+     */
     public VerbsException(String operation, Errno errno, String detail) {
         this(operation, errno.value(), detail);
     }
@@ -57,22 +68,22 @@ public class VerbsException extends RuntimeException {
         return operation + " failed: " + name + " (" + v + ")" + (detail == null ? "" : ": " + detail);
     }
 
-    /** The errno by name; {@link Errno#UNKNOWN} when it has no name here. */
+    /** {@return the errno by name; {@link Errno#UNKNOWN} when it has no name here} */
     public Errno errno() {
         return Errno.of(errnoValue);
     }
 
-    /** The positive errno number. */
+    /** {@return the positive errno number} */
     public int errnoValue() {
         return errnoValue;
     }
 
-    /** The context added by {@link #withContext}, or null. */
+    /** {@return the context added by {@link #withContext}, or null} */
     public String context() {
         return context;
     }
 
-    /** The verbs call that failed, e.g. {@code ibv_create_ah}. */
+    /** {@return the verbs call that failed, e.g. {@code ibv_create_ah}} */
     public String operation() {
         return operation;
     }

@@ -16,53 +16,129 @@ import java.util.List;
  */
 public interface VerbsProvider extends AutoCloseable {
 
-    /** A short name: {@code native}, {@code mock}. */
+    /**
+     * A short name: {@code native}, {@code mock}.
+     *
+     * @return the name that selects this provider ({@code efaah.provider})
+     */
     String name();
 
     /**
      * {@code ibv_get_device_list(3)}: the names of the devices present; empty where there are
      * none (including where the kernel has no RDMA support at all).
+     *
+     * @return the device names (e.g. {@code efa_0}, {@code rxe0}), in the kernel's order
      */
     List<String> deviceNames();
 
-    /** {@code ibv_open_device(3)}; returns a context handle. */
+    /**
+     * {@code ibv_open_device(3)}.
+     *
+     * @param name a name from {@link #deviceNames()}
+     * @return a context handle, freed with {@link #closeDevice}
+     * @throws VerbsException ENODEV if there is no such device; natively also EACCES or ENOMEM
+     *                        when the kernel refuses to open {@code /dev/infiniband/uverbsN}
+     */
     long openDevice(String name);
 
-    /** {@code ibv_close_device(3)}. */
+    /**
+     * {@code ibv_close_device(3)}. The owner destroys the context's children first.
+     *
+     * @param context a handle {@link #openDevice} returned; invalid afterwards
+     * @throws VerbsException natively, the errno {@code ibv_close_device} reports (rare)
+     */
     void closeDevice(long context);
 
-    /** {@code ibv_query_device(3)}, plus {@code efadv_query_device} on EFA. */
+    /**
+     * {@code ibv_query_device(3)}, plus {@code efadv_query_device} on EFA.
+     *
+     * @param context a handle {@link #openDevice} returned
+     * @return the device's limits and identity ({@code max_ah}, vendor id, ...)
+     * @throws VerbsException with the errno of the failing query (e.g. EIO after a device fatal)
+     */
     DeviceAttributes queryDevice(long context);
 
-    /** {@code ibv_query_port(3)} for port {@code portNum} (1-based). */
+    /**
+     * {@code ibv_query_port(3)}.
+     *
+     * @param context a handle {@link #openDevice} returned
+     * @param portNum the port, 1-based (EFA has one port)
+     * @return the port's state, link layer and GID table length
+     * @throws VerbsException EINVAL for a port the device does not have
+     */
     PortAttributes queryPort(long context, int portNum);
 
-    /** {@code ibv_query_gid(3)}: the GID at {@code index} of port {@code portNum}'s table. */
+    /**
+     * {@code ibv_query_gid(3)}: the GID at {@code index} of port {@code portNum}'s table.
+     *
+     * @param context a handle {@link #openDevice} returned
+     * @param portNum the port, 1-based
+     * @param index   the GID table index (sgid_index), 0 .. {@code gid_tbl_len - 1}
+     * @return the GID (16 bytes, network order); the zero GID for an empty slot
+     * @throws VerbsException EINVAL for a port or index out of range
+     */
     Gid queryGid(long context, int portNum, int index);
 
-    /** {@code ibv_alloc_pd(3)}; returns a PD handle. */
+    /**
+     * {@code ibv_alloc_pd(3)}.
+     *
+     * @param context a handle {@link #openDevice} returned
+     * @return a PD handle, freed with {@link #deallocatePd}
+     * @throws VerbsException ENOMEM when the device's {@code max_pd} is reached or memory is short
+     */
     long allocatePd(long context);
 
-    /** {@code ibv_dealloc_pd(3)}; fails with EBUSY while AHs of the PD exist. */
+    /**
+     * {@code ibv_dealloc_pd(3)}.
+     *
+     * @param pd a handle {@link #allocatePd} returned; invalid after success
+     * @throws VerbsException EBUSY while AHs, MRs or QPs of the PD exist (the PD is kept)
+     */
     void deallocatePd(long pd);
 
-    /** {@code ibv_create_ah(3)}, plus {@code efadv_query_ah} for the AHN on EFA. */
+    /**
+     * {@code ibv_create_ah(3)}, plus {@code efadv_query_ah} for the AHN on EFA.
+     *
+     * @param pd         a handle {@link #allocatePd} returned
+     * @param attributes the {@code ibv_ah_attr} fields (checked by the record)
+     * @return the AH handle, freed with {@link #destroyAh}, and its AHN (-1 where the device has none)
+     * @throws VerbsException EINVAL for attributes the device refuses (on EFA: no GRH, or a
+     *                        duplicate (PD, GID) on hardware that keeps one AH per destination),
+     *                        ENODATA for an empty sgid_index slot, ENOMEM when {@code max_ah} is
+     *                        reached, EIO/ENODEV after a device fatal
+     */
     CreatedAh createAh(long pd, AddressHandleAttributes attributes);
 
     /**
      * {@code ibv_destroy_ah(3)}. On failure the AH still exists (rdma-core frees it only on
      * success) and the handle stays valid for a retry.
+     *
+     * @param ah a handle {@link #createAh} returned; invalid after success
+     * @throws VerbsException with the kernel's errno (e.g. EINVAL, EIO) when the destroy fails
      */
     void destroyAh(long ah);
 
     // The datagram path below is what a UD endpoint needs; a provider without one keeps these defaults.
 
-    /** {@code ibv_create_cq(3)} with {@code entries} CQEs; returns a CQ handle. */
+    /**
+     * {@code ibv_create_cq(3)}, with no completion channel.
+     *
+     * @param context a handle {@link #openDevice} returned
+     * @param entries the minimum number of CQEs, 1 .. the device's {@code max_cqe}
+     * @return a CQ handle, freed with {@link #destroyCq} after its QPs
+     * @throws VerbsException EINVAL for {@code entries} out of range, ENOMEM when the locked-memory
+     *                        limit or memory is short; EOPNOTSUPP from a provider with no datagram path
+     */
     default long createCq(long context, int entries) {
         throw noDatagramPath();
     }
 
-    /** {@code ibv_destroy_cq(3)}. */
+    /**
+     * {@code ibv_destroy_cq(3)}.
+     *
+     * @param cq a handle {@link #createCq} returned; invalid after success
+     * @throws VerbsException EBUSY while a QP still uses the CQ; EOPNOTSUPP with no datagram path
+     */
     default void destroyCq(long cq) {
         throw noDatagramPath();
     }
@@ -70,17 +146,40 @@ public interface VerbsProvider extends AutoCloseable {
     /**
      * {@code ibv_reg_mr(3)} of a direct buffer's whole capacity, local write access; returns an MR
      * handle. The caller keeps the buffer reachable until {@link #deregisterMemory}.
+     *
+     * @param pd     a handle {@link #allocatePd} returned
+     * @param buffer a direct buffer; its whole capacity is registered whatever its position
+     * @return an MR handle, freed with {@link #deregisterMemory}
+     * @throws VerbsException ENOMEM or EPERM when the pages cannot be pinned ({@code RLIMIT_MEMLOCK});
+     *                        EOPNOTSUPP with no datagram path
+     * @throws IllegalArgumentException from the native provider for an empty or non-direct buffer
      */
     default long registerMemory(long pd, java.nio.ByteBuffer buffer) {
         throw noDatagramPath();
     }
 
-    /** {@code ibv_dereg_mr(3)}. */
+    /**
+     * {@code ibv_dereg_mr(3)}.
+     *
+     * @param mr a handle {@link #registerMemory} returned; invalid after success
+     * @throws VerbsException with the kernel's errno; EOPNOTSUPP with no datagram path
+     */
     default void deregisterMemory(long mr) {
         throw noDatagramPath();
     }
 
-    /** {@code ibv_create_qp(3)} of type {@code IBV_QPT_UD}. */
+    /**
+     * {@code ibv_create_qp(3)} of type {@code IBV_QPT_UD}, one SGE per work request.
+     *
+     * @param pd        a handle {@link #allocatePd} returned
+     * @param sendCq    a handle {@link #createCq} returned, for send completions
+     * @param recvCq    a handle {@link #createCq} returned, for receive completions (may equal {@code sendCq})
+     * @param maxSendWr send work requests outstanding at once, 1 .. the device's {@code max_qp_wr}
+     * @param maxRecvWr receive work requests outstanding at once, likewise
+     * @return the QP handle, freed with {@link #destroyQp}, and its QPN
+     * @throws VerbsException EINVAL for sizes the device refuses, ENOMEM when short of memory;
+     *                        EOPNOTSUPP with no datagram path
+     */
     default QueuePairNumbers createUdQp(long pd, long sendCq, long recvCq, int maxSendWr, int maxRecvWr) {
         throw noDatagramPath();
     }
@@ -88,12 +187,24 @@ public interface VerbsProvider extends AutoCloseable {
     /**
      * {@code ibv_modify_qp(3)} through RESET to INIT (port, P_Key index, Q_Key), RTR, and RTS
      * (send PSN 0): a UD QP ready to send and receive.
+     *
+     * @param qp        a handle {@link #createUdQp} (or {@link EfaVerbs#createSrdQp}) returned, in RESET
+     * @param portNum   the port, 1-based
+     * @param pkeyIndex the P_Key table index, normally 0
+     * @param qkey      the Q_Key (32 bits) that incoming datagrams must carry
+     * @throws VerbsException EINVAL for a port, index or state transition the device refuses;
+     *                        EOPNOTSUPP with no datagram path
      */
     default void activateUdQp(long qp, int portNum, int pkeyIndex, int qkey) {
         throw noDatagramPath();
     }
 
-    /** {@code ibv_destroy_qp(3)}. */
+    /**
+     * {@code ibv_destroy_qp(3)}; work requests still posted are dropped.
+     *
+     * @param qp a handle {@link #createUdQp} or {@link EfaVerbs#createSrdQp} returned; invalid after success
+     * @throws VerbsException with the kernel's errno; EOPNOTSUPP with no datagram path
+     */
     default void destroyQp(long qp) {
         throw noDatagramPath();
     }
@@ -101,17 +212,46 @@ public interface VerbsProvider extends AutoCloseable {
     /**
      * {@code ibv_post_send(3)}: one signaled {@code IBV_WR_SEND} of {@code length} bytes at
      * {@code offset} in {@code mr}, to ({@code ah}, {@code remoteQpn}, {@code remoteQkey}).
+     *
+     * @param qp         a QP handle in RTS
+     * @param ah         a handle {@link #createAh} returned, on the QP's PD
+     * @param remoteQpn  the destination QPN (24 bits)
+     * @param remoteQkey the destination's Q_Key (32 bits)
+     * @param mr         a handle {@link #registerMemory} returned
+     * @param offset     byte offset of the payload in the registered buffer
+     * @param length     payload bytes, at most the port's MTU (EFA: the device's max message size)
+     * @param wrId       the caller's id, returned in the completion's {@code wr_id}
+     * @throws VerbsException ENOMEM when the send queue is full, EINVAL for a QP not in RTS or a
+     *                        range outside the MR; EOPNOTSUPP with no datagram path
      */
     default void postSend(long qp, long ah, int remoteQpn, int remoteQkey, long mr, int offset, int length, long wrId) {
         throw noDatagramPath();
     }
 
-    /** {@code ibv_post_recv(3)}: one receive buffer of {@code length} bytes at {@code offset} in {@code mr}. */
+    /**
+     * {@code ibv_post_recv(3)}: one receive buffer of {@code length} bytes at {@code offset} in
+     * {@code mr}. On UD the first 40 bytes receive the GRH (or are left undefined without one).
+     *
+     * @param qp     a QP handle (any state from INIT on)
+     * @param mr     a handle {@link #registerMemory} returned
+     * @param offset byte offset of the buffer in the registered memory
+     * @param length bytes, including the 40 of the GRH
+     * @param wrId   the caller's id, returned in the completion's {@code wr_id}
+     * @throws VerbsException ENOMEM when the receive queue is full, EINVAL for a range outside the
+     *                        MR or a QP in RESET; EOPNOTSUPP with no datagram path
+     */
     default void postReceive(long qp, long mr, int offset, int length, long wrId) {
         throw noDatagramPath();
     }
 
-    /** {@code ibv_poll_cq(3)} into the given holders; returns how many were filled (0 when none). */
+    /**
+     * {@code ibv_poll_cq(3)} into the given holders; never blocks.
+     *
+     * @param cq   a handle {@link #createCq} returned
+     * @param into holders overwritten in order; at most {@code into.length} completions are taken
+     * @return how many holders were filled, 0 when the CQ is empty
+     * @throws VerbsException with the errno when polling fails (a CQ in error); EOPNOTSUPP with no datagram path
+     */
     default int pollCq(long cq, WorkCompletion[] into) {
         throw noDatagramPath();
     }
@@ -119,6 +259,15 @@ public interface VerbsProvider extends AutoCloseable {
     /**
      * {@code ibv_init_ah_from_wc(3)}: the attributes of an AH back to the sender of a received
      * completion, whose GRH (40 bytes) is at {@code grhOffset} in {@code mr}.
+     *
+     * @param context   a handle {@link #openDevice} returned
+     * @param portNum   the port the datagram arrived on, 1-based
+     * @param wc        the receive completion
+     * @param mr        a handle {@link #registerMemory} returned, holding the received buffer
+     * @param grhOffset byte offset of the GRH in the registered memory
+     * @return attributes of an AH that reaches the sender
+     * @throws VerbsException EINVAL when the completion carries no GRH or the GRH's destination GID
+     *                        is not one of the port's; EOPNOTSUPP with no datagram path
      */
     default AddressHandleAttributes initAhFromWc(long context, int portNum, WorkCompletion wc, long mr, int grhOffset) {
         throw noDatagramPath();
@@ -127,6 +276,10 @@ public interface VerbsProvider extends AutoCloseable {
     /**
      * {@code ibv_query_qp(3)}: the QP's current state, an {@code enum ibv_qp_state} value
      * ({@link QueuePairState}).
+     *
+     * @param qp a QP handle
+     * @return the {@code ibv_qp_state} number, 0 (RESET) .. 6 (ERR)
+     * @throws VerbsException with the kernel's errno; EOPNOTSUPP with no datagram path
      */
     default int queryQpState(long qp) {
         throw noDatagramPath();
@@ -135,6 +288,9 @@ public interface VerbsProvider extends AutoCloseable {
     /**
      * {@code ibv_modify_qp(3)} to RESET from any state: every posted work request is dropped
      * without a completion; {@link #activateUdQp} takes the QP back to RTS.
+     *
+     * @param qp a QP handle
+     * @throws VerbsException with the kernel's errno; EOPNOTSUPP with no datagram path
      */
     default void resetQp(long qp) {
         throw noDatagramPath();
@@ -143,6 +299,7 @@ public interface VerbsProvider extends AutoCloseable {
     /**
      * The EFA extensions ({@code efadv.h}).
      *
+     * @return the provider's EFA verbs
      * @throws VerbsException EOPNOTSUPP where the provider has none (libefa absent, or no EFA model)
      */
     default EfaVerbs efa() {
@@ -162,7 +319,9 @@ public interface VerbsProvider extends AutoCloseable {
      * {@link #awaitAsyncEvents}. Natively the context's {@code async_fd} is made non-blocking and
      * paired with an eventfd for {@link #wakeAsyncEvents}.
      *
+     * @param context a handle {@link #openDevice} returned
      * @return a channel handle, closed with {@link #closeAsyncEvents} before the context
+     * @throws VerbsException with the errno of the system call that failed to set the channel up
      * @throws UnsupportedOperationException if the provider reads no events
      */
     default long openAsyncEvents(long context) {
@@ -173,17 +332,32 @@ public interface VerbsProvider extends AutoCloseable {
      * Waits up to {@code timeoutMillis} for events of the channel, then returns every event
      * pending (each acknowledged at once), in order; empty on timeout or when
      * {@link #wakeAsyncEvents} was called. One thread at a time per channel.
+     *
+     * @param channel       a handle {@link #openAsyncEvents} returned
+     * @param timeoutMillis the longest wait, ms; 0 polls
+     * @return the pending events, oldest first; empty on timeout or wake
+     * @throws UnsupportedOperationException if the provider reads no events
      */
     default List<AsyncEvent> awaitAsyncEvents(long channel, int timeoutMillis) {
         throw noAsyncEvents();
     }
 
-    /** Makes a wait on the channel, in progress or next, return promptly. Any thread, any time before close. */
+    /**
+     * Makes a wait on the channel, in progress or next, return promptly. Any thread, any time before close.
+     *
+     * @param channel a handle {@link #openAsyncEvents} returned
+     * @throws UnsupportedOperationException if the provider reads no events
+     */
     default void wakeAsyncEvents(long channel) {
         throw noAsyncEvents();
     }
 
-    /** Frees the channel; no wait may be in progress. */
+    /**
+     * Frees the channel; no wait may be in progress.
+     *
+     * @param channel a handle {@link #openAsyncEvents} returned; invalid afterwards
+     * @throws UnsupportedOperationException if the provider reads no events
+     */
     default void closeAsyncEvents(long channel) {
         throw noAsyncEvents();
     }
@@ -196,7 +370,11 @@ public interface VerbsProvider extends AutoCloseable {
      * {@code ibv_query_gid_ex(3)}: the type of the GID at {@code index} of port
      * {@code portNum}'s table.
      *
-     * @throws VerbsException ENODATA when the slot is empty
+     * @param context a handle {@link #openDevice} returned
+     * @param portNum the port, 1-based
+     * @param index   the GID table index (sgid_index)
+     * @return the slot's type (IB/RoCE v1 or RoCE v2)
+     * @throws VerbsException ENODATA when the slot is empty, EINVAL for a port or index out of range
      * @throws UnsupportedOperationException if the provider cannot tell GID types
      */
     default GidType queryGidType(long context, int portNum, int index) {

@@ -64,7 +64,7 @@ public final class VerbsProviders {
      *
      * @return the choice, lower case; {@code auto} when neither is set
      */
-    public static String configuredChoice() {
+    static String configuredChoice() {
         String choice = System.getProperty(PROPERTY);
         if (choice == null || choice.isBlank()) {
             choice = System.getenv(ENVIRONMENT);

@@ -32,21 +32,32 @@ public final class WorkCompletion {
         "IBV_WC_FATAL_ERR", "IBV_WC_RESP_TIMEOUT_ERR", "IBV_WC_GENERAL_ERR", "IBV_WC_TM_ERR",
         "IBV_WC_TM_RNDV_INCOMPLETE"};
 
+    /** {@code wr_id}: the id the work request was posted with. */
     public long wrId;
     /** {@code enum ibv_wc_status}. */
     public int status;
     /** {@code enum ibv_wc_opcode}. */
     public int opcode;
+    /** {@code vendor_err}: on EFA an {@link EfaCompletionStatus} code; 0 on success. */
     public int vendorError;
     /** Bytes received, including the 40-byte GRH on UD. */
     public int byteLength;
+    /** {@code qp_num}: the local QPN the completion belongs to. */
     public int qpNum;
     /** Source QPN of a UD receive. */
     public int srcQp;
+    /** {@code wc_flags}: {@code IBV_WC_GRH} (1) when a GRH is present in the receive buffer, etc. */
     public int wcFlags;
+    /** {@code pkey_index} of a receive (0 on EFA and RoCE). */
     public int pkeyIndex;
+    /**
+     * {@code slid}: the source LID on InfiniBand; on EFA the sender's AHN as seen by the receiver,
+     * {@link #EFA_UNKNOWN_AHN} when the receiver has no AH for the sender.
+     */
     public int slid;
+    /** {@code sl}: service level of a receive. */
     public int sl;
+    /** {@code dlid_path_bits} of a receive (InfiniBand only). */
     public int dlidPathBits;
     /**
      * The sender's GID (16 bytes, network order), filled only by a poll of an EFA CQ made with
@@ -57,7 +68,11 @@ public final class WorkCompletion {
     /** Whether {@link #sourceGid} was read for this completion. */
     public boolean hasSourceGid;
 
-    /** Copies every field of {@code other} into this one. */
+    /**
+     * Copies every field of {@code other} into this one.
+     *
+     * @param other the completion to copy; not changed
+     */
     public void copyFrom(WorkCompletion other) {
         wrId = other.wrId;
         status = other.status;
@@ -75,7 +90,12 @@ public final class WorkCompletion {
         hasSourceGid = other.hasSourceGid;
     }
 
-    /** The name of an {@code enum ibv_wc_status} value, as {@code ibv_wc_status_str} would give it. */
+    /**
+     * The {@code IBV_WC_*} name of a status.
+     *
+     * @param status an {@code enum ibv_wc_status} value
+     * @return e.g. {@code IBV_WC_WR_FLUSH_ERR}; {@code IBV_WC_STATUS_<number>} for an unknown value
+     */
     public static String statusName(int status) {
         return status >= 0 && status < STATUS_NAMES.length ? STATUS_NAMES[status] : "IBV_WC_STATUS_" + status;
     }

@@ -36,9 +36,9 @@ import org.efaah.verbs.WorkCompletion;
  * memory use a per-thread one ({@link Scratch}). Obtain it from {@link NativeVerbsProviderFactory} or
  * {@code VerbsProviders.open("native")}.
  */
-public final class NativeVerbsProvider implements VerbsProvider {
+final class NativeVerbsProvider implements VerbsProvider {
     /** Longest device name, in bytes, that libibverbs can report (its sysfs name limit less the NUL). */
-    public static final int MAX_DEVICE_NAME_LENGTH = NativeVerbs.NAME_MAX - 1;
+    static final int MAX_DEVICE_NAME_LENGTH = NativeVerbs.NAME_MAX - 1;
     private static final int INITIAL_NAME_CAPACITY = 8;
     // The limits of the stub (efa_ah_native.h), checked here first.
     private static final int MAX_CQE = 65536;

@@ -14,7 +14,7 @@ public final class NativeVerbsProviderFactory implements VerbsProviderFactory {
     /** The name users select the native provider by. */
     public static final String NAME = "native";
     /** Above the mock's, so that {@code auto} prefers real hardware when there is some. */
-    public static final int PRIORITY = 100;
+    static final int PRIORITY = 100;
 
     /** For {@link java.util.ServiceLoader}. */
     public NativeVerbsProviderFactory() {

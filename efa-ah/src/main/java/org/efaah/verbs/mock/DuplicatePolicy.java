@@ -18,7 +18,14 @@ public enum DuplicatePolicy {
      */
     KERNEL_CACHED;
 
-    /** Parses {@code legacy}, {@code strict}, {@code kernel-cached} (case-insensitive). */
+    /**
+     * Parses {@code legacy}, {@code strict}, {@code kernel-cached} (case-insensitive, surrounding
+     * blanks ignored).
+     *
+     * @param text the policy's {@link #cliName()}
+     * @return the policy
+     * @throws IllegalArgumentException naming the valid values if {@code text} is none of them
+     */
     public static DuplicatePolicy parse(String text) {
         for (DuplicatePolicy p : values()) {
             if (p.cliName().equalsIgnoreCase(text.trim())) {
@@ -28,7 +35,11 @@ public enum DuplicatePolicy {
         throw new IllegalArgumentException("behaviour: '" + text + "' is unknown; valid: legacy, strict, kernel-cached");
     }
 
-    /** The lower-case, hyphenated name used on command lines and in properties. */
+    /**
+     * The lower-case, hyphenated name used on command lines and in properties.
+     *
+     * @return e.g. {@code kernel-cached}
+     */
     public String cliName() {
         return name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
     }

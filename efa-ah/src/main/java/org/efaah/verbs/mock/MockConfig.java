@@ -46,6 +46,30 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
     /** Prefix of the system properties read by {@link #fromSystemProperties()}. */
     public static final String PROPERTY_PREFIX = "efaah.mock.";
 
+    /**
+     * Checks every field and copies the lists. The record's description says what each field means;
+     * here are the valid ranges.
+     *
+     * @param deviceCount         0..64
+     * @param gidTableLength      1..256
+     * @param gids                at most {@code gidTableLength} GIDs, copied
+     * @param maxAh               1..65536
+     * @param duplicatePolicy     not null
+     * @param duplicateErrno      not null
+     * @param createLatencyNanos  0..10_000_000_000 ns (10 s)
+     * @param destroyLatencyNanos 0..10_000_000_000 ns (10 s)
+     * @param failureProbability  0..1 (NaN refused)
+     * @param randomFailureErrno  not null
+     * @param seed                any value
+     * @param efa                 EFA (true) or RoCE-like (false) devices
+     * @param maxPd               1..16777216
+     * @param gidTypes            any length, copied; no null element
+     * @param adminQueueDepth     0..4096, 0 for no limit
+     * @throws IllegalArgumentException naming the field, its value and the valid range when one is out
+     *                                  of range, or when more {@code gids} are given than
+     *                                  {@code gidTableLength}
+     * @throws NullPointerException     if a list, policy or errno is null
+     */
     public MockConfig {
         Objects.requireNonNull(gids, "gids");
         Objects.requireNonNull(duplicatePolicy, "duplicatePolicy");
@@ -68,20 +92,39 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         gidTypes = List.copyOf(Objects.requireNonNull(gidTypes, "gidTypes"));
     }
 
-    /** The type of GID slot {@code index}. */
+    /**
+     * The type of GID slot {@code index}, as {@code ibv_query_gid_ex(3)} reports it.
+     *
+     * @param index the GID table index (sgid_index), 0-based
+     * @return the slot's type: from {@link #gidTypes()}, else the default of the device kind
+     */
     public GidType gidType(int index) {
         return index < gidTypes.size() ? gidTypes.get(index) : efa ? GidType.IB : GidType.ROCE_V2;
     }
 
-    /** One device, one GID, max_ah 1024, strict duplicates refused with EINVAL, no latency, no faults. */
+    /**
+     * One device, one GID, max_ah 1024, strict duplicates refused with EINVAL, no latency, no faults.
+     *
+     * @return the default configuration
+     */
     public static MockConfig defaults() {
         return builder().build();
     }
 
+    /**
+     * A builder holding the {@link #defaults()}.
+     *
+     * @return a new builder; not thread-safe
+     */
     public static Builder builder() {
         return new Builder();
     }
 
+    /**
+     * A builder holding this configuration, to derive a changed copy.
+     *
+     * @return a new builder; not thread-safe
+     */
     public Builder toBuilder() {
         Builder b = new Builder();
         b.deviceCount = deviceCount;
@@ -109,6 +152,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
      * {@code .failureProbability}, {@code .failureErrno}, {@code .seed}, {@code .efa}, {@code .maxPd},
      * {@code .adminQueueDepth}.
      *
+     * @return the configuration the properties describe
      * @throws IllegalArgumentException naming the property when a value does not parse or is out of range
      */
     public static MockConfig fromSystemProperties() {
@@ -193,12 +237,25 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         private Builder() {
         }
 
+        /**
+         * {@code max_pd} per device (default 256): allocating one more live PD fails with ENOMEM.
+         *
+         * @param maxPd 1..16777216
+         * @return this builder
+         * @throws IllegalArgumentException (from {@link #build()}) if it is outside 1..16777216
+         */
         public Builder maxPd(int maxPd) {
             this.maxPd = maxPd;
             return this;
         }
 
-        /** The type of each GID slot by index; see {@link MockConfig#gidTypes()}. */
+        /**
+         * The type of each GID slot by index; see {@link MockConfig#gidTypes()} (default empty).
+         *
+         * @param types the types of slots 0, 1, ...; copied
+         * @return this builder
+         * @throws NullPointerException if {@code types} is null, or (from {@link #build()}) holds a null
+         */
         public Builder gidTypes(List<GidType> types) {
             this.gidTypes = new ArrayList<>(types);
             return this;
@@ -343,6 +400,14 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
             return this;
         }
 
+        /**
+         * AH creates and destroys each device works on at once; see
+         * {@link MockConfig#adminQueueDepth()} (default 0, no limit).
+         *
+         * @param depth 0..4096
+         * @return this builder
+         * @throws IllegalArgumentException (from {@link #build()}) if it is outside 0..4096
+         */
         public Builder adminQueueDepth(int depth) {
             this.adminQueueDepth = depth;
             return this;

@@ -52,7 +52,7 @@ import org.efaah.verbs.VerbsProvider;
  */
 public final class MockVerbsProvider implements VerbsProvider {
     /** PCI part id the mock devices report: a new-generation EFA device. */
-    public static final int VENDOR_PART_ID = 0xefa3;
+    static final int VENDOR_PART_ID = 0xefa3;
 
     private final MockConfig config;
     private final List<MockDevice> devices = new ArrayList<>();
@@ -82,10 +82,21 @@ public final class MockVerbsProvider implements VerbsProvider {
     private volatile RandomFaults randomFaults = RandomFaults.NONE;
     private SplittableRandom faultRandom = new SplittableRandom(0); // guarded by this
 
+    /**
+     * A provider with {@link MockConfig#defaults()}: one EFA device, one GID, no latency, no
+     * faults. This is the constructor {@link java.util.ServiceLoader} uses.
+     */
     public MockVerbsProvider() {
         this(MockConfig.defaults());
     }
 
+    /**
+     * A provider whose devices are made as {@code config} says; they exist from now on and are
+     * never removed.
+     *
+     * @param config the devices, their limits, latency and faults
+     * @throws NullPointerException if {@code config} is null
+     */
     public MockVerbsProvider(MockConfig config) {
         this.config = Objects.requireNonNull(config, "config");
         this.random = new SplittableRandom(config.seed());
@@ -94,6 +105,11 @@ public final class MockVerbsProvider implements VerbsProvider {
         }
     }
 
+    /**
+     * The configuration this provider was made with.
+     *
+     * @return the configuration, immutable
+     */
     public MockConfig config() {
         return config;
     }
@@ -372,6 +388,9 @@ public final class MockVerbsProvider implements VerbsProvider {
      * {@link #failNextCreates}, {@link #failNextDestroys} and the configured
      * {@link MockConfig#failureProbability()}. {@link RandomFaults#NONE} stops it. Restarts the
      * draws from {@code faults.seed()}.
+     *
+     * @param faults the probabilities and errnos of creates and destroys that fail
+     * @throws NullPointerException if {@code faults} is null
      */
     public synchronized void injectRandomFaults(RandomFaults faults) {
         faultRandom = new SplittableRandom(Objects.requireNonNull(faults, "faults").seed());
@@ -395,25 +414,52 @@ public final class MockVerbsProvider implements VerbsProvider {
         }
     }
 
-    /** The next {@code count} creates fail with {@code errno}, after the create latency, leaving the device table unchanged. */
+    /**
+     * The next {@code count} creates fail with {@code errno}, after the create latency, leaving
+     * the device table unchanged. The count is shared by whichever threads create next; a new
+     * call replaces the previous count and errno.
+     *
+     * @param count creates to fail; 0 or less stops the injection
+     * @param errno what they fail with (as {@link org.efaah.verbs.VerbsException#errno()})
+     * @throws NullPointerException if {@code errno} is null
+     */
     public void failNextCreates(int count, Errno errno) {
         createFaultErrno = Objects.requireNonNull(errno, "errno");
         createFaults.set(count);
     }
 
-    /** The next {@code count} destroys fail with {@code errno}; the AHs stay allocated, as in rdma-core. */
+    /**
+     * The next {@code count} destroys fail with {@code errno}; the AHs stay allocated, as in
+     * rdma-core. A new call replaces the previous count and errno.
+     *
+     * @param count destroys to fail; 0 or less stops the injection
+     * @param errno what they fail with
+     * @throws NullPointerException if {@code errno} is null
+     */
     public void failNextDestroys(int count, Errno errno) {
         destroyFaultErrno = Objects.requireNonNull(errno, "errno");
         destroyFaults.set(count);
     }
 
+    /**
+     * What the provider has done so far, across all devices. The counters are read one by one,
+     * not atomically together: under concurrent calls they may be a few operations apart.
+     *
+     * @return a snapshot of the call, hardware and fault counters
+     */
     public MockCounters counters() {
         return new MockCounters(createCalls.get(), destroyCalls.get(), hardwareCreates.get(), hardwareDestroys.get(),
                 liveAhs.get(), peakLiveAhs.get(), duplicatesRefused.get(), duplicatesCreated.get(), kernelCacheHits.get(),
                 injectedFailures.get(), ahs.size());
     }
 
-    /** The AHNs live on device {@code index} now, in increasing order: the device's AH table. */
+    /**
+     * The AHNs live on device {@code index} now, in increasing order: the device's AH table.
+     *
+     * @param index the device's position, 0-based ({@code efa_<index>})
+     * @return a fresh array of the live AHNs (each 0..65535)
+     * @throws IndexOutOfBoundsException if there is no device {@code index}
+     */
     public int[] liveAhns(int index) {
         MockDevice d = devices.get(index);
         synchronized (d) {
@@ -538,6 +584,8 @@ public final class MockVerbsProvider implements VerbsProvider {
     /**
      * Holds back every send completion from now on (true), as a device under load would, until
      * called with false; then they reach their CQs in order. Lets tests make a sender wait.
+     *
+     * @param hold true to hold send completions back, false to release them
      */
     public void holdSendCompletions(boolean hold) {
         fabric.holdSendCompletions(hold);
@@ -546,6 +594,8 @@ public final class MockVerbsProvider implements VerbsProvider {
     /**
      * SRD delivery order from now on: with a seed, datagrams in flight are delivered in an order
      * drawn from it (EFA's SRD does not keep order); null restores order. Exactly once either way.
+     *
+     * @param seed the seed of the delivery order, or null for in-order delivery
      */
     public void reorderSrd(Long seed) {
         fabric.reorderSrd(seed);
@@ -613,8 +663,11 @@ public final class MockVerbsProvider implements VerbsProvider {
      * Raises an asynchronous event on every open context of device {@code deviceName}, as the
      * kernel does: each context's event reader gets its own copy.
      *
+     * @param deviceName the device's name, e.g. {@code efa_0}
+     * @param kind       the event, as {@code ibv_get_async_event(3)} would report it
      * @param portNum the 1-based port for port events, 0 for device events
-     * @throws IllegalArgumentException if there is no such device
+     * @throws IllegalArgumentException if there is no such device, or {@code portNum} is outside 0..255
+     * @throws NullPointerException if {@code kind} is null
      */
     public void raiseEvent(String deviceName, org.efaah.verbs.DeviceEvent.Kind kind, int portNum) {
         Objects.requireNonNull(kind, "kind");

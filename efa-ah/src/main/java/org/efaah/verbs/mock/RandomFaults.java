@@ -26,6 +26,18 @@ public record RandomFaults(double createProbability, List<Errno> createErrnos, d
     /** No random faults. */
     public static final RandomFaults NONE = new RandomFaults(0, List.of(), 0, List.of(), 0);
 
+    /**
+     * Checks the probabilities and copies the lists.
+     *
+     * @param createProbability  0..1
+     * @param createErrnos       copied; not empty when {@code createProbability} &gt; 0
+     * @param destroyProbability 0..1
+     * @param destroyErrnos      copied; not empty when {@code destroyProbability} &gt; 0
+     * @param seed               any value
+     * @throws IllegalArgumentException if a probability is outside 0..1 (or NaN), or is above 0 with
+     *                                  no errnos to draw from
+     * @throws NullPointerException     if a list is null
+     */
     public RandomFaults {
         createErrnos = List.copyOf(Objects.requireNonNull(createErrnos, "createErrnos"));
         destroyErrnos = List.copyOf(Objects.requireNonNull(destroyErrnos, "destroyErrnos"));
