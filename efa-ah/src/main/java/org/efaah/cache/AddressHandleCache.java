@@ -118,7 +118,7 @@ public final class AddressHandleCache implements AutoCloseable {
     private final ConcurrentHashMap<Device, Consumer<DeviceEvent>> listeners = new ConcurrentHashMap<>();
     private final Set<Device> fatalDevices = ConcurrentHashMap.newKeySet();
     private final AtomicInteger createsInFlight = new AtomicInteger();
-    private final List<javax.management.ObjectName> mxBeans = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final MXBeanRegistrations mxBeans = new MXBeanRegistrations();
     private final Thread reaper;
     private volatile boolean closed;
     /** The table last looked up: most programs use one PD, and this saves them a map look-up per hit. */
@@ -872,15 +872,7 @@ public final class AddressHandleCache implements AutoCloseable {
     public javax.management.ObjectName registerMXBean(String objectName) {
         Objects.requireNonNull(objectName, "objectName");
         checkOpen();
-        try {
-            javax.management.ObjectName name = new javax.management.ObjectName(objectName);
-            java.lang.management.ManagementFactory.getPlatformMBeanServer()
-                    .registerMBean(new CacheMXBeanAdapter(this), name);
-            mxBeans.add(name);
-            return name;
-        } catch (javax.management.JMException e) {
-            throw new IllegalArgumentException("objectName: '" + objectName + "' cannot be registered: " + e.getMessage(), e);
-        }
+        return mxBeans.register(this, objectName);
     }
 
     /**
@@ -903,13 +895,7 @@ public final class AddressHandleCache implements AutoCloseable {
         if (reaper != null) {
             java.util.concurrent.locks.LockSupport.unpark(reaper);
         }
-        for (javax.management.ObjectName name : mxBeans) {
-            try {
-                java.lang.management.ManagementFactory.getPlatformMBeanServer().unregisterMBean(name);
-            } catch (javax.management.JMException e) {
-                LOG.warn("could not unregister {}: {}", name, e.toString());
-            }
-        }
+        mxBeans.unregisterAll();
         listeners.forEach(Device::removeEventListener);
         listeners.clear();
         long openHandles = 0;
