@@ -9,7 +9,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.Consumer;
 import java.util.function.Predicate;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
@@ -103,20 +102,19 @@ public final class AddressHandleCache implements AutoCloseable {
     private static final int ENOMEM_RETRIES = 4;
     private static final AtomicInteger REAPERS = new AtomicInteger();
 
-    private final ConcurrentHashMap<ProtectionDomain, ConcurrentHashMap<Object, Entry>> tables =
+    final ConcurrentHashMap<ProtectionDomain, ConcurrentHashMap<Object, Entry>> tables =
             new ConcurrentHashMap<>();
     private final LeakTracker leaks;
     private final AhnIndex ahnIndex = new AhnIndex();
-    private final StatsCounter stats;
+    final StatsCounter stats;
     private final Ticker ticker;
     private final RetentionPolicy retention;
     private final boolean retains;
     private final long idleNanos;
     private final IdleList idle = new IdleList();
     /** Entries out of their table (invalidated) whose AH still exists: referenced, or its destroy failed. */
-    private final Set<Entry> detached = ConcurrentHashMap.newKeySet();
-    private final ConcurrentHashMap<Device, Consumer<DeviceEvent>> listeners = new ConcurrentHashMap<>();
-    private final Set<Device> fatalDevices = ConcurrentHashMap.newKeySet();
+    final Set<Entry> detached = ConcurrentHashMap.newKeySet();
+    private final Invalidator invalidator = new Invalidator(this);
     private final AtomicInteger createsInFlight = new AtomicInteger();
     private final MXBeanRegistrations mxBeans = new MXBeanRegistrations();
     private final Thread reaper;
@@ -259,7 +257,7 @@ public final class AddressHandleCache implements AutoCloseable {
     private AddressHandle acquireSlow(ProtectionDomain pd, Object key, AddressHandleAttributes attributes) {
         for (;;) {
             checkOpen();
-            checkUsable(pd.device());
+            invalidator.checkUsable(pd.device());
             ConcurrentHashMap<Object, Entry> table = table(pd);
             Entry e = table.get(key);
             if (e == null) {
@@ -334,19 +332,11 @@ public final class AddressHandleCache implements AutoCloseable {
         if (table == null) {
             // A new PD is rare: drop the empty tables of PDs deallocated since, so they do not pile up.
             tables.entrySet().removeIf(t -> t.getValue().isEmpty() && t.getKey().isClosed());
-            listenTo(pd.device());
+            invalidator.listenTo(pd.device());
             table = tables.computeIfAbsent(pd, p -> new ConcurrentHashMap<>());
         }
         lastTable = new PdTable(pd, table);
         return table;
-    }
-
-    private void listenTo(Device device) {
-        listeners.computeIfAbsent(device, d -> {
-            Consumer<DeviceEvent> listener = this::onDeviceEvent;
-            d.addEventListener(listener);
-            return listener;
-        });
     }
 
     /** Creates the hardware AH for a fresh entry whose lock the caller holds. */
@@ -559,7 +549,7 @@ public final class AddressHandleCache implements AutoCloseable {
      * Returns whether it destroyed it. An {@link Error} from the provider is rethrown after the
      * entry is settled.
      */
-    private boolean tryDestroyUnreferenced(Entry e, RemovalCause cause) {
+    boolean tryDestroyUnreferenced(Entry e, RemovalCause cause) {
         if (!e.lock.tryLock()) {
             return false;
         }
@@ -767,58 +757,12 @@ public final class AddressHandleCache implements AutoCloseable {
     }
 
     private int invalidateWhere(Predicate<Entry> which) {
-        int n = 0;
-        Error error = null;
-        for (ConcurrentHashMap<Object, Entry> table : tables.values()) {
-            for (Entry e : table.values()) {
-                if (!which.test(e) || !e.markStale()) {
-                    continue;
-                }
-                n++;
-                detached.add(e);
-                table.remove(e.key, e);
-                // Unreferenced: nobody will release it, so destroy it now unless a lock holder
-                // (which sees the mark) is at it.
-                if (e.refs() == Entry.STALE) {
-                    try {
-                        tryDestroyUnreferenced(e, RemovalCause.INVALIDATED);
-                    } catch (Error t) {
-                        error = error == null ? t : error;
-                    }
-                }
-            }
-        }
-        stats.recordInvalidated(n);
-        if (error != null) {
-            throw error;
-        }
-        return n;
+        return invalidator.invalidateWhere(which);
     }
 
-    /** The cache's listener on each device it has AHs on. */
+    /** The cache's listener on each device it has AHs on; tests call it to simulate an event. */
     void onDeviceEvent(DeviceEvent event) {
-        switch (event.kind()) {
-            case GID_CHANGE, PORT_ERR, PORT_ACTIVE -> {
-                int n = invalidatePort(event.device(), event.portNum());
-                LOG.info("{} on {} port {}: {} AH(s) invalidated", event.kind(), event.device().name(), event.portNum(), n);
-            }
-            case DEVICE_FATAL -> {
-                fatalDevices.add(event.device());
-                int n = invalidateWhere(e -> e.pd.device() == event.device());
-                LOG.error("DEVICE_FATAL on {}: {} AH(s) invalidated; acquires on it fail from now on",
-                        event.device().name(), n);
-            }
-            default -> {
-                // QP, CQ and SRQ events, LID/P_Key/SM changes: no AH of this cache depends on them.
-            }
-        }
-    }
-
-    private void checkUsable(Device device) {
-        if (!fatalDevices.isEmpty() && fatalDevices.contains(device)) {
-            throw new IllegalStateException("device " + device.name() + " reported IBV_EVENT_DEVICE_FATAL: it creates "
-                    + "no AH any more; close it (and this cache's handles on it) and open it again");
-        }
+        invalidator.onDeviceEvent(event);
     }
 
     private void checkOpen() {
@@ -896,8 +840,7 @@ public final class AddressHandleCache implements AutoCloseable {
             java.util.concurrent.locks.LockSupport.unpark(reaper);
         }
         mxBeans.unregisterAll();
-        listeners.forEach(Device::removeEventListener);
-        listeners.clear();
+        invalidator.stopListening();
         long openHandles = 0;
         int failed = 0;
         Throwable firstFailure = null;
