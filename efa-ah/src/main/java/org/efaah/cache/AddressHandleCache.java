@@ -6,14 +6,12 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Predicate;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.DeviceEvent;
-import org.efaah.verbs.Errno;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.HardwareAddressHandle;
 import org.efaah.verbs.ProtectionDomain;
@@ -92,33 +90,22 @@ public final class AddressHandleCache implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(AddressHandleCache.class);
     /** How often a waiting acquire looks whether the cache was closed, ms. */
     private static final long WAIT_SLICE_MILLIS = 10;
-    /**
-     * Most retries of one create after ENOMEM evictions. libfabric retries once; here other
-     * threads' creates can take the slots freed between an eviction and the retry, so a create
-     * may retry a few times, each time only after evicting at least one AH. Measured with
-     * EnomemEvictionTest (8 threads, max_ah 64, 1,000 peers, 20,000 acquires): one retry let 17
-     * to 41 ENOMEMs reach callers while unreferenced AHs existed; four let none.
-     */
-    private static final int ENOMEM_RETRIES = 4;
-    private static final AtomicInteger REAPERS = new AtomicInteger();
 
     final ConcurrentHashMap<ProtectionDomain, ConcurrentHashMap<Object, Entry>> tables =
             new ConcurrentHashMap<>();
     private final LeakTracker leaks;
-    private final AhnIndex ahnIndex = new AhnIndex();
+    final AhnIndex ahnIndex = new AhnIndex();
     final StatsCounter stats;
-    private final Ticker ticker;
-    private final RetentionPolicy retention;
+    final Ticker ticker;
+    final RetentionPolicy retention;
     private final boolean retains;
-    private final long idleNanos;
-    private final IdleList idle = new IdleList();
+    final IdleList idle = new IdleList();
     /** Entries out of their table (invalidated) whose AH still exists: referenced, or its destroy failed. */
     final Set<Entry> detached = ConcurrentHashMap.newKeySet();
     private final Invalidator invalidator = new Invalidator(this);
-    private final AtomicInteger createsInFlight = new AtomicInteger();
     private final MXBeanRegistrations mxBeans = new MXBeanRegistrations();
-    private final Thread reaper;
-    private volatile boolean closed;
+    final Reclaimer reclaimer;
+    volatile boolean closed;
     /** The table last looked up: most programs use one PD, and this saves them a map look-up per hit. */
     private volatile PdTable lastTable;
 
@@ -126,7 +113,7 @@ public final class AddressHandleCache implements AutoCloseable {
     }
 
     private final LongAdder liveHandles = new LongAdder();
-    private final AtomicLong liveEntries = new AtomicLong();
+    final AtomicLong liveEntries = new AtomicLong();
     private final AtomicLong peakEntries = new AtomicLong();
     private final AtomicLong leaksAtClose = new AtomicLong();
 
@@ -136,14 +123,8 @@ public final class AddressHandleCache implements AutoCloseable {
         this.ticker = b.ticker;
         this.retention = b.retention;
         this.retains = retention.retains();
-        this.idleNanos = retention.idleTime().toNanos();
-        if (retains) {
-            reaper = new Thread(this::reapUntilClosed, "efa-ah-cache-reaper-" + REAPERS.incrementAndGet());
-            reaper.setDaemon(true);
-            reaper.start();
-        } else {
-            reaper = null;
-        }
+        this.reclaimer = new Reclaimer(this);
+        reclaimer.startReaper();
     }
 
     /** A cache with leak detection from the system property {@value LeakDetection#PROPERTY} (default sampled). */
@@ -293,7 +274,7 @@ public final class AddressHandleCache implements AutoCloseable {
                             return handleFor(e);
                         }
                         // Invalidated: finish an invalidation whose tryLock this thread's lock beat.
-                        destroyIfStaleAndUnreferenced(e);
+                        reclaimer.destroyIfStaleAndUnreferenced(e);
                         table.remove(key, e);
                         break;
                     case FAILED:
@@ -348,7 +329,7 @@ public final class AddressHandleCache implements AutoCloseable {
         long start = System.nanoTime();
         HardwareAddressHandle hw;
         try {
-            hw = createEvictingOnEnomem(e);
+            hw = reclaimer.createEvictingOnEnomem(e);
         } catch (Throwable t) {
             stats.recordCreateFailure(t instanceof VerbsException v ? v.errno() : null);
             fail(table, e, t);
@@ -362,90 +343,6 @@ public final class AddressHandleCache implements AutoCloseable {
         // Publishing the first reference lets lock-free hits in, so the entry must be LIVE first.
         // An add, not a set: an invalidation may have marked the entry while it was created.
         e.retainLocked();
-    }
-
-    /**
-     * The provider create; when it answers ENOMEM, destroys unreferenced AHs of the same device,
-     * least recently used first (one, plus one per other create in flight, which could take the
-     * freed slot), and retries, at most {@value #ENOMEM_RETRIES} times and only after an eviction
-     * succeeded. With no unreferenced AH of the device, the ENOMEM goes to the caller. Never
-     * touches a referenced AH. Called with the fresh entry's lock held; takes other entries' locks
-     * only with {@code tryLock}.
-     */
-    private HardwareAddressHandle createEvictingOnEnomem(Entry e) {
-        createsInFlight.incrementAndGet();
-        try {
-            for (int retry = 0; ; retry++) {
-                try {
-                    return e.pd.createAh(e.attributes);
-                } catch (VerbsException ex) {
-                    if (ex.errno() != Errno.ENOMEM || retry == ENOMEM_RETRIES
-                            || evictUnreferenced(e.pd.device(), createsInFlight.get()) == 0) {
-                        throw ex;
-                    }
-                }
-            }
-        } finally {
-            createsInFlight.decrementAndGet();
-        }
-    }
-
-    /**
-     * Destroys up to {@code wanted} unreferenced AHs of {@code device}: invalidated ones first,
-     * then retained ones, least recently used first. Victims are taken off the idle list before
-     * their lock is tried, so concurrent evictions never fight over the same AHs.
-     */
-    private int evictUnreferenced(Device device, int wanted) {
-        int evicted = 0;
-        for (Entry d : detached) {
-            if (evicted < wanted && d.pd.device() == device && d.references() == 0 && evict(d)) {
-                evicted++;
-            }
-        }
-        for (int budget = idle.size(); evicted < wanted && budget > 0; ) {
-            List<Entry> victims = idle.pollOldest(x -> x.pd.device() == device, wanted - evicted);
-            if (victims.isEmpty()) {
-                break;
-            }
-            budget -= victims.size();
-            for (Entry victim : victims) {
-                if (evict(victim)) {
-                    evicted++;
-                }
-            }
-        }
-        return evicted;
-    }
-
-    /**
-     * Destroys an unreferenced AH for an ENOMEM unless its lock is taken (then whoever holds it
-     * revives or destroys it). An {@link Error} from the destroy is thrown, after the victim is
-     * settled (kept, for a retry).
-     */
-    private boolean evict(Entry victim) {
-        if (!victim.lock.tryLock()) {
-            return false;
-        }
-        Throwable failure = null;
-        try {
-            if (victim.state != Entry.State.LIVE) {
-                return false;
-            }
-            int r = victim.refs();
-            if (r == 0) {
-                failure = destroyLocked(victim, RemovalCause.EVICTED_ENOMEM, false);
-            } else if (r == Entry.STALE) {
-                failure = destroyLocked(victim, RemovalCause.INVALIDATED, false);
-            } else {
-                return false; // revived meanwhile
-            }
-        } finally {
-            victim.lock.unlock();
-        }
-        if (failure instanceof Error error) {
-            throw error;
-        }
-        return failure == null;
     }
 
     private void fail(ConcurrentHashMap<Object, Entry> table, Entry e, Throwable cause) {
@@ -507,7 +404,7 @@ public final class AddressHandleCache implements AutoCloseable {
             }
             int r = e.refs();
             if (r == Entry.STALE) {
-                failure = destroyLocked(e, RemovalCause.INVALIDATED, false);
+                failure = reclaimer.destroyLocked(e, RemovalCause.INVALIDATED, false);
             } else if (r != 0) {
                 return; // revived meanwhile
             } else if (retains && !closed) {
@@ -515,151 +412,20 @@ public final class AddressHandleCache implements AutoCloseable {
                 stats.recordRetained();
                 kept = true;
             } else {
-                failure = destroyLocked(e, closed ? RemovalCause.CACHE_CLOSED : RemovalCause.CLOSED, false);
+                failure = reclaimer.destroyLocked(e, closed ? RemovalCause.CACHE_CLOSED : RemovalCause.CLOSED, false);
             }
         } finally {
             e.lock.unlock();
         }
         if (kept && e.isStale()) {
             // An invalidation marked it after our check and found the lock taken: finish it.
-            tryDestroyUnreferenced(e, RemovalCause.INVALIDATED);
+            reclaimer.tryDestroyUnreferenced(e, RemovalCause.INVALIDATED);
         }
         if (kept && idle.size() > retention.maxUnreferenced()) {
-            trimToBound();
+            reclaimer.trimToBound();
         }
         if (failure instanceof Error error) {
             throw error;
-        }
-    }
-
-    /** Destroys least recently used unreferenced AHs while more than the policy's bound are kept. */
-    private void trimToBound() {
-        int attempts = 4; // entries busy under their lock are left to the next release or the reaper
-        while (idle.size() > retention.maxUnreferenced() && attempts-- > 0) {
-            Entry oldest = idle.first();
-            if (oldest == null) {
-                return;
-            }
-            tryDestroyUnreferenced(oldest, RemovalCause.SIZE);
-        }
-    }
-
-    /**
-     * Destroys {@code e} if its lock is free and it is LIVE and unreferenced; never waits.
-     * Returns whether it destroyed it. An {@link Error} from the provider is rethrown after the
-     * entry is settled.
-     */
-    boolean tryDestroyUnreferenced(Entry e, RemovalCause cause) {
-        if (!e.lock.tryLock()) {
-            return false;
-        }
-        Throwable failure = null;
-        boolean tried = false;
-        try {
-            if (e.state == Entry.State.LIVE) {
-                if (e.refs() == 0) {
-                    tried = true;
-                    failure = destroyLocked(e, cause, true);
-                } else if (e.refs() == Entry.STALE) {
-                    tried = true;
-                    failure = destroyLocked(e, RemovalCause.INVALIDATED, true);
-                }
-            }
-        } finally {
-            e.lock.unlock();
-        }
-        if (failure instanceof Error error) {
-            throw error;
-        }
-        return tried && failure == null;
-    }
-
-    /** With {@code e}'s lock held: destroys it if invalidated and unreferenced. */
-    private void destroyIfStaleAndUnreferenced(Entry e) {
-        if (e.state == Entry.State.LIVE && e.refs() == Entry.STALE) {
-            Throwable failure = destroyLocked(e, RemovalCause.INVALIDATED, false);
-            if (failure instanceof Error error) {
-                throw error;
-            }
-        }
-    }
-
-    /**
-     * Destroys the hardware AH of a LIVE, unreferenced entry whose lock the caller holds, and
-     * retires the entry. Returns null on success, or the provider's failure (counted, logged
-     * once per entry): the AH still exists, the entry stays LIVE and unreferenced, and goes
-     * (back) to the idle list, unless invalidated or the cache closed, for a later retry.
-     *
-     * @param quiet whether a failure is only counted (eviction, reaper: logged, never thrown)
-     */
-    private Throwable destroyLocked(Entry e, RemovalCause cause, boolean quiet) {
-        idle.remove(e);
-        Throwable failure = destroyHardware(e);
-        if (failure != null) {
-            if (!e.isStale() && !closed) {
-                idle.addLast(e, ticker.read());
-            }
-            if (quiet && failure instanceof Error) {
-                LOG.error("destroy of {} threw; the AH is kept and will be retried", e.hardware, failure);
-            }
-            return failure;
-        }
-        stats.recordDestroy(cause);
-        e.setRefs(Entry.GONE);
-        e.state = Entry.State.DEAD;
-        ahnIndex.remove(e, e.hardware.ahn());
-        detached.remove(e);
-        ConcurrentHashMap<Object, Entry> table = tables.get(e.pd);
-        if (table != null) {
-            table.remove(e.key, e);
-        }
-        return null;
-    }
-
-    /**
-     * Destroys the entry's hardware AH with its lock held. Returns null on success, or whatever
-     * the provider threw (counted; the AH still exists).
-     */
-    private Throwable destroyHardware(Entry e) {
-        HardwareAddressHandle hw = e.hardware;
-        if (!hw.isDestroyed()) {
-            try {
-                hw.destroy();
-            } catch (Throwable t) {
-                if (!hw.isDestroyed()) {
-                    stats.recordDestroyFailure();
-                    if (!e.destroyFailed) {
-                        e.destroyFailed = true;
-                        LOG.warn("destroy of {} failed ({}); the AH is kept and will be retried", hw, t.toString());
-                    }
-                    return t;
-                }
-                // The device was closed under the cache and destroyed the AH itself.
-            }
-        }
-        liveEntries.decrementAndGet();
-        return null;
-    }
-
-    // ---- retention: the reaper
-
-    /** The reaper thread, null without retention; for tests. */
-    Thread reaperThread() {
-        return reaper;
-    }
-
-    private void reapUntilClosed() {
-        long period = Math.max(TimeUnit.MILLISECONDS.toNanos(1), Math.min(idleNanos / 2, TimeUnit.SECONDS.toNanos(1)));
-        while (!closed) {
-            java.util.concurrent.locks.LockSupport.parkNanos(this, period);
-            if (closed) {
-                return;
-            }
-            try {
-                cleanUp();
-            } catch (Throwable t) {
-                LOG.error("the AH cache's reaper failed; it keeps running", t);
-            }
         }
     }
 
@@ -669,48 +435,12 @@ public final class AddressHandleCache implements AutoCloseable {
      * a fake {@link Ticker} may call it directly. Returns how many AHs it destroyed.
      */
     public int cleanUp() {
-        if (closed) {
-            return 0;
-        }
-        int destroyed = 0;
-        long now = ticker.read();
-        Entry skipped = null;
-        for (int budget = idle.size(); budget > 0; budget--) {
-            Entry e = idle.firstIdleSince(now - idleNanos);
-            if (e == null || e == skipped) {
-                break;
-            }
-            if (!e.lock.tryLock()) {
-                // Being revived or destroyed by another thread: leave it; look at it next time.
-                skipped = e;
-                continue;
-            }
-            try {
-                if (e.state == Entry.State.LIVE && e.refs() == 0) {
-                    if (destroyLocked(e, RemovalCause.IDLE, true) == null) {
-                        destroyed++;
-                    } else {
-                        break; // re-queued at the tail: tried again next round
-                    }
-                } else {
-                    idle.remove(e);
-                }
-            } finally {
-                e.lock.unlock();
-            }
-        }
-        for (Entry d : detached) {
-            if (d.references() == 0) {
-                try {
-                    if (tryDestroyUnreferenced(d, RemovalCause.INVALIDATED)) {
-                        destroyed++;
-                    }
-                } catch (Error logged) {
-                    LOG.error("destroy of an invalidated AH threw; it is kept and will be retried", logged);
-                }
-            }
-        }
-        return destroyed;
+        return reclaimer.cleanUp();
+    }
+
+    /** The reaper thread, null without retention; for tests. */
+    Thread reaperThread() {
+        return reclaimer.reaperThread();
     }
 
     // ---- invalidation
@@ -836,9 +566,7 @@ public final class AddressHandleCache implements AutoCloseable {
             }
             closed = true;
         }
-        if (reaper != null) {
-            java.util.concurrent.locks.LockSupport.unpark(reaper);
-        }
+        reclaimer.wakeReaper();
         mxBeans.unregisterAll();
         invalidator.stopListening();
         long openHandles = 0;
@@ -857,7 +585,7 @@ public final class AddressHandleCache implements AutoCloseable {
                 // Handles the leak detector already reported are not counted twice.
                 openHandles += Math.max(0, e.references() - e.collectedLeaks);
                 idle.remove(e);
-                Throwable failure = destroyHardware(e);
+                Throwable failure = reclaimer.destroyHardware(e);
                 if (failure == null) {
                     stats.recordDestroy(RemovalCause.CACHE_CLOSED);
                 } else {
@@ -880,13 +608,7 @@ public final class AddressHandleCache implements AutoCloseable {
             LOG.warn("LEAK: address handle cache closed with {} handle(s) still open (besides any reported "
                     + "garbage-collected); their AHs were destroyed and the handles refuse use", openHandles);
         }
-        if (reaper != null && reaper != Thread.currentThread()) {
-            try {
-                reaper.join(TimeUnit.SECONDS.toMillis(1));
-            } catch (InterruptedException ie) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        reclaimer.awaitReaper();
         if (firstFailure != null) {
             LOG.error("{} AH(s) could not be destroyed at cache close", failed);
             if (firstFailure instanceof Error error) {

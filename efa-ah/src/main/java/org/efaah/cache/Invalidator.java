@@ -17,7 +17,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Locks: none held while marking ({@link Entry#markStale()} is one atomic step); an
  * unreferenced entry's lock is only tried ({@code tryLock}), through
- * {@link AddressHandleCache#tryDestroyUnreferenced}, so invalidation never waits. Listener
+ * {@link Reclaimer#tryDestroyUnreferenced}, so invalidation never waits. Listener
  * registration goes through a concurrent map's {@code computeIfAbsent}.
  */
 final class Invalidator {
@@ -50,7 +50,7 @@ final class Invalidator {
                 // (which sees the mark) is at it.
                 if (e.refs() == Entry.STALE) {
                     try {
-                        cache.tryDestroyUnreferenced(e, RemovalCause.INVALIDATED);
+                        cache.reclaimer.tryDestroyUnreferenced(e, RemovalCause.INVALIDATED);
                     } catch (Error t) {
                         error = error == null ? t : error;
                     }
