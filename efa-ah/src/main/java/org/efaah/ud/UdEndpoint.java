@@ -82,13 +82,8 @@ public final class UdEndpoint implements AutoCloseable {
     private final EndpointAddress address;
     private final SourceResolver resolver;
 
-    // Lock order: sendLock, then receiveLock. Neither is ever held while waiting.
-    private final ReentrantLock sendLock = new ReentrantLock();
-    private final AddressHandle[] inFlight;
-    private final int[] freeSlots;
-    private int freeCount;
-    private final WorkCompletion[] sendCompletions;
-    private WorkCompletionException sendError;
+    // Lock order: the send lock (sends.lock), then receiveLock. Neither is ever held while waiting.
+    private final SendSlots sends;
 
     private final ReentrantLock receiveLock = new ReentrantLock();
     private final WorkCompletion[] receiveCompletion = {new WorkCompletion()};
@@ -101,7 +96,6 @@ public final class UdEndpoint implements AutoCloseable {
     private volatile boolean closed;
 
     // Single-writer counters (each written under one lock), read without one.
-    private final AtomicLong sent = new AtomicLong();
     private final AtomicLong received = new AtomicLong();
     private final AtomicLong receiveErrors = new AtomicLong();
     private final AtomicLong recoveries = new AtomicLong();
@@ -172,16 +166,6 @@ public final class UdEndpoint implements AutoCloseable {
         this.options = options;
         this.maxMessageSize = maxMessageSize;
         this.receiveSlotSize = GRH_BYTES + maxMessageSize;
-        this.inFlight = new AddressHandle[options.sendDepth()];
-        this.freeSlots = new int[options.sendDepth()];
-        for (int i = 0; i < freeSlots.length; i++) {
-            freeSlots[i] = i;
-        }
-        this.freeCount = freeSlots.length;
-        this.sendCompletions = new WorkCompletion[Math.min(16, options.sendDepth())];
-        for (int i = 0; i < sendCompletions.length; i++) {
-            sendCompletions[i] = new WorkCompletion();
-        }
         Gid gid = device.gid(options.portNum(), options.sgidIndex());
         CompletionQueue scq = null;
         CompletionQueue rcq = null;
@@ -209,6 +193,7 @@ public final class UdEndpoint implements AutoCloseable {
         this.receiveMemory = rmr;
         this.qp = q;
         this.address = new EndpointAddress(gid, q.qpn(), options.qkey());
+        this.sends = new SendSlots(this, q, scq, smr, options.sendDepth(), maxMessageSize, device.isEfa());
         this.resolver = device.isEfa() ? new EfaSourceResolver(pd, cache, options.portNum())
                 : new GrhSourceResolver(pd, cache, options.portNum(), rmr, options.receiveDepth() * receiveSlotSize);
     }
@@ -275,10 +260,11 @@ public final class UdEndpoint implements AutoCloseable {
 
     /** A snapshot of the counters; cheap, from any thread. */
     public Counters counters() {
-        return new Counters(sent.getOpaque(), received.getOpaque(), receiveErrors.getOpaque(), recoveries.getOpaque());
+        return new Counters(sends.sent(), received.getOpaque(), receiveErrors.getOpaque(), recoveries.getOpaque());
     }
 
-    private static long wrId(int generation, int slot) {
+    /** A work request's id: the QP's generation in the high half, the slot in the low half. */
+    static long wrId(int generation, int slot) {
         return ((long) generation << 32) | slot;
     }
 
@@ -317,20 +303,8 @@ public final class UdEndpoint implements AutoCloseable {
         long deadline = 0;
         for (int idle = 0; ; idle++) {
             recoverIfNeeded();
-            sendLock.lock();
-            try {
-                checkOpen();
-                throwSendError();
-                if (freeCount == 0) {
-                    pollSends();
-                    throwSendError();
-                }
-                if (freeCount > 0) {
-                    post(ah, remoteQpn, remoteQkey, payload, length);
-                    return;
-                }
-            } finally {
-                sendLock.unlock();
+            if (sends.tryPost(ah, remoteQpn, remoteQkey, payload, length)) {
+                return;
             }
             if (deadline == 0) {
                 deadline = System.nanoTime() + SEND_SLOT_TIMEOUT_NANOS;
@@ -338,67 +312,6 @@ public final class UdEndpoint implements AutoCloseable {
                 throw new VerbsException("ibv_poll_cq", Errno.ETIMEDOUT, "no send completed in 10 s");
             }
             pause(idle, "send");
-        }
-    }
-
-    /** Posts into a free slot; the caller holds sendLock and has checked there is one. */
-    private void post(AddressHandle ah, int remoteQpn, long remoteQkey, ByteBuffer payload, int length) {
-        int slot = freeSlots[--freeCount];
-        AddressHandle held;
-        try {
-            held = ah.duplicate();
-        } catch (RuntimeException e) {
-            freeSlots[freeCount++] = slot;
-            throw e;
-        }
-        int offset = slot * maxMessageSize;
-        sendMemory.buffer().put(offset, payload, payload.position(), length);
-        try {
-            qp.postSend(held.hardware(), remoteQpn, remoteQkey, sendMemory, offset, length, wrId(generation, slot));
-        } catch (RuntimeException e) {
-            held.close();
-            freeSlots[freeCount++] = slot;
-            throw e;
-        }
-        inFlight[slot] = held;
-        payload.position(payload.position() + length);
-        sent.setOpaque(sent.getOpaque() + 1);
-    }
-
-    /**
-     * Reaps send completions (sendLock held): frees their slots and drops the endpoint's AH
-     * references. Completions of the QP's life before a recovery are ignored: their slots were
-     * freed then.
-     */
-    private int pollSends() {
-        int n = sendCq.poll(sendCompletions);
-        for (int i = 0; i < n; i++) {
-            WorkCompletion wc = sendCompletions[i];
-            if ((int) (wc.wrId >>> 32) != generation) {
-                continue;
-            }
-            int slot = (int) wc.wrId;
-            AddressHandle held = inFlight[slot];
-            inFlight[slot] = null;
-            if (held != null) {
-                held.close();
-            }
-            freeSlots[freeCount++] = slot;
-            if (wc.status != WorkCompletion.SUCCESS) {
-                checkQpState();
-                if (wc.status != WorkCompletion.WR_FLUSH_ERR && sendError == null) {
-                    sendError = new WorkCompletionException("send", wc.status, wc.vendorError, device.isEfa());
-                }
-            }
-        }
-        return n;
-    }
-
-    private void throwSendError() {
-        WorkCompletionException e = sendError;
-        if (e != null) {
-            sendError = null;
-            throw e;
         }
     }
 
@@ -414,16 +327,8 @@ public final class UdEndpoint implements AutoCloseable {
         long deadline = System.nanoTime() + unit.toNanos(timeout);
         for (int idle = 0; ; idle++) {
             recoverIfNeeded();
-            sendLock.lock();
-            try {
-                checkOpen();
-                pollSends();
-                if (freeCount == freeSlots.length) {
-                    throwSendError();
-                    return true;
-                }
-            } finally {
-                sendLock.unlock();
+            if (sends.flushStep()) {
+                return true;
             }
             if (System.nanoTime() - deadline > 0) {
                 return false;
@@ -434,12 +339,7 @@ public final class UdEndpoint implements AutoCloseable {
 
     /** Sends in flight now (posted, not yet completed as far as this endpoint has polled). */
     public int sendsInFlight() {
-        sendLock.lock();
-        try {
-            return freeSlots.length - freeCount;
-        } finally {
-            sendLock.unlock();
-        }
+        return sends.inFlightCount();
     }
 
     /**
@@ -534,8 +434,13 @@ public final class UdEndpoint implements AutoCloseable {
         }
     }
 
+    /** The QP's life since the last recovery; completions of another one are stale. */
+    int generation() {
+        return generation;
+    }
+
     /** After an error completion: is the QP in the error state? If so, mark it for recovery. */
-    private boolean checkQpState() {
+    boolean checkQpState() {
         if (QueuePairState.isError(qp.state())) {
             needsRecovery = true;
             return true;
@@ -555,7 +460,7 @@ public final class UdEndpoint implements AutoCloseable {
      * dropped them; their AH references go too, as no send can use an AH after the reset.
      */
     private void recover() {
-        sendLock.lock();
+        sends.lock.lock();
         try {
             receiveLock.lock();
             try {
@@ -565,13 +470,7 @@ public final class UdEndpoint implements AutoCloseable {
                 qp.reset();
                 int next = generation + 1;
                 generation = next;
-                for (int slot = 0; slot < inFlight.length; slot++) {
-                    if (inFlight[slot] != null) {
-                        inFlight[slot].close();
-                        inFlight[slot] = null;
-                        freeSlots[freeCount++] = slot;
-                    }
-                }
+                sends.dropInFlightLocked();
                 qp.activate(options.portNum(), 0, options.qkey());
                 for (int i = 0; i < options.receiveDepth(); i++) {
                     qp.postReceive(receiveMemory, i * receiveSlotSize, receiveSlotSize, wrId(next, i));
@@ -582,7 +481,7 @@ public final class UdEndpoint implements AutoCloseable {
                 receiveLock.unlock();
             }
         } finally {
-            sendLock.unlock();
+            sends.lock.unlock();
         }
     }
 
@@ -616,7 +515,7 @@ public final class UdEndpoint implements AutoCloseable {
         }
     }
 
-    private void checkOpen() {
+    void checkOpen() {
         if (closed) {
             throw new IllegalStateException("UD endpoint is closed");
         }
@@ -635,18 +534,8 @@ public final class UdEndpoint implements AutoCloseable {
         }
         long deadline = System.nanoTime() + CLOSE_DRAIN_NANOS;
         for (int idle = 0; System.nanoTime() - deadline < 0 && !Thread.currentThread().isInterrupted(); idle++) {
-            sendLock.lock();
-            try {
-                if (needsRecovery || sendCq.isClosed()) {
-                    // The device dropped them, or the CQ went with its device's context: nothing to wait for.
-                    break;
-                }
-                pollSends();
-                if (freeCount == freeSlots.length) {
-                    break;
-                }
-            } finally {
-                sendLock.unlock();
+            if (sends.drainStep(needsRecovery)) {
+                break;
             }
             if (idle < SPINS) {
                 Thread.onSpinWait();
@@ -655,7 +544,7 @@ public final class UdEndpoint implements AutoCloseable {
             }
         }
         closed = true;
-        sendLock.lock();
+        sends.lock.lock();
         try {
             receiveLock.lock();
             try {
@@ -664,11 +553,8 @@ public final class UdEndpoint implements AutoCloseable {
                 // With the QP gone no send can still use an AH: now the references may go. If the
                 // QP could not be destroyed they stay held (and show as leaks at cache close)
                 // rather than let an AH be destroyed under a send the device may still process.
-                for (int i = 0; failure == null && i < inFlight.length; i++) {
-                    if (inFlight[i] != null) {
-                        inFlight[i].close();
-                        inFlight[i] = null;
-                    }
+                if (failure == null) {
+                    sends.releaseAllLocked();
                 }
                 failure = closeAll(failure, receiveMemory, sendMemory, receiveCq, sendCq);
                 if (failure != null) {
@@ -678,7 +564,7 @@ public final class UdEndpoint implements AutoCloseable {
                 receiveLock.unlock();
             }
         } finally {
-            sendLock.unlock();
+            sends.lock.unlock();
         }
     }
 
