@@ -6,7 +6,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.locks.ReentrantLock;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
 import org.efaah.verbs.AddressHandleAttributes;
@@ -22,7 +21,6 @@ import org.efaah.verbs.QueuePairType;
 import org.efaah.verbs.Ranges;
 import org.efaah.verbs.UdQueuePair;
 import org.efaah.verbs.VerbsException;
-import org.efaah.verbs.WorkCompletion;
 
 /**
  * A datagram endpoint: a UD or SRD QP ({@link Options#transport()}) with its completion queues and
@@ -82,11 +80,10 @@ public final class UdEndpoint implements AutoCloseable {
     private final EndpointAddress address;
     private final SourceResolver resolver;
 
-    // Lock order: the send lock (sends.lock), then receiveLock. Neither is ever held while waiting.
+    // Lock order: sends.lock, then receives.lock. Neither is ever held while waiting.
     private final SendSlots sends;
 
-    private final ReentrantLock receiveLock = new ReentrantLock();
-    private final WorkCompletion[] receiveCompletion = {new WorkCompletion()};
+    private final ReceiveSlots receives;
 
     /** The QP's life since the last recovery, in the high half of every wr_id; written under both locks. */
     private volatile int generation;
@@ -96,8 +93,6 @@ public final class UdEndpoint implements AutoCloseable {
     private volatile boolean closed;
 
     // Single-writer counters (each written under one lock), read without one.
-    private final AtomicLong received = new AtomicLong();
-    private final AtomicLong receiveErrors = new AtomicLong();
     private final AtomicLong recoveries = new AtomicLong();
 
     /**
@@ -196,6 +191,8 @@ public final class UdEndpoint implements AutoCloseable {
         this.sends = new SendSlots(this, q, scq, smr, options.sendDepth(), maxMessageSize, device.isEfa());
         this.resolver = device.isEfa() ? new EfaSourceResolver(pd, cache, options.portNum())
                 : new GrhSourceResolver(pd, cache, options.portNum(), rmr, options.receiveDepth() * receiveSlotSize);
+        this.receives = new ReceiveSlots(this, q, rcq, rmr, options.receiveDepth(), receiveSlotSize, resolver,
+                device.isEfa());
     }
 
     /**
@@ -260,7 +257,7 @@ public final class UdEndpoint implements AutoCloseable {
 
     /** A snapshot of the counters; cheap, from any thread. */
     public Counters counters() {
-        return new Counters(sends.sent(), received.getOpaque(), receiveErrors.getOpaque(), recoveries.getOpaque());
+        return new Counters(sends.sent(), receives.received(), receives.receiveErrors(), recoveries.getOpaque());
     }
 
     /** A work request's id: the QP's generation in the high half, the slot in the low half. */
@@ -357,7 +354,7 @@ public final class UdEndpoint implements AutoCloseable {
         for (int idle = 0; ; idle++) {
             Datagram d;
             try {
-                d = pollReceive();
+                d = receives.poll();
             } catch (WorkCompletionException e) {
                 recoverIfNeeded();
                 throw e;
@@ -373,24 +370,6 @@ public final class UdEndpoint implements AutoCloseable {
         }
     }
 
-    /** One poll of the receive CQ under receiveLock; null when nothing (current) was there. */
-    private Datagram pollReceive() {
-        receiveLock.lock();
-        try {
-            checkOpen();
-            while (receiveCq.poll(receiveCompletion) == 1) {
-                WorkCompletion wc = receiveCompletion[0];
-                if ((int) (wc.wrId >>> 32) != generation) {
-                    continue; // flushed by the QP's earlier life: its slot was reposted at recovery
-                }
-                return take(wc);
-            }
-            return null;
-        } finally {
-            receiveLock.unlock();
-        }
-    }
-
     /** Spins first for latency, then parks; stops for an interrupt or a close. */
     private void pause(int idle, String operation) {
         if (idle < SPINS) {
@@ -403,35 +382,6 @@ public final class UdEndpoint implements AutoCloseable {
             throw new EndpointInterruptedException(operation);
         }
         checkOpen();
-    }
-
-    private Datagram take(WorkCompletion wc) {
-        int slot = (int) wc.wrId;
-        int offset = slot * receiveSlotSize;
-        boolean repost = true;
-        try {
-            if (wc.status != WorkCompletion.SUCCESS) {
-                repost = !checkQpState();
-                if (wc.status != WorkCompletion.WR_FLUSH_ERR || !repost) {
-                    receiveErrors.setOpaque(receiveErrors.getOpaque() + 1);
-                }
-                throw new WorkCompletionException("receive", wc.status, wc.vendorError, device.isEfa());
-            }
-            ByteBuffer buffer = receiveMemory.buffer();
-            byte[] area = new byte[GRH_BYTES];
-            buffer.get(offset, area);
-            byte[] payload = new byte[Math.max(0, wc.byteLength - GRH_BYTES)];
-            buffer.get(offset + GRH_BYTES, payload);
-            WorkCompletion copy = new WorkCompletion();
-            copy.copyFrom(wc);
-            received.setOpaque(received.getOpaque() + 1);
-            return resolver.resolve(payload, area, copy);
-        } finally {
-            // A QP in the error state would only flush the slot: recovery reposts every slot.
-            if (repost) {
-                qp.postReceive(receiveMemory, offset, receiveSlotSize, wc.wrId);
-            }
-        }
     }
 
     /** The QP's life since the last recovery; completions of another one are stale. */
@@ -462,7 +412,7 @@ public final class UdEndpoint implements AutoCloseable {
     private void recover() {
         sends.lock.lock();
         try {
-            receiveLock.lock();
+            receives.lock.lock();
             try {
                 if (!needsRecovery || closed) {
                     return;
@@ -472,13 +422,11 @@ public final class UdEndpoint implements AutoCloseable {
                 generation = next;
                 sends.dropInFlightLocked();
                 qp.activate(options.portNum(), 0, options.qkey());
-                for (int i = 0; i < options.receiveDepth(); i++) {
-                    qp.postReceive(receiveMemory, i * receiveSlotSize, receiveSlotSize, wrId(next, i));
-                }
+                receives.repostAllLocked(next);
                 needsRecovery = false;
                 recoveries.setOpaque(recoveries.getOpaque() + 1);
             } finally {
-                receiveLock.unlock();
+                receives.lock.unlock();
             }
         } finally {
             sends.lock.unlock();
@@ -546,7 +494,7 @@ public final class UdEndpoint implements AutoCloseable {
         closed = true;
         sends.lock.lock();
         try {
-            receiveLock.lock();
+            receives.lock.lock();
             try {
                 RuntimeException failure = null;
                 failure = closeAll(failure, qp);
@@ -561,7 +509,7 @@ public final class UdEndpoint implements AutoCloseable {
                     throw failure;
                 }
             } finally {
-                receiveLock.unlock();
+                receives.lock.unlock();
             }
         } finally {
             sends.lock.unlock();
