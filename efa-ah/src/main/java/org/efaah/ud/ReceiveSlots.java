@@ -20,6 +20,7 @@ import org.efaah.verbs.WorkCompletion;
 final class ReceiveSlots {
     final ReentrantLock lock = new ReentrantLock();
     private final UdEndpoint endpoint;
+    private final QpRecovery recovery;
     private final UdQueuePair qp;
     private final CompletionQueue receiveCq;
     private final MemoryRegion receiveMemory;
@@ -32,9 +33,10 @@ final class ReceiveSlots {
     private final AtomicLong received = new AtomicLong();
     private final AtomicLong receiveErrors = new AtomicLong();
 
-    ReceiveSlots(UdEndpoint endpoint, UdQueuePair qp, CompletionQueue receiveCq, MemoryRegion receiveMemory,
-                 int depth, int slotSize, SourceResolver resolver, boolean efa) {
+    ReceiveSlots(UdEndpoint endpoint, QpRecovery recovery, UdQueuePair qp, CompletionQueue receiveCq,
+                 MemoryRegion receiveMemory, int depth, int slotSize, SourceResolver resolver, boolean efa) {
         this.endpoint = endpoint;
+        this.recovery = recovery;
         this.qp = qp;
         this.receiveCq = receiveCq;
         this.receiveMemory = receiveMemory;
@@ -59,7 +61,7 @@ final class ReceiveSlots {
             endpoint.checkOpen();
             while (receiveCq.poll(completion) == 1) {
                 WorkCompletion wc = completion[0];
-                if ((int) (wc.wrId >>> 32) != endpoint.generation()) {
+                if ((int) (wc.wrId >>> 32) != recovery.generation()) {
                     continue; // flushed by the QP's earlier life: its slot was reposted at recovery
                 }
                 return take(wc);
@@ -76,7 +78,7 @@ final class ReceiveSlots {
         boolean repost = true;
         try {
             if (wc.status != WorkCompletion.SUCCESS) {
-                repost = !endpoint.checkQpState();
+                repost = !recovery.checkQpState();
                 if (wc.status != WorkCompletion.WR_FLUSH_ERR || !repost) {
                     receiveErrors.setOpaque(receiveErrors.getOpaque() + 1);
                 }

@@ -21,6 +21,7 @@ import org.efaah.verbs.WorkCompletion;
 final class SendSlots {
     final ReentrantLock lock = new ReentrantLock();
     private final UdEndpoint endpoint;
+    private final QpRecovery recovery;
     private final UdQueuePair qp;
     private final CompletionQueue sendCq;
     private final MemoryRegion sendMemory;
@@ -34,9 +35,10 @@ final class SendSlots {
     /** Sends posted; written under the lock, read without it. */
     private final AtomicLong sent = new AtomicLong();
 
-    SendSlots(UdEndpoint endpoint, UdQueuePair qp, CompletionQueue sendCq, MemoryRegion sendMemory, int depth,
-              int maxMessageSize, boolean efa) {
+    SendSlots(UdEndpoint endpoint, QpRecovery recovery, UdQueuePair qp, CompletionQueue sendCq,
+              MemoryRegion sendMemory, int depth, int maxMessageSize, boolean efa) {
         this.endpoint = endpoint;
+        this.recovery = recovery;
         this.qp = qp;
         this.sendCq = sendCq;
         this.sendMemory = sendMemory;
@@ -95,7 +97,7 @@ final class SendSlots {
         sendMemory.buffer().put(offset, payload, payload.position(), length);
         try {
             qp.postSend(held.hardware(), remoteQpn, remoteQkey, sendMemory, offset, length,
-                    UdEndpoint.wrId(endpoint.generation(), slot));
+                    UdEndpoint.wrId(recovery.generation(), slot));
         } catch (RuntimeException e) {
             held.close();
             freeSlots[freeCount++] = slot;
@@ -115,7 +117,7 @@ final class SendSlots {
         int n = sendCq.poll(completions);
         for (int i = 0; i < n; i++) {
             WorkCompletion wc = completions[i];
-            if ((int) (wc.wrId >>> 32) != endpoint.generation()) {
+            if ((int) (wc.wrId >>> 32) != recovery.generation()) {
                 continue;
             }
             int slot = (int) wc.wrId;
@@ -126,7 +128,7 @@ final class SendSlots {
             }
             freeSlots[freeCount++] = slot;
             if (wc.status != WorkCompletion.SUCCESS) {
-                endpoint.checkQpState();
+                recovery.checkQpState();
                 if (wc.status != WorkCompletion.WR_FLUSH_ERR && sendError == null) {
                     sendError = new WorkCompletionException("send", wc.status, wc.vendorError, efa);
                 }

@@ -4,7 +4,6 @@ import java.nio.ByteBuffer;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
@@ -16,7 +15,6 @@ import org.efaah.verbs.Gid;
 import org.efaah.verbs.Grh;
 import org.efaah.verbs.MemoryRegion;
 import org.efaah.verbs.ProtectionDomain;
-import org.efaah.verbs.QueuePairState;
 import org.efaah.verbs.QueuePairType;
 import org.efaah.verbs.Ranges;
 import org.efaah.verbs.UdQueuePair;
@@ -81,19 +79,15 @@ public final class UdEndpoint implements AutoCloseable {
     private final SourceResolver resolver;
 
     // Lock order: sends.lock, then receives.lock. Neither is ever held while waiting.
-    private final SendSlots sends;
+    final SendSlots sends;
 
-    private final ReceiveSlots receives;
+    final ReceiveSlots receives;
 
-    /** The QP's life since the last recovery, in the high half of every wr_id; written under both locks. */
-    private volatile int generation;
-    /** Set when a completion showed the QP in the error state; cleared by {@link #recover()}. */
-    private volatile boolean needsRecovery;
+    private final QpRecovery recovery;
     private final AtomicBoolean closing = new AtomicBoolean();
     private volatile boolean closed;
 
     // Single-writer counters (each written under one lock), read without one.
-    private final AtomicLong recoveries = new AtomicLong();
 
     /**
      * Settings of an endpoint.
@@ -188,11 +182,13 @@ public final class UdEndpoint implements AutoCloseable {
         this.receiveMemory = rmr;
         this.qp = q;
         this.address = new EndpointAddress(gid, q.qpn(), options.qkey());
-        this.sends = new SendSlots(this, q, scq, smr, options.sendDepth(), maxMessageSize, device.isEfa());
+        this.recovery = new QpRecovery(this, q, options.portNum(), options.qkey());
+        this.sends = new SendSlots(this, recovery, q, scq, smr, options.sendDepth(), maxMessageSize,
+                device.isEfa());
         this.resolver = device.isEfa() ? new EfaSourceResolver(pd, cache, options.portNum())
                 : new GrhSourceResolver(pd, cache, options.portNum(), rmr, options.receiveDepth() * receiveSlotSize);
-        this.receives = new ReceiveSlots(this, q, rcq, rmr, options.receiveDepth(), receiveSlotSize, resolver,
-                device.isEfa());
+        this.receives = new ReceiveSlots(this, recovery, q, rcq, rmr, options.receiveDepth(), receiveSlotSize,
+                resolver, device.isEfa());
     }
 
     /**
@@ -257,7 +253,7 @@ public final class UdEndpoint implements AutoCloseable {
 
     /** A snapshot of the counters; cheap, from any thread. */
     public Counters counters() {
-        return new Counters(sends.sent(), receives.received(), receives.receiveErrors(), recoveries.getOpaque());
+        return new Counters(sends.sent(), receives.received(), receives.receiveErrors(), recovery.recoveries());
     }
 
     /** A work request's id: the QP's generation in the high half, the slot in the low half. */
@@ -299,7 +295,7 @@ public final class UdEndpoint implements AutoCloseable {
         Ranges.check("remoteQkey", remoteQkey, 0, UdQueuePair.MAX_QKEY);
         long deadline = 0;
         for (int idle = 0; ; idle++) {
-            recoverIfNeeded();
+            recovery.recoverIfNeeded();
             if (sends.tryPost(ah, remoteQpn, remoteQkey, payload, length)) {
                 return;
             }
@@ -323,7 +319,7 @@ public final class UdEndpoint implements AutoCloseable {
     public boolean flush(long timeout, TimeUnit unit) {
         long deadline = System.nanoTime() + unit.toNanos(timeout);
         for (int idle = 0; ; idle++) {
-            recoverIfNeeded();
+            recovery.recoverIfNeeded();
             if (sends.flushStep()) {
                 return true;
             }
@@ -356,13 +352,13 @@ public final class UdEndpoint implements AutoCloseable {
             try {
                 d = receives.poll();
             } catch (WorkCompletionException e) {
-                recoverIfNeeded();
+                recovery.recoverIfNeeded();
                 throw e;
             }
             if (d != null) {
                 return d;
             }
-            recoverIfNeeded();
+            recovery.recoverIfNeeded();
             if (System.nanoTime() - deadline > 0) {
                 return null;
             }
@@ -382,55 +378,6 @@ public final class UdEndpoint implements AutoCloseable {
             throw new EndpointInterruptedException(operation);
         }
         checkOpen();
-    }
-
-    /** The QP's life since the last recovery; completions of another one are stale. */
-    int generation() {
-        return generation;
-    }
-
-    /** After an error completion: is the QP in the error state? If so, mark it for recovery. */
-    boolean checkQpState() {
-        if (QueuePairState.isError(qp.state())) {
-            needsRecovery = true;
-            return true;
-        }
-        return false;
-    }
-
-    private void recoverIfNeeded() {
-        if (needsRecovery) {
-            recover();
-        }
-    }
-
-    /**
-     * Takes the QP out of the error state: RESET (dropping what was posted), INIT, RTR, RTS, then
-     * every receive reposted under a new generation. Sends in flight are dropped, as the device
-     * dropped them; their AH references go too, as no send can use an AH after the reset.
-     */
-    private void recover() {
-        sends.lock.lock();
-        try {
-            receives.lock.lock();
-            try {
-                if (!needsRecovery || closed) {
-                    return;
-                }
-                qp.reset();
-                int next = generation + 1;
-                generation = next;
-                sends.dropInFlightLocked();
-                qp.activate(options.portNum(), 0, options.qkey());
-                receives.repostAllLocked(next);
-                needsRecovery = false;
-                recoveries.setOpaque(recoveries.getOpaque() + 1);
-            } finally {
-                receives.lock.unlock();
-            }
-        } finally {
-            sends.lock.unlock();
-        }
     }
 
     /**
@@ -463,6 +410,11 @@ public final class UdEndpoint implements AutoCloseable {
         }
     }
 
+    /** Whether {@link #close()} has gone past its drain: no call may use the QP or the slots any more. */
+    boolean closed() {
+        return closed;
+    }
+
     void checkOpen() {
         if (closed) {
             throw new IllegalStateException("UD endpoint is closed");
@@ -482,7 +434,7 @@ public final class UdEndpoint implements AutoCloseable {
         }
         long deadline = System.nanoTime() + CLOSE_DRAIN_NANOS;
         for (int idle = 0; System.nanoTime() - deadline < 0 && !Thread.currentThread().isInterrupted(); idle++) {
-            if (sends.drainStep(needsRecovery)) {
+            if (sends.drainStep(recovery.needsRecovery())) {
                 break;
             }
             if (idle < SPINS) {
