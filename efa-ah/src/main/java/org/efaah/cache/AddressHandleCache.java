@@ -105,6 +105,7 @@ public final class AddressHandleCache implements AutoCloseable {
     private final Invalidator invalidator = new Invalidator(this);
     private final MXBeanRegistrations mxBeans = new MXBeanRegistrations();
     final Reclaimer reclaimer;
+    private final Reaper reaper;
     volatile boolean closed;
     /** The table last looked up: most programs use one PD, and this saves them a map look-up per hit. */
     private volatile PdTable lastTable;
@@ -124,7 +125,8 @@ public final class AddressHandleCache implements AutoCloseable {
         this.retention = b.retention;
         this.retains = retention.retains();
         this.reclaimer = new Reclaimer(this);
-        reclaimer.startReaper();
+        this.reaper = new Reaper(this, reclaimer);
+        reaper.start();
     }
 
     /** A cache with leak detection from the system property {@value LeakDetection#PROPERTY} (default sampled). */
@@ -435,12 +437,12 @@ public final class AddressHandleCache implements AutoCloseable {
      * a fake {@link Ticker} may call it directly. Returns how many AHs it destroyed.
      */
     public int cleanUp() {
-        return reclaimer.cleanUp();
+        return reaper.cleanUp();
     }
 
     /** The reaper thread, null without retention; for tests. */
     Thread reaperThread() {
-        return reclaimer.reaperThread();
+        return reaper.thread();
     }
 
     // ---- invalidation
@@ -566,7 +568,7 @@ public final class AddressHandleCache implements AutoCloseable {
             }
             closed = true;
         }
-        reclaimer.wakeReaper();
+        reaper.wake();
         mxBeans.unregisterAll();
         invalidator.stopListening();
         long openHandles = 0;
@@ -608,7 +610,7 @@ public final class AddressHandleCache implements AutoCloseable {
             LOG.warn("LEAK: address handle cache closed with {} handle(s) still open (besides any reported "
                     + "garbage-collected); their AHs were destroyed and the handles refuse use", openHandles);
         }
-        reclaimer.awaitReaper();
+        reaper.await();
         if (firstFailure != null) {
             LOG.error("{} AH(s) could not be destroyed at cache close", failed);
             if (firstFailure instanceof Error error) {

@@ -3,10 +3,8 @@ package org.efaah.cache;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.HardwareAddressHandle;
@@ -17,8 +15,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The destroy side of a cache: destroying an unreferenced AH and retiring its entry, keeping the
- * unreferenced AHs under the retention bound, evicting them when a create answers ENOMEM, and
- * the reaper thread that destroys those idle too long and retries failed destroys. It works on
+ * unreferenced AHs under the retention bound, and evicting them when a create answers ENOMEM
+ * ({@link Reaper} destroys those idle too long). It works on
  * the cache's tables, idle list and detached set; the cache decides when an AH is retained or
  * destroyed ({@code lastReleased}, {@code close}).
  *
@@ -38,7 +36,6 @@ final class Reclaimer {
      * to 41 ENOMEMs reach callers while unreferenced AHs existed; four let none.
      */
     private static final int ENOMEM_RETRIES = 4;
-    private static final AtomicInteger REAPERS = new AtomicInteger();
 
     private final AddressHandleCache cache;
     private final ConcurrentHashMap<ProtectionDomain, ConcurrentHashMap<Object, Entry>> tables;
@@ -49,9 +46,7 @@ final class Reclaimer {
     private final AtomicLong liveEntries;
     private final Ticker ticker;
     private final RetentionPolicy retention;
-    private final long idleNanos;
     private final AtomicInteger createsInFlight = new AtomicInteger();
-    private final Thread reaper;
 
     Reclaimer(AddressHandleCache cache) {
         this.cache = cache;
@@ -63,9 +58,6 @@ final class Reclaimer {
         this.liveEntries = cache.liveEntries;
         this.ticker = cache.ticker;
         this.retention = cache.retention;
-        this.idleNanos = retention.idleTime().toNanos();
-        this.reaper = retention.retains()
-                ? new Thread(this::reapUntilClosed, "efa-ah-cache-reaper-" + REAPERS.incrementAndGet()) : null;
     }
 
     /**
@@ -259,99 +251,5 @@ final class Reclaimer {
         }
         liveEntries.decrementAndGet();
         return null;
-    }
-
-    // ---- the reaper
-
-    /** The reaper thread, null without retention. */
-    Thread reaperThread() {
-        return reaper;
-    }
-
-    /** Starts the reaper thread, if retention has one; once, when the cache is otherwise built. */
-    void startReaper() {
-        if (reaper != null) {
-            reaper.setDaemon(true);
-            reaper.start();
-        }
-    }
-
-    /** Lets the reaper see that the cache closed, now rather than after its period. */
-    void wakeReaper() {
-        if (reaper != null) {
-            LockSupport.unpark(reaper);
-        }
-    }
-
-    /** Waits up to 1 s (less if interrupted, the flag kept) for the reaper to stop. */
-    void awaitReaper() {
-        if (reaper != null && reaper != Thread.currentThread()) {
-            try {
-                reaper.join(TimeUnit.SECONDS.toMillis(1));
-            } catch (InterruptedException ie) {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    private void reapUntilClosed() {
-        long period = Math.max(TimeUnit.MILLISECONDS.toNanos(1), Math.min(idleNanos / 2, TimeUnit.SECONDS.toNanos(1)));
-        while (!cache.closed) {
-            LockSupport.parkNanos(this, period);
-            if (cache.closed) {
-                return;
-            }
-            try {
-                cleanUp();
-            } catch (Throwable t) {
-                LOG.error("the AH cache's reaper failed; it keeps running", t);
-            }
-        }
-    }
-
-    /** See {@link AddressHandleCache#cleanUp()}. */
-    int cleanUp() {
-        if (cache.closed) {
-            return 0;
-        }
-        int destroyed = 0;
-        long now = ticker.read();
-        Entry skipped = null;
-        for (int budget = idle.size(); budget > 0; budget--) {
-            Entry e = idle.firstIdleSince(now - idleNanos);
-            if (e == null || e == skipped) {
-                break;
-            }
-            if (!e.lock.tryLock()) {
-                // Being revived or destroyed by another thread: leave it; look at it next time.
-                skipped = e;
-                continue;
-            }
-            try {
-                if (e.state == Entry.State.LIVE && e.refs() == 0) {
-                    if (destroyLocked(e, RemovalCause.IDLE, true) == null) {
-                        destroyed++;
-                    } else {
-                        break; // re-queued at the tail: tried again next round
-                    }
-                } else {
-                    idle.remove(e);
-                }
-            } finally {
-                e.lock.unlock();
-            }
-        }
-        for (Entry d : detached) {
-            if (d.references() == 0) {
-                try {
-                    if (tryDestroyUnreferenced(d, RemovalCause.INVALIDATED)) {
-                        destroyed++;
-                    }
-                } catch (Error logged) {
-                    LOG.error("destroy of an invalidated AH threw; it is kept and will be retried", logged);
-                }
-            }
-        }
-        return destroyed;
     }
 }
