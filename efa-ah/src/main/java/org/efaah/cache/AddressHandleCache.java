@@ -1,7 +1,5 @@
 package org.efaah.cache;
 
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -571,66 +569,23 @@ public final class AddressHandleCache implements AutoCloseable {
         reaper.wake();
         mxBeans.unregisterAll();
         invalidator.stopListening();
-        long openHandles = 0;
-        int failed = 0;
-        Throwable firstFailure = null;
-        List<Entry> all = new ArrayList<>(detached);
-        for (ConcurrentHashMap<Object, Entry> table : tables.values()) {
-            all.addAll(table.values());
-        }
-        for (Entry e : all) {
-            e.lock.lock();
-            try {
-                if (e.state != Entry.State.LIVE) {
-                    continue;
-                }
-                // Handles the leak detector already reported are not counted twice.
-                openHandles += Math.max(0, e.references() - e.collectedLeaks);
-                idle.remove(e);
-                Throwable failure = reclaimer.destroyHardware(e);
-                if (failure == null) {
-                    stats.recordDestroy(RemovalCause.CACHE_CLOSED);
-                } else {
-                    failed++;
-                    firstFailure = chain(firstFailure, failure);
-                }
-                e.setRefs(Entry.GONE);
-                e.state = Entry.State.DEAD;
-                ahnIndex.remove(e, e.hardware.ahn());
-            } finally {
-                e.lock.unlock();
-            }
-        }
-        tables.clear();
-        detached.clear();
-        ahnIndex.clear();
+        Reclaimer.Teardown teardown = reclaimer.destroyAll();
         lastTable = null;
+        long openHandles = teardown.openHandles();
         if (openHandles > 0) {
             leaksAtClose.addAndGet(openHandles);
             LOG.warn("LEAK: address handle cache closed with {} handle(s) still open (besides any reported "
                     + "garbage-collected); their AHs were destroyed and the handles refuse use", openHandles);
         }
         reaper.await();
+        Throwable firstFailure = teardown.firstFailure();
         if (firstFailure != null) {
-            LOG.error("{} AH(s) could not be destroyed at cache close", failed);
+            LOG.error("{} AH(s) could not be destroyed at cache close", teardown.failed());
             if (firstFailure instanceof Error error) {
                 throw error;
             }
             throw (RuntimeException) firstFailure;
         }
-    }
-
-    /** The first failure to throw, an {@link Error} before any exception, the rest suppressed. */
-    private static Throwable chain(Throwable first, Throwable next) {
-        if (first == null) {
-            return next;
-        }
-        if (next instanceof Error && !(first instanceof Error)) {
-            next.addSuppressed(first);
-            return next;
-        }
-        first.addSuppressed(next);
-        return first;
     }
 
     /**

@@ -1,5 +1,6 @@
 package org.efaah.cache;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -15,16 +16,17 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The destroy side of a cache: destroying an unreferenced AH and retiring its entry, keeping the
- * unreferenced AHs under the retention bound, and evicting them when a create answers ENOMEM
- * ({@link Reaper} destroys those idle too long). It works on
- * the cache's tables, idle list and detached set; the cache decides when an AH is retained or
+ * unreferenced AHs under the retention bound, evicting them when a create answers ENOMEM, and
+ * destroying everything at close ({@link Reaper} destroys those idle too long). It works on the
+ * cache's tables, idle list and detached set; the cache decides when an AH is retained or
  * destroyed ({@code lastReleased}, {@code close}).
  *
  * <p>Locks: {@link #destroyLocked} and {@link #destroyHardware} run with the entry's lock held by
- * the caller. Everything else here takes entry locks only with {@code tryLock} (a busy entry is
- * being revived or destroyed by its holder, and is left to it), so eviction, the bound and the
- * reaper never wait and never delay a hit; the idle list's monitor is taken inside an entry
- * lock, never the other way round. A referenced AH is never touched.
+ * the caller; {@link #destroyAll} (cache close only) takes each entry's lock, waiting for a create
+ * in progress to end. Everything else here takes entry locks only with {@code tryLock} (a busy
+ * entry is being revived or destroyed by its holder, and is left to it), so eviction and the
+ * bound never wait and never delay a hit; the idle list's monitor is taken inside an entry lock,
+ * never the other way round. A referenced AH is never touched but at close.
  */
 final class Reclaimer {
     private static final Logger LOG = LoggerFactory.getLogger(AddressHandleCache.class);
@@ -251,5 +253,64 @@ final class Reclaimer {
         }
         liveEntries.decrementAndGet();
         return null;
+    }
+
+    /** What {@link #destroyAll()} did: handles found still open, and the destroys that failed. */
+    record Teardown(long openHandles, int failed, Throwable firstFailure) {
+    }
+
+    /**
+     * At cache close, once the cache is marked closed: destroys every AH still LIVE, each with its
+     * entry's lock held (so it waits for a create in progress, which sees the cache closed), and
+     * forgets every entry. A failed destroy leaves that AH to its device's close. Handles the leak
+     * detector already reported are not counted as open.
+     */
+    Teardown destroyAll() {
+        long openHandles = 0;
+        int failed = 0;
+        Throwable firstFailure = null;
+        List<Entry> all = new ArrayList<>(detached);
+        for (ConcurrentHashMap<Object, Entry> table : tables.values()) {
+            all.addAll(table.values());
+        }
+        for (Entry e : all) {
+            e.lock.lock();
+            try {
+                if (e.state != Entry.State.LIVE) {
+                    continue;
+                }
+                openHandles += Math.max(0, e.references() - e.collectedLeaks);
+                idle.remove(e);
+                Throwable failure = destroyHardware(e);
+                if (failure == null) {
+                    stats.recordDestroy(RemovalCause.CACHE_CLOSED);
+                } else {
+                    failed++;
+                    firstFailure = chain(firstFailure, failure);
+                }
+                e.setRefs(Entry.GONE);
+                e.state = Entry.State.DEAD;
+                ahnIndex.remove(e, e.hardware.ahn());
+            } finally {
+                e.lock.unlock();
+            }
+        }
+        tables.clear();
+        detached.clear();
+        ahnIndex.clear();
+        return new Teardown(openHandles, failed, firstFailure);
+    }
+
+    /** The first failure to throw, an {@link Error} before any exception, the rest suppressed. */
+    private static Throwable chain(Throwable first, Throwable next) {
+        if (first == null) {
+            return next;
+        }
+        if (next instanceof Error && !(first instanceof Error)) {
+            next.addSuppressed(first);
+            return next;
+        }
+        first.addSuppressed(next);
+        return first;
     }
 }
