@@ -100,6 +100,9 @@ public final class AddressHandleCache implements AutoCloseable {
     final IdleList idle = new IdleList();
     /** Entries out of their table (invalidated) whose AH still exists: referenced, or its destroy failed. */
     final Set<Entry> detached = ConcurrentHashMap.newKeySet();
+    // The concerns beside acquire and release: destroys, the retention bound, ENOMEM eviction and
+    // close's teardown (Reclaimer); the idle reaper thread (Reaper); invalidation and device
+    // events (Invalidator); MXBean names (MXBeanRegistrations).
     private final Invalidator invalidator = new Invalidator(this);
     private final MXBeanRegistrations mxBeans = new MXBeanRegistrations();
     final Reclaimer reclaimer;

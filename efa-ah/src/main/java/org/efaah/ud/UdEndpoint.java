@@ -78,16 +78,14 @@ public final class UdEndpoint implements AutoCloseable {
     private final EndpointAddress address;
     private final SourceResolver resolver;
 
-    // Lock order: sends.lock, then receives.lock. Neither is ever held while waiting.
+    // The send side, the receive side and the error-state recovery: their methods do one step
+    // under a lock and never wait; the loops here wait between steps holding no lock.
+    // Lock order: sends.lock, then receives.lock.
     final SendSlots sends;
-
     final ReceiveSlots receives;
-
     private final QpRecovery recovery;
     private final AtomicBoolean closing = new AtomicBoolean();
     private volatile boolean closed;
-
-    // Single-writer counters (each written under one lock), read without one.
 
     /**
      * Settings of an endpoint.
