@@ -8,12 +8,10 @@ import java.util.concurrent.locks.LockSupport;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
 import org.efaah.verbs.AddressHandleAttributes;
-import org.efaah.verbs.CompletionQueue;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.Grh;
-import org.efaah.verbs.MemoryRegion;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.QueuePairType;
 import org.efaah.verbs.Ranges;
@@ -70,11 +68,7 @@ public final class UdEndpoint implements AutoCloseable {
     private final Options options;
     private final int maxMessageSize;
     private final int receiveSlotSize;
-    private final CompletionQueue sendCq;
-    private final CompletionQueue receiveCq;
-    private final MemoryRegion sendMemory;
-    private final MemoryRegion receiveMemory;
-    private final UdQueuePair qp;
+    private final EndpointResources resources;
     private final EndpointAddress address;
     private final SourceResolver resolver;
 
@@ -154,56 +148,18 @@ public final class UdEndpoint implements AutoCloseable {
         this.maxMessageSize = maxMessageSize;
         this.receiveSlotSize = GRH_BYTES + maxMessageSize;
         Gid gid = device.gid(options.portNum(), options.sgidIndex());
-        CompletionQueue scq = null;
-        CompletionQueue rcq = null;
-        MemoryRegion smr = null;
-        MemoryRegion rmr = null;
-        UdQueuePair q = null;
-        try {
-            scq = device.createCq(options.sendDepth());
-            rcq = receiveCq(device, options.receiveDepth());
-            smr = pd.registerMemory(ByteBuffer.allocateDirect(options.sendDepth() * maxMessageSize));
-            // One slot more than the receive depth: scratch space for a GRH handed to ibv_init_ah_from_wc.
-            rmr = pd.registerMemory(ByteBuffer.allocateDirect((options.receiveDepth() + 1) * receiveSlotSize));
-            q = pd.createQp(options.transport(), scq, rcq, options.sendDepth(), options.receiveDepth());
-            q.activate(options.portNum(), 0, options.qkey());
-            for (int i = 0; i < options.receiveDepth(); i++) {
-                q.postReceive(rmr, i * receiveSlotSize, receiveSlotSize, wrId(0, i));
-            }
-        } catch (RuntimeException e) {
-            closeAll(e, q, rmr, smr, rcq, scq);
-            throw e;
-        }
-        this.sendCq = scq;
-        this.receiveCq = rcq;
-        this.sendMemory = smr;
-        this.receiveMemory = rmr;
-        this.qp = q;
+        EndpointResources r = EndpointResources.open(pd, options, maxMessageSize, receiveSlotSize);
+        this.resources = r;
+        UdQueuePair q = r.qp;
         this.address = new EndpointAddress(gid, q.qpn(), options.qkey());
         this.recovery = new QpRecovery(this, q, options.portNum(), options.qkey());
-        this.sends = new SendSlots(this, recovery, q, scq, smr, options.sendDepth(), maxMessageSize,
+        this.sends = new SendSlots(this, recovery, q, r.sendCq, r.sendMemory, options.sendDepth(), maxMessageSize,
                 device.isEfa());
         this.resolver = device.isEfa() ? new EfaSourceResolver(pd, cache, options.portNum())
-                : new GrhSourceResolver(pd, cache, options.portNum(), rmr, options.receiveDepth() * receiveSlotSize);
-        this.receives = new ReceiveSlots(this, recovery, q, rcq, rmr, options.receiveDepth(), receiveSlotSize,
-                resolver, device.isEfa());
-    }
-
-    /**
-     * On EFA a CQ whose completions carry the GID of a sender this PD has no AH for; where the
-     * device cannot do that, a plain one (such senders then arrive as {@link SourceOrigin#UNKNOWN}).
-     */
-    private static CompletionQueue receiveCq(Device device, int entries) {
-        if (device.isEfa()) {
-            try {
-                return device.createCqWithSourceGid(entries);
-            } catch (VerbsException e) {
-                if (e.errno() != Errno.EOPNOTSUPP) {
-                    throw e;
-                }
-            }
-        }
-        return device.createCq(entries);
+                : new GrhSourceResolver(pd, cache, options.portNum(), r.receiveMemory,
+                        options.receiveDepth() * receiveSlotSize);
+        this.receives = new ReceiveSlots(this, recovery, q, r.receiveCq, r.receiveMemory, options.receiveDepth(),
+                receiveSlotSize, resolver, device.isEfa());
     }
 
     /**
@@ -446,15 +402,14 @@ public final class UdEndpoint implements AutoCloseable {
         try {
             receives.lock.lock();
             try {
-                RuntimeException failure = null;
-                failure = closeAll(failure, qp);
+                RuntimeException failure = resources.closeQp();
                 // With the QP gone no send can still use an AH: now the references may go. If the
                 // QP could not be destroyed they stay held (and show as leaks at cache close)
                 // rather than let an AH be destroyed under a send the device may still process.
                 if (failure == null) {
                     sends.releaseAllLocked();
                 }
-                failure = closeAll(failure, receiveMemory, sendMemory, receiveCq, sendCq);
+                failure = resources.closeRest(failure);
                 if (failure != null) {
                     throw failure;
                 }
@@ -464,26 +419,6 @@ public final class UdEndpoint implements AutoCloseable {
         } finally {
             sends.lock.unlock();
         }
-    }
-
-    private static RuntimeException closeAll(RuntimeException failure, AutoCloseable... resources) {
-        for (AutoCloseable r : resources) {
-            if (r == null) {
-                continue;
-            }
-            try {
-                r.close();
-            } catch (RuntimeException e) {
-                if (failure == null) {
-                    failure = e;
-                } else {
-                    failure.addSuppressed(e);
-                }
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-        }
-        return failure;
     }
 
     @Override
