@@ -1,20 +1,15 @@
 package org.efaah.cache;
 
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.Consumer;
 import java.util.function.Predicate;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.DeviceEvent;
-import org.efaah.verbs.Errno;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.HardwareAddressHandle;
 import org.efaah.verbs.ProtectionDomain;
@@ -93,34 +88,26 @@ public final class AddressHandleCache implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(AddressHandleCache.class);
     /** How often a waiting acquire looks whether the cache was closed, ms. */
     private static final long WAIT_SLICE_MILLIS = 10;
-    /**
-     * Most retries of one create after ENOMEM evictions. libfabric retries once; here other
-     * threads' creates can take the slots freed between an eviction and the retry, so a create
-     * may retry a few times, each time only after evicting at least one AH. Measured with
-     * EnomemEvictionTest (8 threads, max_ah 64, 1,000 peers, 20,000 acquires): one retry let 17
-     * to 41 ENOMEMs reach callers while unreferenced AHs existed; four let none.
-     */
-    private static final int ENOMEM_RETRIES = 4;
-    private static final AtomicInteger REAPERS = new AtomicInteger();
 
-    private final ConcurrentHashMap<ProtectionDomain, ConcurrentHashMap<Object, Entry>> tables =
+    final ConcurrentHashMap<ProtectionDomain, ConcurrentHashMap<Object, Entry>> tables =
             new ConcurrentHashMap<>();
     private final LeakTracker leaks;
-    private final AhnIndex ahnIndex = new AhnIndex();
-    private final StatsCounter stats;
-    private final Ticker ticker;
-    private final RetentionPolicy retention;
+    final AhnIndex ahnIndex = new AhnIndex();
+    final StatsCounter stats;
+    final Ticker ticker;
+    final RetentionPolicy retention;
     private final boolean retains;
-    private final long idleNanos;
-    private final IdleList idle = new IdleList();
+    final IdleList idle = new IdleList();
     /** Entries out of their table (invalidated) whose AH still exists: referenced, or its destroy failed. */
-    private final Set<Entry> detached = ConcurrentHashMap.newKeySet();
-    private final ConcurrentHashMap<Device, Consumer<DeviceEvent>> listeners = new ConcurrentHashMap<>();
-    private final Set<Device> fatalDevices = ConcurrentHashMap.newKeySet();
-    private final AtomicInteger createsInFlight = new AtomicInteger();
-    private final List<javax.management.ObjectName> mxBeans = new java.util.concurrent.CopyOnWriteArrayList<>();
-    private final Thread reaper;
-    private volatile boolean closed;
+    final Set<Entry> detached = ConcurrentHashMap.newKeySet();
+    // The concerns beside acquire and release: destroys, the retention bound, ENOMEM eviction and
+    // close's teardown (Reclaimer); the idle reaper thread (Reaper); invalidation and device
+    // events (Invalidator); MXBean names (MXBeanRegistrations).
+    private final Invalidator invalidator = new Invalidator(this);
+    private final MXBeanRegistrations mxBeans = new MXBeanRegistrations();
+    final Reclaimer reclaimer;
+    private final Reaper reaper;
+    volatile boolean closed;
     /** The table last looked up: most programs use one PD, and this saves them a map look-up per hit. */
     private volatile PdTable lastTable;
 
@@ -128,7 +115,7 @@ public final class AddressHandleCache implements AutoCloseable {
     }
 
     private final LongAdder liveHandles = new LongAdder();
-    private final AtomicLong liveEntries = new AtomicLong();
+    final AtomicLong liveEntries = new AtomicLong();
     private final AtomicLong peakEntries = new AtomicLong();
     private final AtomicLong leaksAtClose = new AtomicLong();
 
@@ -138,14 +125,9 @@ public final class AddressHandleCache implements AutoCloseable {
         this.ticker = b.ticker;
         this.retention = b.retention;
         this.retains = retention.retains();
-        this.idleNanos = retention.idleTime().toNanos();
-        if (retains) {
-            reaper = new Thread(this::reapUntilClosed, "efa-ah-cache-reaper-" + REAPERS.incrementAndGet());
-            reaper.setDaemon(true);
-            reaper.start();
-        } else {
-            reaper = null;
-        }
+        this.reclaimer = new Reclaimer(this);
+        this.reaper = new Reaper(this, reclaimer);
+        reaper.start();
     }
 
     /** A cache with leak detection from the system property {@value LeakDetection#PROPERTY} (default sampled). */
@@ -259,7 +241,7 @@ public final class AddressHandleCache implements AutoCloseable {
     private AddressHandle acquireSlow(ProtectionDomain pd, Object key, AddressHandleAttributes attributes) {
         for (;;) {
             checkOpen();
-            checkUsable(pd.device());
+            invalidator.checkUsable(pd.device());
             ConcurrentHashMap<Object, Entry> table = table(pd);
             Entry e = table.get(key);
             if (e == null) {
@@ -295,7 +277,7 @@ public final class AddressHandleCache implements AutoCloseable {
                             return handleFor(e);
                         }
                         // Invalidated: finish an invalidation whose tryLock this thread's lock beat.
-                        destroyIfStaleAndUnreferenced(e);
+                        reclaimer.destroyIfStaleAndUnreferenced(e);
                         table.remove(key, e);
                         break;
                     case FAILED:
@@ -334,19 +316,11 @@ public final class AddressHandleCache implements AutoCloseable {
         if (table == null) {
             // A new PD is rare: drop the empty tables of PDs deallocated since, so they do not pile up.
             tables.entrySet().removeIf(t -> t.getValue().isEmpty() && t.getKey().isClosed());
-            listenTo(pd.device());
+            invalidator.listenTo(pd.device());
             table = tables.computeIfAbsent(pd, p -> new ConcurrentHashMap<>());
         }
         lastTable = new PdTable(pd, table);
         return table;
-    }
-
-    private void listenTo(Device device) {
-        listeners.computeIfAbsent(device, d -> {
-            Consumer<DeviceEvent> listener = this::onDeviceEvent;
-            d.addEventListener(listener);
-            return listener;
-        });
     }
 
     /** Creates the hardware AH for a fresh entry whose lock the caller holds. */
@@ -358,7 +332,7 @@ public final class AddressHandleCache implements AutoCloseable {
         long start = System.nanoTime();
         HardwareAddressHandle hw;
         try {
-            hw = createEvictingOnEnomem(e);
+            hw = reclaimer.createEvictingOnEnomem(e);
         } catch (Throwable t) {
             stats.recordCreateFailure(t instanceof VerbsException v ? v.errno() : null);
             fail(table, e, t);
@@ -372,90 +346,6 @@ public final class AddressHandleCache implements AutoCloseable {
         // Publishing the first reference lets lock-free hits in, so the entry must be LIVE first.
         // An add, not a set: an invalidation may have marked the entry while it was created.
         e.retainLocked();
-    }
-
-    /**
-     * The provider create; when it answers ENOMEM, destroys unreferenced AHs of the same device,
-     * least recently used first (one, plus one per other create in flight, which could take the
-     * freed slot), and retries, at most {@value #ENOMEM_RETRIES} times and only after an eviction
-     * succeeded. With no unreferenced AH of the device, the ENOMEM goes to the caller. Never
-     * touches a referenced AH. Called with the fresh entry's lock held; takes other entries' locks
-     * only with {@code tryLock}.
-     */
-    private HardwareAddressHandle createEvictingOnEnomem(Entry e) {
-        createsInFlight.incrementAndGet();
-        try {
-            for (int retry = 0; ; retry++) {
-                try {
-                    return e.pd.createAh(e.attributes);
-                } catch (VerbsException ex) {
-                    if (ex.errno() != Errno.ENOMEM || retry == ENOMEM_RETRIES
-                            || evictUnreferenced(e.pd.device(), createsInFlight.get()) == 0) {
-                        throw ex;
-                    }
-                }
-            }
-        } finally {
-            createsInFlight.decrementAndGet();
-        }
-    }
-
-    /**
-     * Destroys up to {@code wanted} unreferenced AHs of {@code device}: invalidated ones first,
-     * then retained ones, least recently used first. Victims are taken off the idle list before
-     * their lock is tried, so concurrent evictions never fight over the same AHs.
-     */
-    private int evictUnreferenced(Device device, int wanted) {
-        int evicted = 0;
-        for (Entry d : detached) {
-            if (evicted < wanted && d.pd.device() == device && d.references() == 0 && evict(d)) {
-                evicted++;
-            }
-        }
-        for (int budget = idle.size(); evicted < wanted && budget > 0; ) {
-            List<Entry> victims = idle.pollOldest(x -> x.pd.device() == device, wanted - evicted);
-            if (victims.isEmpty()) {
-                break;
-            }
-            budget -= victims.size();
-            for (Entry victim : victims) {
-                if (evict(victim)) {
-                    evicted++;
-                }
-            }
-        }
-        return evicted;
-    }
-
-    /**
-     * Destroys an unreferenced AH for an ENOMEM unless its lock is taken (then whoever holds it
-     * revives or destroys it). An {@link Error} from the destroy is thrown, after the victim is
-     * settled (kept, for a retry).
-     */
-    private boolean evict(Entry victim) {
-        if (!victim.lock.tryLock()) {
-            return false;
-        }
-        Throwable failure = null;
-        try {
-            if (victim.state != Entry.State.LIVE) {
-                return false;
-            }
-            int r = victim.refs();
-            if (r == 0) {
-                failure = destroyLocked(victim, RemovalCause.EVICTED_ENOMEM, false);
-            } else if (r == Entry.STALE) {
-                failure = destroyLocked(victim, RemovalCause.INVALIDATED, false);
-            } else {
-                return false; // revived meanwhile
-            }
-        } finally {
-            victim.lock.unlock();
-        }
-        if (failure instanceof Error error) {
-            throw error;
-        }
-        return failure == null;
     }
 
     private void fail(ConcurrentHashMap<Object, Entry> table, Entry e, Throwable cause) {
@@ -517,7 +407,7 @@ public final class AddressHandleCache implements AutoCloseable {
             }
             int r = e.refs();
             if (r == Entry.STALE) {
-                failure = destroyLocked(e, RemovalCause.INVALIDATED, false);
+                failure = reclaimer.destroyLocked(e, RemovalCause.INVALIDATED, false);
             } else if (r != 0) {
                 return; // revived meanwhile
             } else if (retains && !closed) {
@@ -525,151 +415,20 @@ public final class AddressHandleCache implements AutoCloseable {
                 stats.recordRetained();
                 kept = true;
             } else {
-                failure = destroyLocked(e, closed ? RemovalCause.CACHE_CLOSED : RemovalCause.CLOSED, false);
+                failure = reclaimer.destroyLocked(e, closed ? RemovalCause.CACHE_CLOSED : RemovalCause.CLOSED, false);
             }
         } finally {
             e.lock.unlock();
         }
         if (kept && e.isStale()) {
             // An invalidation marked it after our check and found the lock taken: finish it.
-            tryDestroyUnreferenced(e, RemovalCause.INVALIDATED);
+            reclaimer.tryDestroyUnreferenced(e, RemovalCause.INVALIDATED);
         }
         if (kept && idle.size() > retention.maxUnreferenced()) {
-            trimToBound();
+            reclaimer.trimToBound();
         }
         if (failure instanceof Error error) {
             throw error;
-        }
-    }
-
-    /** Destroys least recently used unreferenced AHs while more than the policy's bound are kept. */
-    private void trimToBound() {
-        int attempts = 4; // entries busy under their lock are left to the next release or the reaper
-        while (idle.size() > retention.maxUnreferenced() && attempts-- > 0) {
-            Entry oldest = idle.first();
-            if (oldest == null) {
-                return;
-            }
-            tryDestroyUnreferenced(oldest, RemovalCause.SIZE);
-        }
-    }
-
-    /**
-     * Destroys {@code e} if its lock is free and it is LIVE and unreferenced; never waits.
-     * Returns whether it destroyed it. An {@link Error} from the provider is rethrown after the
-     * entry is settled.
-     */
-    private boolean tryDestroyUnreferenced(Entry e, RemovalCause cause) {
-        if (!e.lock.tryLock()) {
-            return false;
-        }
-        Throwable failure = null;
-        boolean tried = false;
-        try {
-            if (e.state == Entry.State.LIVE) {
-                if (e.refs() == 0) {
-                    tried = true;
-                    failure = destroyLocked(e, cause, true);
-                } else if (e.refs() == Entry.STALE) {
-                    tried = true;
-                    failure = destroyLocked(e, RemovalCause.INVALIDATED, true);
-                }
-            }
-        } finally {
-            e.lock.unlock();
-        }
-        if (failure instanceof Error error) {
-            throw error;
-        }
-        return tried && failure == null;
-    }
-
-    /** With {@code e}'s lock held: destroys it if invalidated and unreferenced. */
-    private void destroyIfStaleAndUnreferenced(Entry e) {
-        if (e.state == Entry.State.LIVE && e.refs() == Entry.STALE) {
-            Throwable failure = destroyLocked(e, RemovalCause.INVALIDATED, false);
-            if (failure instanceof Error error) {
-                throw error;
-            }
-        }
-    }
-
-    /**
-     * Destroys the hardware AH of a LIVE, unreferenced entry whose lock the caller holds, and
-     * retires the entry. Returns null on success, or the provider's failure (counted, logged
-     * once per entry): the AH still exists, the entry stays LIVE and unreferenced, and goes
-     * (back) to the idle list, unless invalidated or the cache closed, for a later retry.
-     *
-     * @param quiet whether a failure is only counted (eviction, reaper: logged, never thrown)
-     */
-    private Throwable destroyLocked(Entry e, RemovalCause cause, boolean quiet) {
-        idle.remove(e);
-        Throwable failure = destroyHardware(e);
-        if (failure != null) {
-            if (!e.isStale() && !closed) {
-                idle.addLast(e, ticker.read());
-            }
-            if (quiet && failure instanceof Error) {
-                LOG.error("destroy of {} threw; the AH is kept and will be retried", e.hardware, failure);
-            }
-            return failure;
-        }
-        stats.recordDestroy(cause);
-        e.setRefs(Entry.GONE);
-        e.state = Entry.State.DEAD;
-        ahnIndex.remove(e, e.hardware.ahn());
-        detached.remove(e);
-        ConcurrentHashMap<Object, Entry> table = tables.get(e.pd);
-        if (table != null) {
-            table.remove(e.key, e);
-        }
-        return null;
-    }
-
-    /**
-     * Destroys the entry's hardware AH with its lock held. Returns null on success, or whatever
-     * the provider threw (counted; the AH still exists).
-     */
-    private Throwable destroyHardware(Entry e) {
-        HardwareAddressHandle hw = e.hardware;
-        if (!hw.isDestroyed()) {
-            try {
-                hw.destroy();
-            } catch (Throwable t) {
-                if (!hw.isDestroyed()) {
-                    stats.recordDestroyFailure();
-                    if (!e.destroyFailed) {
-                        e.destroyFailed = true;
-                        LOG.warn("destroy of {} failed ({}); the AH is kept and will be retried", hw, t.toString());
-                    }
-                    return t;
-                }
-                // The device was closed under the cache and destroyed the AH itself.
-            }
-        }
-        liveEntries.decrementAndGet();
-        return null;
-    }
-
-    // ---- retention: the reaper
-
-    /** The reaper thread, null without retention; for tests. */
-    Thread reaperThread() {
-        return reaper;
-    }
-
-    private void reapUntilClosed() {
-        long period = Math.max(TimeUnit.MILLISECONDS.toNanos(1), Math.min(idleNanos / 2, TimeUnit.SECONDS.toNanos(1)));
-        while (!closed) {
-            java.util.concurrent.locks.LockSupport.parkNanos(this, period);
-            if (closed) {
-                return;
-            }
-            try {
-                cleanUp();
-            } catch (Throwable t) {
-                LOG.error("the AH cache's reaper failed; it keeps running", t);
-            }
         }
     }
 
@@ -679,48 +438,12 @@ public final class AddressHandleCache implements AutoCloseable {
      * a fake {@link Ticker} may call it directly. Returns how many AHs it destroyed.
      */
     public int cleanUp() {
-        if (closed) {
-            return 0;
-        }
-        int destroyed = 0;
-        long now = ticker.read();
-        Entry skipped = null;
-        for (int budget = idle.size(); budget > 0; budget--) {
-            Entry e = idle.firstIdleSince(now - idleNanos);
-            if (e == null || e == skipped) {
-                break;
-            }
-            if (!e.lock.tryLock()) {
-                // Being revived or destroyed by another thread: leave it; look at it next time.
-                skipped = e;
-                continue;
-            }
-            try {
-                if (e.state == Entry.State.LIVE && e.refs() == 0) {
-                    if (destroyLocked(e, RemovalCause.IDLE, true) == null) {
-                        destroyed++;
-                    } else {
-                        break; // re-queued at the tail: tried again next round
-                    }
-                } else {
-                    idle.remove(e);
-                }
-            } finally {
-                e.lock.unlock();
-            }
-        }
-        for (Entry d : detached) {
-            if (d.references() == 0) {
-                try {
-                    if (tryDestroyUnreferenced(d, RemovalCause.INVALIDATED)) {
-                        destroyed++;
-                    }
-                } catch (Error logged) {
-                    LOG.error("destroy of an invalidated AH threw; it is kept and will be retried", logged);
-                }
-            }
-        }
-        return destroyed;
+        return reaper.cleanUp();
+    }
+
+    /** The reaper thread, null without retention; for tests. */
+    Thread reaperThread() {
+        return reaper.thread();
     }
 
     // ---- invalidation
@@ -767,58 +490,12 @@ public final class AddressHandleCache implements AutoCloseable {
     }
 
     private int invalidateWhere(Predicate<Entry> which) {
-        int n = 0;
-        Error error = null;
-        for (ConcurrentHashMap<Object, Entry> table : tables.values()) {
-            for (Entry e : table.values()) {
-                if (!which.test(e) || !e.markStale()) {
-                    continue;
-                }
-                n++;
-                detached.add(e);
-                table.remove(e.key, e);
-                // Unreferenced: nobody will release it, so destroy it now unless a lock holder
-                // (which sees the mark) is at it.
-                if (e.refs() == Entry.STALE) {
-                    try {
-                        tryDestroyUnreferenced(e, RemovalCause.INVALIDATED);
-                    } catch (Error t) {
-                        error = error == null ? t : error;
-                    }
-                }
-            }
-        }
-        stats.recordInvalidated(n);
-        if (error != null) {
-            throw error;
-        }
-        return n;
+        return invalidator.invalidateWhere(which);
     }
 
-    /** The cache's listener on each device it has AHs on. */
+    /** The cache's listener on each device it has AHs on; tests call it to simulate an event. */
     void onDeviceEvent(DeviceEvent event) {
-        switch (event.kind()) {
-            case GID_CHANGE, PORT_ERR, PORT_ACTIVE -> {
-                int n = invalidatePort(event.device(), event.portNum());
-                LOG.info("{} on {} port {}: {} AH(s) invalidated", event.kind(), event.device().name(), event.portNum(), n);
-            }
-            case DEVICE_FATAL -> {
-                fatalDevices.add(event.device());
-                int n = invalidateWhere(e -> e.pd.device() == event.device());
-                LOG.error("DEVICE_FATAL on {}: {} AH(s) invalidated; acquires on it fail from now on",
-                        event.device().name(), n);
-            }
-            default -> {
-                // QP, CQ and SRQ events, LID/P_Key/SM changes: no AH of this cache depends on them.
-            }
-        }
-    }
-
-    private void checkUsable(Device device) {
-        if (!fatalDevices.isEmpty() && fatalDevices.contains(device)) {
-            throw new IllegalStateException("device " + device.name() + " reported IBV_EVENT_DEVICE_FATAL: it creates "
-                    + "no AH any more; close it (and this cache's handles on it) and open it again");
-        }
+        invalidator.onDeviceEvent(event);
     }
 
     private void checkOpen() {
@@ -872,15 +549,7 @@ public final class AddressHandleCache implements AutoCloseable {
     public javax.management.ObjectName registerMXBean(String objectName) {
         Objects.requireNonNull(objectName, "objectName");
         checkOpen();
-        try {
-            javax.management.ObjectName name = new javax.management.ObjectName(objectName);
-            java.lang.management.ManagementFactory.getPlatformMBeanServer()
-                    .registerMBean(new CacheMXBeanAdapter(this), name);
-            mxBeans.add(name);
-            return name;
-        } catch (javax.management.JMException e) {
-            throw new IllegalArgumentException("objectName: '" + objectName + "' cannot be registered: " + e.getMessage(), e);
-        }
+        return mxBeans.register(this, objectName);
     }
 
     /**
@@ -900,84 +569,26 @@ public final class AddressHandleCache implements AutoCloseable {
             }
             closed = true;
         }
-        if (reaper != null) {
-            java.util.concurrent.locks.LockSupport.unpark(reaper);
-        }
-        for (javax.management.ObjectName name : mxBeans) {
-            try {
-                java.lang.management.ManagementFactory.getPlatformMBeanServer().unregisterMBean(name);
-            } catch (javax.management.JMException e) {
-                LOG.warn("could not unregister {}: {}", name, e.toString());
-            }
-        }
-        listeners.forEach(Device::removeEventListener);
-        listeners.clear();
-        long openHandles = 0;
-        int failed = 0;
-        Throwable firstFailure = null;
-        List<Entry> all = new ArrayList<>(detached);
-        for (ConcurrentHashMap<Object, Entry> table : tables.values()) {
-            all.addAll(table.values());
-        }
-        for (Entry e : all) {
-            e.lock.lock();
-            try {
-                if (e.state != Entry.State.LIVE) {
-                    continue;
-                }
-                // Handles the leak detector already reported are not counted twice.
-                openHandles += Math.max(0, e.references() - e.collectedLeaks);
-                idle.remove(e);
-                Throwable failure = destroyHardware(e);
-                if (failure == null) {
-                    stats.recordDestroy(RemovalCause.CACHE_CLOSED);
-                } else {
-                    failed++;
-                    firstFailure = chain(firstFailure, failure);
-                }
-                e.setRefs(Entry.GONE);
-                e.state = Entry.State.DEAD;
-                ahnIndex.remove(e, e.hardware.ahn());
-            } finally {
-                e.lock.unlock();
-            }
-        }
-        tables.clear();
-        detached.clear();
-        ahnIndex.clear();
+        reaper.wake();
+        mxBeans.unregisterAll();
+        invalidator.stopListening();
+        Reclaimer.Teardown teardown = reclaimer.destroyAll();
         lastTable = null;
+        long openHandles = teardown.openHandles();
         if (openHandles > 0) {
             leaksAtClose.addAndGet(openHandles);
             LOG.warn("LEAK: address handle cache closed with {} handle(s) still open (besides any reported "
                     + "garbage-collected); their AHs were destroyed and the handles refuse use", openHandles);
         }
-        if (reaper != null && reaper != Thread.currentThread()) {
-            try {
-                reaper.join(TimeUnit.SECONDS.toMillis(1));
-            } catch (InterruptedException ie) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        reaper.await();
+        Throwable firstFailure = teardown.firstFailure();
         if (firstFailure != null) {
-            LOG.error("{} AH(s) could not be destroyed at cache close", failed);
+            LOG.error("{} AH(s) could not be destroyed at cache close", teardown.failed());
             if (firstFailure instanceof Error error) {
                 throw error;
             }
             throw (RuntimeException) firstFailure;
         }
-    }
-
-    /** The first failure to throw, an {@link Error} before any exception, the rest suppressed. */
-    private static Throwable chain(Throwable first, Throwable next) {
-        if (first == null) {
-            return next;
-        }
-        if (next instanceof Error && !(first instanceof Error)) {
-            next.addSuppressed(first);
-            return next;
-        }
-        first.addSuppressed(next);
-        return first;
     }
 
     /**

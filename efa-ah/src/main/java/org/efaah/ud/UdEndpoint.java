@@ -4,25 +4,19 @@ import java.nio.ByteBuffer;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.locks.ReentrantLock;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
 import org.efaah.verbs.AddressHandleAttributes;
-import org.efaah.verbs.CompletionQueue;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.Grh;
-import org.efaah.verbs.MemoryRegion;
 import org.efaah.verbs.ProtectionDomain;
-import org.efaah.verbs.QueuePairState;
 import org.efaah.verbs.QueuePairType;
 import org.efaah.verbs.Ranges;
 import org.efaah.verbs.UdQueuePair;
 import org.efaah.verbs.VerbsException;
-import org.efaah.verbs.WorkCompletion;
 
 /**
  * A datagram endpoint: a UD or SRD QP ({@link Options#transport()}) with its completion queues and
@@ -74,37 +68,18 @@ public final class UdEndpoint implements AutoCloseable {
     private final Options options;
     private final int maxMessageSize;
     private final int receiveSlotSize;
-    private final CompletionQueue sendCq;
-    private final CompletionQueue receiveCq;
-    private final MemoryRegion sendMemory;
-    private final MemoryRegion receiveMemory;
-    private final UdQueuePair qp;
+    private final EndpointResources resources;
     private final EndpointAddress address;
     private final SourceResolver resolver;
 
-    // Lock order: sendLock, then receiveLock. Neither is ever held while waiting.
-    private final ReentrantLock sendLock = new ReentrantLock();
-    private final AddressHandle[] inFlight;
-    private final int[] freeSlots;
-    private int freeCount;
-    private final WorkCompletion[] sendCompletions;
-    private WorkCompletionException sendError;
-
-    private final ReentrantLock receiveLock = new ReentrantLock();
-    private final WorkCompletion[] receiveCompletion = {new WorkCompletion()};
-
-    /** The QP's life since the last recovery, in the high half of every wr_id; written under both locks. */
-    private volatile int generation;
-    /** Set when a completion showed the QP in the error state; cleared by {@link #recover()}. */
-    private volatile boolean needsRecovery;
+    // The send side, the receive side and the error-state recovery: their methods do one step
+    // under a lock and never wait; the loops here wait between steps holding no lock.
+    // Lock order: sends.lock, then receives.lock.
+    final SendSlots sends;
+    final ReceiveSlots receives;
+    private final QpRecovery recovery;
     private final AtomicBoolean closing = new AtomicBoolean();
     private volatile boolean closed;
-
-    // Single-writer counters (each written under one lock), read without one.
-    private final AtomicLong sent = new AtomicLong();
-    private final AtomicLong received = new AtomicLong();
-    private final AtomicLong receiveErrors = new AtomicLong();
-    private final AtomicLong recoveries = new AtomicLong();
 
     /**
      * Settings of an endpoint.
@@ -172,62 +147,19 @@ public final class UdEndpoint implements AutoCloseable {
         this.options = options;
         this.maxMessageSize = maxMessageSize;
         this.receiveSlotSize = GRH_BYTES + maxMessageSize;
-        this.inFlight = new AddressHandle[options.sendDepth()];
-        this.freeSlots = new int[options.sendDepth()];
-        for (int i = 0; i < freeSlots.length; i++) {
-            freeSlots[i] = i;
-        }
-        this.freeCount = freeSlots.length;
-        this.sendCompletions = new WorkCompletion[Math.min(16, options.sendDepth())];
-        for (int i = 0; i < sendCompletions.length; i++) {
-            sendCompletions[i] = new WorkCompletion();
-        }
         Gid gid = device.gid(options.portNum(), options.sgidIndex());
-        CompletionQueue scq = null;
-        CompletionQueue rcq = null;
-        MemoryRegion smr = null;
-        MemoryRegion rmr = null;
-        UdQueuePair q = null;
-        try {
-            scq = device.createCq(options.sendDepth());
-            rcq = receiveCq(device, options.receiveDepth());
-            smr = pd.registerMemory(ByteBuffer.allocateDirect(options.sendDepth() * maxMessageSize));
-            // One slot more than the receive depth: scratch space for a GRH handed to ibv_init_ah_from_wc.
-            rmr = pd.registerMemory(ByteBuffer.allocateDirect((options.receiveDepth() + 1) * receiveSlotSize));
-            q = pd.createQp(options.transport(), scq, rcq, options.sendDepth(), options.receiveDepth());
-            q.activate(options.portNum(), 0, options.qkey());
-            for (int i = 0; i < options.receiveDepth(); i++) {
-                q.postReceive(rmr, i * receiveSlotSize, receiveSlotSize, wrId(0, i));
-            }
-        } catch (RuntimeException e) {
-            closeAll(e, q, rmr, smr, rcq, scq);
-            throw e;
-        }
-        this.sendCq = scq;
-        this.receiveCq = rcq;
-        this.sendMemory = smr;
-        this.receiveMemory = rmr;
-        this.qp = q;
+        EndpointResources r = EndpointResources.open(pd, options, maxMessageSize, receiveSlotSize);
+        this.resources = r;
+        UdQueuePair q = r.qp;
         this.address = new EndpointAddress(gid, q.qpn(), options.qkey());
+        this.recovery = new QpRecovery(this, q, options.portNum(), options.qkey());
+        this.sends = new SendSlots(this, recovery, q, r.sendCq, r.sendMemory, options.sendDepth(), maxMessageSize,
+                device.isEfa());
         this.resolver = device.isEfa() ? new EfaSourceResolver(pd, cache, options.portNum())
-                : new GrhSourceResolver(pd, cache, options.portNum(), rmr, options.receiveDepth() * receiveSlotSize);
-    }
-
-    /**
-     * On EFA a CQ whose completions carry the GID of a sender this PD has no AH for; where the
-     * device cannot do that, a plain one (such senders then arrive as {@link SourceOrigin#UNKNOWN}).
-     */
-    private static CompletionQueue receiveCq(Device device, int entries) {
-        if (device.isEfa()) {
-            try {
-                return device.createCqWithSourceGid(entries);
-            } catch (VerbsException e) {
-                if (e.errno() != Errno.EOPNOTSUPP) {
-                    throw e;
-                }
-            }
-        }
-        return device.createCq(entries);
+                : new GrhSourceResolver(pd, cache, options.portNum(), r.receiveMemory,
+                        options.receiveDepth() * receiveSlotSize);
+        this.receives = new ReceiveSlots(this, recovery, q, r.receiveCq, r.receiveMemory, options.receiveDepth(),
+                receiveSlotSize, resolver, device.isEfa());
     }
 
     /**
@@ -275,10 +207,11 @@ public final class UdEndpoint implements AutoCloseable {
 
     /** A snapshot of the counters; cheap, from any thread. */
     public Counters counters() {
-        return new Counters(sent.getOpaque(), received.getOpaque(), receiveErrors.getOpaque(), recoveries.getOpaque());
+        return new Counters(sends.sent(), receives.received(), receives.receiveErrors(), recovery.recoveries());
     }
 
-    private static long wrId(int generation, int slot) {
+    /** A work request's id: the QP's generation in the high half, the slot in the low half. */
+    static long wrId(int generation, int slot) {
         return ((long) generation << 32) | slot;
     }
 
@@ -316,21 +249,9 @@ public final class UdEndpoint implements AutoCloseable {
         Ranges.check("remoteQkey", remoteQkey, 0, UdQueuePair.MAX_QKEY);
         long deadline = 0;
         for (int idle = 0; ; idle++) {
-            recoverIfNeeded();
-            sendLock.lock();
-            try {
-                checkOpen();
-                throwSendError();
-                if (freeCount == 0) {
-                    pollSends();
-                    throwSendError();
-                }
-                if (freeCount > 0) {
-                    post(ah, remoteQpn, remoteQkey, payload, length);
-                    return;
-                }
-            } finally {
-                sendLock.unlock();
+            recovery.recoverIfNeeded();
+            if (sends.tryPost(ah, remoteQpn, remoteQkey, payload, length)) {
+                return;
             }
             if (deadline == 0) {
                 deadline = System.nanoTime() + SEND_SLOT_TIMEOUT_NANOS;
@@ -338,67 +259,6 @@ public final class UdEndpoint implements AutoCloseable {
                 throw new VerbsException("ibv_poll_cq", Errno.ETIMEDOUT, "no send completed in 10 s");
             }
             pause(idle, "send");
-        }
-    }
-
-    /** Posts into a free slot; the caller holds sendLock and has checked there is one. */
-    private void post(AddressHandle ah, int remoteQpn, long remoteQkey, ByteBuffer payload, int length) {
-        int slot = freeSlots[--freeCount];
-        AddressHandle held;
-        try {
-            held = ah.duplicate();
-        } catch (RuntimeException e) {
-            freeSlots[freeCount++] = slot;
-            throw e;
-        }
-        int offset = slot * maxMessageSize;
-        sendMemory.buffer().put(offset, payload, payload.position(), length);
-        try {
-            qp.postSend(held.hardware(), remoteQpn, remoteQkey, sendMemory, offset, length, wrId(generation, slot));
-        } catch (RuntimeException e) {
-            held.close();
-            freeSlots[freeCount++] = slot;
-            throw e;
-        }
-        inFlight[slot] = held;
-        payload.position(payload.position() + length);
-        sent.setOpaque(sent.getOpaque() + 1);
-    }
-
-    /**
-     * Reaps send completions (sendLock held): frees their slots and drops the endpoint's AH
-     * references. Completions of the QP's life before a recovery are ignored: their slots were
-     * freed then.
-     */
-    private int pollSends() {
-        int n = sendCq.poll(sendCompletions);
-        for (int i = 0; i < n; i++) {
-            WorkCompletion wc = sendCompletions[i];
-            if ((int) (wc.wrId >>> 32) != generation) {
-                continue;
-            }
-            int slot = (int) wc.wrId;
-            AddressHandle held = inFlight[slot];
-            inFlight[slot] = null;
-            if (held != null) {
-                held.close();
-            }
-            freeSlots[freeCount++] = slot;
-            if (wc.status != WorkCompletion.SUCCESS) {
-                checkQpState();
-                if (wc.status != WorkCompletion.WR_FLUSH_ERR && sendError == null) {
-                    sendError = new WorkCompletionException("send", wc.status, wc.vendorError, device.isEfa());
-                }
-            }
-        }
-        return n;
-    }
-
-    private void throwSendError() {
-        WorkCompletionException e = sendError;
-        if (e != null) {
-            sendError = null;
-            throw e;
         }
     }
 
@@ -413,17 +273,9 @@ public final class UdEndpoint implements AutoCloseable {
     public boolean flush(long timeout, TimeUnit unit) {
         long deadline = System.nanoTime() + unit.toNanos(timeout);
         for (int idle = 0; ; idle++) {
-            recoverIfNeeded();
-            sendLock.lock();
-            try {
-                checkOpen();
-                pollSends();
-                if (freeCount == freeSlots.length) {
-                    throwSendError();
-                    return true;
-                }
-            } finally {
-                sendLock.unlock();
+            recovery.recoverIfNeeded();
+            if (sends.flushStep()) {
+                return true;
             }
             if (System.nanoTime() - deadline > 0) {
                 return false;
@@ -434,12 +286,7 @@ public final class UdEndpoint implements AutoCloseable {
 
     /** Sends in flight now (posted, not yet completed as far as this endpoint has polled). */
     public int sendsInFlight() {
-        sendLock.lock();
-        try {
-            return freeSlots.length - freeCount;
-        } finally {
-            sendLock.unlock();
-        }
+        return sends.inFlightCount();
     }
 
     /**
@@ -457,37 +304,19 @@ public final class UdEndpoint implements AutoCloseable {
         for (int idle = 0; ; idle++) {
             Datagram d;
             try {
-                d = pollReceive();
+                d = receives.poll();
             } catch (WorkCompletionException e) {
-                recoverIfNeeded();
+                recovery.recoverIfNeeded();
                 throw e;
             }
             if (d != null) {
                 return d;
             }
-            recoverIfNeeded();
+            recovery.recoverIfNeeded();
             if (System.nanoTime() - deadline > 0) {
                 return null;
             }
             pause(idle, "receive");
-        }
-    }
-
-    /** One poll of the receive CQ under receiveLock; null when nothing (current) was there. */
-    private Datagram pollReceive() {
-        receiveLock.lock();
-        try {
-            checkOpen();
-            while (receiveCq.poll(receiveCompletion) == 1) {
-                WorkCompletion wc = receiveCompletion[0];
-                if ((int) (wc.wrId >>> 32) != generation) {
-                    continue; // flushed by the QP's earlier life: its slot was reposted at recovery
-                }
-                return take(wc);
-            }
-            return null;
-        } finally {
-            receiveLock.unlock();
         }
     }
 
@@ -503,87 +332,6 @@ public final class UdEndpoint implements AutoCloseable {
             throw new EndpointInterruptedException(operation);
         }
         checkOpen();
-    }
-
-    private Datagram take(WorkCompletion wc) {
-        int slot = (int) wc.wrId;
-        int offset = slot * receiveSlotSize;
-        boolean repost = true;
-        try {
-            if (wc.status != WorkCompletion.SUCCESS) {
-                repost = !checkQpState();
-                if (wc.status != WorkCompletion.WR_FLUSH_ERR || !repost) {
-                    receiveErrors.setOpaque(receiveErrors.getOpaque() + 1);
-                }
-                throw new WorkCompletionException("receive", wc.status, wc.vendorError, device.isEfa());
-            }
-            ByteBuffer buffer = receiveMemory.buffer();
-            byte[] area = new byte[GRH_BYTES];
-            buffer.get(offset, area);
-            byte[] payload = new byte[Math.max(0, wc.byteLength - GRH_BYTES)];
-            buffer.get(offset + GRH_BYTES, payload);
-            WorkCompletion copy = new WorkCompletion();
-            copy.copyFrom(wc);
-            received.setOpaque(received.getOpaque() + 1);
-            return resolver.resolve(payload, area, copy);
-        } finally {
-            // A QP in the error state would only flush the slot: recovery reposts every slot.
-            if (repost) {
-                qp.postReceive(receiveMemory, offset, receiveSlotSize, wc.wrId);
-            }
-        }
-    }
-
-    /** After an error completion: is the QP in the error state? If so, mark it for recovery. */
-    private boolean checkQpState() {
-        if (QueuePairState.isError(qp.state())) {
-            needsRecovery = true;
-            return true;
-        }
-        return false;
-    }
-
-    private void recoverIfNeeded() {
-        if (needsRecovery) {
-            recover();
-        }
-    }
-
-    /**
-     * Takes the QP out of the error state: RESET (dropping what was posted), INIT, RTR, RTS, then
-     * every receive reposted under a new generation. Sends in flight are dropped, as the device
-     * dropped them; their AH references go too, as no send can use an AH after the reset.
-     */
-    private void recover() {
-        sendLock.lock();
-        try {
-            receiveLock.lock();
-            try {
-                if (!needsRecovery || closed) {
-                    return;
-                }
-                qp.reset();
-                int next = generation + 1;
-                generation = next;
-                for (int slot = 0; slot < inFlight.length; slot++) {
-                    if (inFlight[slot] != null) {
-                        inFlight[slot].close();
-                        inFlight[slot] = null;
-                        freeSlots[freeCount++] = slot;
-                    }
-                }
-                qp.activate(options.portNum(), 0, options.qkey());
-                for (int i = 0; i < options.receiveDepth(); i++) {
-                    qp.postReceive(receiveMemory, i * receiveSlotSize, receiveSlotSize, wrId(next, i));
-                }
-                needsRecovery = false;
-                recoveries.setOpaque(recoveries.getOpaque() + 1);
-            } finally {
-                receiveLock.unlock();
-            }
-        } finally {
-            sendLock.unlock();
-        }
     }
 
     /**
@@ -616,7 +364,12 @@ public final class UdEndpoint implements AutoCloseable {
         }
     }
 
-    private void checkOpen() {
+    /** Whether {@link #close()} has gone past its drain: no call may use the QP or the slots any more. */
+    boolean closed() {
+        return closed;
+    }
+
+    void checkOpen() {
         if (closed) {
             throw new IllegalStateException("UD endpoint is closed");
         }
@@ -635,18 +388,8 @@ public final class UdEndpoint implements AutoCloseable {
         }
         long deadline = System.nanoTime() + CLOSE_DRAIN_NANOS;
         for (int idle = 0; System.nanoTime() - deadline < 0 && !Thread.currentThread().isInterrupted(); idle++) {
-            sendLock.lock();
-            try {
-                if (needsRecovery || sendCq.isClosed()) {
-                    // The device dropped them, or the CQ went with its device's context: nothing to wait for.
-                    break;
-                }
-                pollSends();
-                if (freeCount == freeSlots.length) {
-                    break;
-                }
-            } finally {
-                sendLock.unlock();
+            if (sends.drainStep(recovery.needsRecovery())) {
+                break;
             }
             if (idle < SPINS) {
                 Thread.onSpinWait();
@@ -655,51 +398,27 @@ public final class UdEndpoint implements AutoCloseable {
             }
         }
         closed = true;
-        sendLock.lock();
+        sends.lock.lock();
         try {
-            receiveLock.lock();
+            receives.lock.lock();
             try {
-                RuntimeException failure = null;
-                failure = closeAll(failure, qp);
+                RuntimeException failure = resources.closeQp();
                 // With the QP gone no send can still use an AH: now the references may go. If the
                 // QP could not be destroyed they stay held (and show as leaks at cache close)
                 // rather than let an AH be destroyed under a send the device may still process.
-                for (int i = 0; failure == null && i < inFlight.length; i++) {
-                    if (inFlight[i] != null) {
-                        inFlight[i].close();
-                        inFlight[i] = null;
-                    }
+                if (failure == null) {
+                    sends.releaseAllLocked();
                 }
-                failure = closeAll(failure, receiveMemory, sendMemory, receiveCq, sendCq);
+                failure = resources.closeRest(failure);
                 if (failure != null) {
                     throw failure;
                 }
             } finally {
-                receiveLock.unlock();
+                receives.lock.unlock();
             }
         } finally {
-            sendLock.unlock();
+            sends.lock.unlock();
         }
-    }
-
-    private static RuntimeException closeAll(RuntimeException failure, AutoCloseable... resources) {
-        for (AutoCloseable r : resources) {
-            if (r == null) {
-                continue;
-            }
-            try {
-                r.close();
-            } catch (RuntimeException e) {
-                if (failure == null) {
-                    failure = e;
-                } else {
-                    failure.addSuppressed(e);
-                }
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-        }
-        return failure;
     }
 
     @Override

@@ -1,0 +1,133 @@
+package org.efaah.cache;
+
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A cache's reaper (with retention only): a daemon thread that, every half idle time (1 ms to
+ * 1 s), destroys the retained AHs idle for longer than the policy's idle time, and retries the
+ * destroys that failed, through {@link Reclaimer}. It stops when the cache closes.
+ *
+ * <p>Locks: it takes entry locks only with {@code tryLock} (an entry busy under its lock is
+ * being revived or destroyed by its holder, and is looked at next time), and never touches a
+ * referenced AH, so it cannot delay a hit; it holds no lock while parked.
+ */
+final class Reaper {
+    private static final Logger LOG = LoggerFactory.getLogger(AddressHandleCache.class);
+    private static final AtomicInteger REAPERS = new AtomicInteger();
+
+    private final AddressHandleCache cache;
+    private final Reclaimer reclaimer;
+    private final IdleList idle;
+    private final Set<Entry> detached;
+    private final Ticker ticker;
+    private final long idleNanos;
+    private final Thread reaper;
+
+    Reaper(AddressHandleCache cache, Reclaimer reclaimer) {
+        this.cache = cache;
+        this.reclaimer = reclaimer;
+        this.idle = cache.idle;
+        this.detached = cache.detached;
+        this.ticker = cache.ticker;
+        this.idleNanos = cache.retention.idleTime().toNanos();
+        this.reaper = cache.retention.retains()
+                ? new Thread(this::reapUntilClosed, "efa-ah-cache-reaper-" + REAPERS.incrementAndGet()) : null;
+    }
+
+    /** The reaper thread, null without retention. */
+    Thread thread() {
+        return reaper;
+    }
+
+    /** Starts the reaper thread, if retention has one; once, when the cache is otherwise built. */
+    void start() {
+        if (reaper != null) {
+            reaper.setDaemon(true);
+            reaper.start();
+        }
+    }
+
+    /** Lets the reaper see that the cache closed, now rather than after its period. */
+    void wake() {
+        if (reaper != null) {
+            LockSupport.unpark(reaper);
+        }
+    }
+
+    /** Waits up to 1 s (less if interrupted, the flag kept) for the reaper to stop. */
+    void await() {
+        if (reaper != null && reaper != Thread.currentThread()) {
+            try {
+                reaper.join(TimeUnit.SECONDS.toMillis(1));
+            } catch (InterruptedException ie) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private void reapUntilClosed() {
+        long period = Math.max(TimeUnit.MILLISECONDS.toNanos(1), Math.min(idleNanos / 2, TimeUnit.SECONDS.toNanos(1)));
+        while (!cache.closed) {
+            LockSupport.parkNanos(cache, period);
+            if (cache.closed) {
+                return;
+            }
+            try {
+                cleanUp();
+            } catch (Throwable t) {
+                LOG.error("the AH cache's reaper failed; it keeps running", t);
+            }
+        }
+    }
+
+    /** See {@link AddressHandleCache#cleanUp()}. */
+    int cleanUp() {
+        if (cache.closed) {
+            return 0;
+        }
+        int destroyed = 0;
+        long now = ticker.read();
+        Entry skipped = null;
+        for (int budget = idle.size(); budget > 0; budget--) {
+            Entry e = idle.firstIdleSince(now - idleNanos);
+            if (e == null || e == skipped) {
+                break;
+            }
+            if (!e.lock.tryLock()) {
+                // Being revived or destroyed by another thread: leave it; look at it next time.
+                skipped = e;
+                continue;
+            }
+            try {
+                if (e.state == Entry.State.LIVE && e.refs() == 0) {
+                    if (reclaimer.destroyLocked(e, RemovalCause.IDLE, true) == null) {
+                        destroyed++;
+                    } else {
+                        break; // re-queued at the tail: tried again next round
+                    }
+                } else {
+                    idle.remove(e);
+                }
+            } finally {
+                e.lock.unlock();
+            }
+        }
+        for (Entry d : detached) {
+            if (d.references() == 0) {
+                try {
+                    if (reclaimer.tryDestroyUnreferenced(d, RemovalCause.INVALIDATED)) {
+                        destroyed++;
+                    }
+                } catch (Error logged) {
+                    LOG.error("destroy of an invalidated AH threw; it is kept and will be retried", logged);
+                }
+            }
+        }
+        return destroyed;
+    }
+}

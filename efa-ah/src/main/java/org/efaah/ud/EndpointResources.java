@@ -1,0 +1,109 @@
+package org.efaah.ud;
+
+import java.nio.ByteBuffer;
+import org.efaah.verbs.CompletionQueue;
+import org.efaah.verbs.Device;
+import org.efaah.verbs.Errno;
+import org.efaah.verbs.MemoryRegion;
+import org.efaah.verbs.ProtectionDomain;
+import org.efaah.verbs.UdQueuePair;
+import org.efaah.verbs.VerbsException;
+
+/**
+ * An endpoint's verbs objects: the send and receive CQs, the registered send and receive memory,
+ * and the QP; made parents first, destroyed children first. Takes no lock: the endpoint opens
+ * them before it is shared, and closes them with both its locks held.
+ */
+final class EndpointResources {
+    final CompletionQueue sendCq;
+    final CompletionQueue receiveCq;
+    final MemoryRegion sendMemory;
+    final MemoryRegion receiveMemory;
+    final UdQueuePair qp;
+
+    private EndpointResources(CompletionQueue sendCq, CompletionQueue receiveCq, MemoryRegion sendMemory,
+                              MemoryRegion receiveMemory, UdQueuePair qp) {
+        this.sendCq = sendCq;
+        this.receiveCq = receiveCq;
+        this.sendMemory = sendMemory;
+        this.receiveMemory = receiveMemory;
+        this.qp = qp;
+    }
+
+    /**
+     * Creates them all, with the QP ready to send and every receive slot posted (generation 0).
+     * On a failure, destroys those already made and rethrows.
+     */
+    static EndpointResources open(ProtectionDomain pd, UdEndpoint.Options options, int maxMessageSize,
+                                  int receiveSlotSize) {
+        Device device = pd.device();
+        CompletionQueue scq = null;
+        CompletionQueue rcq = null;
+        MemoryRegion smr = null;
+        MemoryRegion rmr = null;
+        UdQueuePair q = null;
+        try {
+            scq = device.createCq(options.sendDepth());
+            rcq = receiveCq(device, options.receiveDepth());
+            smr = pd.registerMemory(ByteBuffer.allocateDirect(options.sendDepth() * maxMessageSize));
+            // One slot more than the receive depth: scratch space for a GRH handed to ibv_init_ah_from_wc.
+            rmr = pd.registerMemory(ByteBuffer.allocateDirect((options.receiveDepth() + 1) * receiveSlotSize));
+            q = pd.createQp(options.transport(), scq, rcq, options.sendDepth(), options.receiveDepth());
+            q.activate(options.portNum(), 0, options.qkey());
+            for (int i = 0; i < options.receiveDepth(); i++) {
+                q.postReceive(rmr, i * receiveSlotSize, receiveSlotSize, UdEndpoint.wrId(0, i));
+            }
+        } catch (RuntimeException e) {
+            closeAll(e, q, rmr, smr, rcq, scq);
+            throw e;
+        }
+        return new EndpointResources(scq, rcq, smr, rmr, q);
+    }
+
+    /**
+     * On EFA a CQ whose completions carry the GID of a sender this PD has no AH for; where the
+     * device cannot do that, a plain one (such senders then arrive as {@link SourceOrigin#UNKNOWN}).
+     */
+    private static CompletionQueue receiveCq(Device device, int entries) {
+        if (device.isEfa()) {
+            try {
+                return device.createCqWithSourceGid(entries);
+            } catch (VerbsException e) {
+                if (e.errno() != Errno.EOPNOTSUPP) {
+                    throw e;
+                }
+            }
+        }
+        return device.createCq(entries);
+    }
+
+    /** Destroys the QP; returns its failure, or null. */
+    RuntimeException closeQp() {
+        return closeAll(null, qp);
+    }
+
+    /** Destroys the memory and the CQs (after the QP); returns {@code failure} with theirs added. */
+    RuntimeException closeRest(RuntimeException failure) {
+        return closeAll(failure, receiveMemory, sendMemory, receiveCq, sendCq);
+    }
+
+    private static RuntimeException closeAll(RuntimeException failure, AutoCloseable... resources) {
+        for (AutoCloseable r : resources) {
+            if (r == null) {
+                continue;
+            }
+            try {
+                r.close();
+            } catch (RuntimeException e) {
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }
+        return failure;
+    }
+}
