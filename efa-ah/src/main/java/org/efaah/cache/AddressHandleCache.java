@@ -5,7 +5,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Predicate;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
@@ -114,7 +113,6 @@ public final class AddressHandleCache implements AutoCloseable {
     private record PdTable(ProtectionDomain pd, ConcurrentHashMap<Object, Entry> table) {
     }
 
-    private final LongAdder liveHandles = new LongAdder();
     final AtomicLong liveEntries = new AtomicLong();
     private final AtomicLong peakEntries = new AtomicLong();
     private final AtomicLong leaksAtClose = new AtomicLong();
@@ -368,7 +366,6 @@ public final class AddressHandleCache implements AutoCloseable {
     }
 
     private AddressHandle handleFor(Entry e) {
-        liveHandles.increment();
         if (closed) {
             // Raced with close(): this reference must not outlive the cache.
             release(e);
@@ -384,13 +381,11 @@ public final class AddressHandleCache implements AutoCloseable {
 
     /** A handle for a reference already taken on {@code e}; not sampled for leaks (its owner closes it). */
     AddressHandle adopt(Entry e) {
-        liveHandles.increment();
         return new AddressHandle(this, e, null);
     }
 
     /** Drops one reference; keeps or destroys the AH when it was the last. Called once per handle. */
     void release(Entry e) {
-        liveHandles.decrement();
         int left = e.release();
         if (left == 0 || left == Entry.STALE) {
             lastReleased(e);
@@ -523,9 +518,27 @@ public final class AddressHandleCache implements AutoCloseable {
         return liveEntries.get();
     }
 
-    /** {@link AddressHandle}s acquired (or duplicated) and not yet closed. */
+    /**
+     * {@link AddressHandle}s acquired (or duplicated) and not yet closed, garbage-collected ones
+     * that were never closed included: the references the cache's AHs hold. Counted from the
+     * entries when asked (O(entries)), so that a hit pays for no counter of its own; a snapshot
+     * that races acquires and closes is approximate.
+     */
     public long liveHandles() {
-        return liveHandles.sum();
+        long n = 0;
+        for (ConcurrentHashMap<Object, Entry> table : tables.values()) {
+            for (Entry e : table.values()) {
+                if (!e.isStale()) { // an invalidated entry is counted once, below
+                    n += e.references();
+                }
+            }
+        }
+        for (Entry e : detached) {
+            if (e.isStale()) {
+                n += e.references();
+            }
+        }
+        return n;
     }
 
     /** The most hardware AHs the cache held at once. */
