@@ -56,9 +56,18 @@ public class VerbsException extends RuntimeException {
      * @param operation the verbs call that failed, e.g. {@code ibv_create_ah}
      * @param errno     the errno it reported, a named one (not {@link Errno#UNKNOWN})
      * @param detail    what was asked, for the message; may be null
+     * @throws IllegalArgumentException if {@code errno} is {@link Errno#UNKNOWN}, which has no number
+     *                                  (its -1 would read as EPERM): pass the number instead
      */
     public VerbsException(String operation, Errno errno, String detail) {
-        this(operation, errno.value(), detail);
+        this(operation, numberOf(errno), detail);
+    }
+
+    private static int numberOf(Errno errno) {
+        if (errno == Errno.UNKNOWN) {
+            throw new IllegalArgumentException("errno: UNKNOWN has no number; pass the errno value itself");
+        }
+        return errno.value();
     }
 
     private static String message(String operation, int errno, String detail) {

@@ -57,15 +57,6 @@ final class NativeVerbsProvider implements VerbsProvider {
         return NativeVerbsProviderFactory.NAME;
     }
 
-    /**
-     * Whether libefa was found, so that EFA devices report their AHN and EFA attributes.
-     *
-     * @return true when {@code dlopen("libefa.so.1")} succeeded
-     */
-    public boolean efadvAvailable() {
-        return NativeVerbs.efa_ah_efadv_available() == 1;
-    }
-
     @Override
     public List<String> deviceNames() {
         int capacity = INITIAL_NAME_CAPACITY;
