@@ -5,10 +5,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.CreatedAh;
-import org.efaah.verbs.DeviceAttributes;
-import org.efaah.verbs.Gid;
-import org.efaah.verbs.PortAttributes;
-import org.efaah.verbs.VerbsProvider;
+import org.efaah.verbs.ForwardingVerbsProvider;
 import org.efaah.verbs.mock.MockVerbsProvider;
 
 /**
@@ -16,7 +13,7 @@ import org.efaah.verbs.mock.MockVerbsProvider;
  * create or destroy (as JavaCPP throws {@link OutOfMemoryError} when native memory runs short),
  * to make creates wait on a gate, and that records the attributes every create was given.
  */
-final class FaultyProvider implements VerbsProvider {
+final class FaultyProvider extends ForwardingVerbsProvider {
     final MockVerbsProvider mock;
     final List<AddressHandleAttributes> created = new CopyOnWriteArrayList<>();
     private final AtomicReference<Throwable> nextCreateFailure = new AtomicReference<>();
@@ -28,6 +25,7 @@ final class FaultyProvider implements VerbsProvider {
     volatile java.util.concurrent.CountDownLatch createEntered;
 
     FaultyProvider(MockVerbsProvider mock) {
+        super(mock);
         this.mock = mock;
     }
 
@@ -94,50 +92,5 @@ final class FaultyProvider implements VerbsProvider {
     @Override
     public String name() {
         return "faulty-mock";
-    }
-
-    @Override
-    public List<String> deviceNames() {
-        return mock.deviceNames();
-    }
-
-    @Override
-    public long openDevice(String name) {
-        return mock.openDevice(name);
-    }
-
-    @Override
-    public void closeDevice(long context) {
-        mock.closeDevice(context);
-    }
-
-    @Override
-    public DeviceAttributes queryDevice(long context) {
-        return mock.queryDevice(context);
-    }
-
-    @Override
-    public PortAttributes queryPort(long context, int portNum) {
-        return mock.queryPort(context, portNum);
-    }
-
-    @Override
-    public Gid queryGid(long context, int portNum, int index) {
-        return mock.queryGid(context, portNum, index);
-    }
-
-    @Override
-    public long allocatePd(long context) {
-        return mock.allocatePd(context);
-    }
-
-    @Override
-    public void deallocatePd(long pd) {
-        mock.deallocatePd(pd);
-    }
-
-    @Override
-    public void close() {
-        mock.close();
     }
 }

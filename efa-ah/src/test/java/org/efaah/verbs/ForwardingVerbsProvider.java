@@ -1,0 +1,176 @@
+package org.efaah.verbs;
+
+import java.nio.ByteBuffer;
+import java.util.List;
+
+/**
+ * A provider that passes every SPI call to another, for test providers that count, record or
+ * break a few of them: a subclass overrides only what it changes.
+ */
+public abstract class ForwardingVerbsProvider implements VerbsProvider {
+    private final VerbsProvider delegate;
+
+    protected ForwardingVerbsProvider(VerbsProvider delegate) {
+        this.delegate = delegate;
+    }
+
+    /** {@return the provider every call goes to} */
+    protected VerbsProvider delegate() {
+        return delegate;
+    }
+
+    @Override
+    public String name() {
+        return delegate.name();
+    }
+
+    @Override
+    public List<String> deviceNames() {
+        return delegate.deviceNames();
+    }
+
+    @Override
+    public long openDevice(String name) {
+        return delegate.openDevice(name);
+    }
+
+    @Override
+    public void closeDevice(long context) {
+        delegate.closeDevice(context);
+    }
+
+    @Override
+    public DeviceAttributes queryDevice(long context) {
+        return delegate.queryDevice(context);
+    }
+
+    @Override
+    public PortAttributes queryPort(long context, int portNum) {
+        return delegate.queryPort(context, portNum);
+    }
+
+    @Override
+    public Gid queryGid(long context, int portNum, int index) {
+        return delegate.queryGid(context, portNum, index);
+    }
+
+    @Override
+    public GidType queryGidType(long context, int portNum, int index) {
+        return delegate.queryGidType(context, portNum, index);
+    }
+
+    @Override
+    public long allocatePd(long context) {
+        return delegate.allocatePd(context);
+    }
+
+    @Override
+    public void deallocatePd(long pd) {
+        delegate.deallocatePd(pd);
+    }
+
+    @Override
+    public CreatedAh createAh(long pd, AddressHandleAttributes attributes) {
+        return delegate.createAh(pd, attributes);
+    }
+
+    @Override
+    public void destroyAh(long ah) {
+        delegate.destroyAh(ah);
+    }
+
+    @Override
+    public long createCq(long context, int entries) {
+        return delegate.createCq(context, entries);
+    }
+
+    @Override
+    public void destroyCq(long cq) {
+        delegate.destroyCq(cq);
+    }
+
+    @Override
+    public long registerMemory(long pd, ByteBuffer buffer) {
+        return delegate.registerMemory(pd, buffer);
+    }
+
+    @Override
+    public void deregisterMemory(long mr) {
+        delegate.deregisterMemory(mr);
+    }
+
+    @Override
+    public QueuePairNumbers createUdQp(long pd, long sendCq, long recvCq, int maxSendWr, int maxRecvWr) {
+        return delegate.createUdQp(pd, sendCq, recvCq, maxSendWr, maxRecvWr);
+    }
+
+    @Override
+    public void activateUdQp(long qp, int portNum, int pkeyIndex, int qkey) {
+        delegate.activateUdQp(qp, portNum, pkeyIndex, qkey);
+    }
+
+    @Override
+    public void destroyQp(long qp) {
+        delegate.destroyQp(qp);
+    }
+
+    @Override
+    public int queryQpState(long qp) {
+        return delegate.queryQpState(qp);
+    }
+
+    @Override
+    public void resetQp(long qp) {
+        delegate.resetQp(qp);
+    }
+
+    @Override
+    public void postSend(long qp, long ah, int remoteQpn, int remoteQkey, long mr, int offset, int length, long wrId) {
+        delegate.postSend(qp, ah, remoteQpn, remoteQkey, mr, offset, length, wrId);
+    }
+
+    @Override
+    public void postReceive(long qp, long mr, int offset, int length, long wrId) {
+        delegate.postReceive(qp, mr, offset, length, wrId);
+    }
+
+    @Override
+    public int pollCq(long cq, WorkCompletion[] into) {
+        return delegate.pollCq(cq, into);
+    }
+
+    @Override
+    public AddressHandleAttributes initAhFromWc(long context, int portNum, WorkCompletion wc, long mr, int grhOffset) {
+        return delegate.initAhFromWc(context, portNum, wc, mr, grhOffset);
+    }
+
+    @Override
+    public long openAsyncEvents(long context) {
+        return delegate.openAsyncEvents(context);
+    }
+
+    @Override
+    public List<AsyncEvent> awaitAsyncEvents(long channel, int timeoutMillis) {
+        return delegate.awaitAsyncEvents(channel, timeoutMillis);
+    }
+
+    @Override
+    public void wakeAsyncEvents(long channel) {
+        delegate.wakeAsyncEvents(channel);
+    }
+
+    @Override
+    public void closeAsyncEvents(long channel) {
+        delegate.closeAsyncEvents(channel);
+    }
+
+    @Override
+    public EfaVerbs efa() {
+        return delegate.efa();
+    }
+
+    @Override
+    public void close() {
+        delegate.close();
+    }
+}
