@@ -27,7 +27,11 @@ public final class AddressHandle implements AutoCloseable {
         this.leak = leak;
     }
 
-    /** The PD the AH belongs to. */
+    /**
+     * The PD the AH belongs to. Thread-safe; works after close.
+     *
+     * @return the PD passed to the acquire
+     */
     public ProtectionDomain pd() {
         return entry.pd;
     }
@@ -36,18 +40,27 @@ public final class AddressHandle implements AutoCloseable {
      * The attributes the hardware AH was created with. On EFA, where only the dgid defines an AH,
      * these are the canonical attributes of the dgid (port 1, sgid_index 0, other fields at their
      * defaults), whatever this or any other caller asked for in the fields EFA ignores.
+     *
+     * @return the immutable attributes of the hardware AH ({@code ibv_ah_attr}); works after close
      */
     public AddressHandleAttributes attributes() {
         return entry.attributes;
     }
 
-    /** The destination GID. */
+    /**
+     * The destination GID. Works after close.
+     *
+     * @return the AH's dgid (16 bytes, network order)
+     */
     public Gid dgid() {
         return entry.attributes.dgid();
     }
 
     /**
-     * The EFA AH number, 0..65535, or {@link CreatedAh#NO_AHN} (-1) on a device without one.
+     * The EFA AH number ({@code efadv_query_ah}, efadv.h), what a receiver sees as the sender's
+     * address.
+     *
+     * @return the AHN, 0..65535, or {@link CreatedAh#NO_AHN} (-1) on a device without one
      *
      * @throws IllegalStateException if this handle is closed or its AH destroyed
      */
@@ -59,6 +72,8 @@ public final class AddressHandle implements AutoCloseable {
      * The provider's handle for the AH (a {@code struct ibv_ah *} under the native provider), to
      * name the destination of a send.
      *
+     * @return the opaque provider handle, valid while this handle is open
+     *
      * @throws IllegalStateException if this handle is closed or its AH destroyed
      */
     public long nativeHandle() {
@@ -68,6 +83,8 @@ public final class AddressHandle implements AutoCloseable {
     /**
      * The hardware AH, to post sends with ({@code UdQueuePair.postSend}). It belongs to the cache:
      * never destroy it; keep this handle (or a {@link #duplicate()}) open until the send completes.
+     *
+     * @return the hardware AH, not null
      *
      * @throws IllegalStateException if this handle is closed or its AH destroyed
      */
@@ -86,7 +103,9 @@ public final class AddressHandle implements AutoCloseable {
     /**
      * A second, independent handle to the same AH (one more reference), without a cache look-up:
      * what an endpoint holds while a send using this AH is in flight, so that closing this handle
-     * cannot destroy the AH under the device.
+     * cannot destroy the AH under the device. Close it too.
+     *
+     * @return a new open handle to the same AH
      *
      * @throws IllegalStateException if this handle is closed or its AH destroyed
      */
@@ -98,6 +117,11 @@ public final class AddressHandle implements AutoCloseable {
         return cache.adopt(entry);
     }
 
+    /**
+     * Whether {@link #close()} was called on this handle (not whether the AH still exists).
+     *
+     * @return true once this handle is closed
+     */
     public boolean isClosed() {
         return closed;
     }

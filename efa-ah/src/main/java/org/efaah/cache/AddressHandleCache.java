@@ -128,17 +128,34 @@ public final class AddressHandleCache implements AutoCloseable {
         reaper.start();
     }
 
-    /** A cache with leak detection from the system property {@value LeakDetection#PROPERTY} (default sampled). */
+    /**
+     * A cache with leak detection from the system property {@value LeakDetection#PROPERTY}
+     * (default sampled), no retention, statistics recorded.
+     *
+     * @return a new open cache; close it when done
+     * @throws IllegalArgumentException if the system property names no level
+     */
     public static AddressHandleCache create() {
         return builder().build();
     }
 
-    /** A cache with the given leak detection level. */
+    /**
+     * A cache with the given leak detection level, no retention, statistics recorded.
+     *
+     * @param leakDetection how closely handles are tracked for leaks, not null
+     * @return a new open cache; close it when done
+     */
     public static AddressHandleCache create(LeakDetection leakDetection) {
         return builder().leakDetection(leakDetection).build();
     }
 
-    /** A builder for a cache with retention, a test clock or stats off. */
+    /**
+     * A builder for a cache with retention, a test clock or stats off.
+     *
+     * @return a new builder with the defaults
+     * @throws IllegalArgumentException if the system property {@value LeakDetection#PROPERTY}
+     *                                  names no level
+     */
     public static Builder builder() {
         return new Builder();
     }
@@ -146,6 +163,11 @@ public final class AddressHandleCache implements AutoCloseable {
     /**
      * Returns a handle to the AH for {@code attributes} in {@code pd}, creating the hardware AH
      * ({@code ibv_create_ah(3)}) only when none exists for the key. Close the handle when done.
+     * Thread-safe; a hit takes no lock.
+     *
+     * @param pd         the PD of the AH
+     * @param attributes the AH attributes ({@code ibv_ah_attr}); on EFA only the dgid keys the AH
+     * @return a new open handle to the AH
      *
      * @throws NullPointerException         if an argument is null
      * @throws IllegalArgumentException     if {@code port_num} or {@code sgid_index} is out of range
@@ -202,8 +224,11 @@ public final class AddressHandleCache implements AutoCloseable {
      * call, or null when the cache holds none: how an EFA receiver turns {@code wc.slid} (the
      * AHN of the receiver's own AH for the sender) into that AH. AHN 0 is a valid number;
      * {@code 0xFFFF} (EFA's "no AH") is never one. An invalidated AH is not found. Close the
-     * handle when done.
+     * handle when done. Thread-safe.
      *
+     * @param pd  the PD the AH belongs to
+     * @param ahn the AH number ({@code efadv_query_ah}, efadv.h), 0..0xFFFE
+     * @return a new open handle to that AH, or null if the cache holds no live AH with that number
      * @throws IllegalArgumentException    if {@code ahn} is outside 0..0xFFFE
      * @throws IllegalStateException       if the cache is closed
      * @throws AcquireInterruptedException if interrupted while waiting for a destroy of that AH
@@ -430,7 +455,9 @@ public final class AddressHandleCache implements AutoCloseable {
     /**
      * Destroys the retained AHs idle for longer than the policy's idle time, and retries the
      * destroys that failed, without waiting for any lock. The reaper thread calls this; tests with
-     * a fake {@link Ticker} may call it directly. Returns how many AHs it destroyed.
+     * a fake {@link Ticker} may call it directly.
+     *
+     * @return how many AHs it destroyed
      */
     public int cleanUp() {
         return reaper.cleanUp();
@@ -449,6 +476,9 @@ public final class AddressHandleCache implements AutoCloseable {
      * the old one until they close, and it is destroyed then. Use it when a neighbour's MAC or a
      * route to {@code dgid} changed. Never waits.
      *
+     * @param pd   the PD whose AHs are invalidated
+     * @param dgid the destination GID (16 bytes, network order)
+     *
      * @return how many entries were invalidated
      */
     public int invalidate(ProtectionDomain pd, Gid dgid) {
@@ -461,6 +491,9 @@ public final class AddressHandleCache implements AutoCloseable {
      * Invalidates every AH on port {@code portNum} of {@code device}, in every PD (as a GID table
      * change or a port state change does). Never waits.
      *
+     * @param device  the device
+     * @param portNum the port number ({@code port_num}, from 1); no entry matches a port that does not exist
+     *
      * @return how many entries were invalidated
      */
     public int invalidatePort(Device device, int portNum) {
@@ -472,6 +505,8 @@ public final class AddressHandleCache implements AutoCloseable {
      * Invalidates every AH of {@code pd}: with retention, what to call before deallocating the PD
      * ({@code ibv_dealloc_pd} answers EBUSY while an AH of it exists). Never waits.
      *
+     * @param pd the PD whose AHs are invalidated
+     *
      * @return how many entries were invalidated
      */
     public int invalidate(ProtectionDomain pd) {
@@ -479,7 +514,11 @@ public final class AddressHandleCache implements AutoCloseable {
         return invalidateWhere(e -> e.pd == pd);
     }
 
-    /** Invalidates every AH of the cache. Never waits. Returns how many entries were invalidated. */
+    /**
+     * Invalidates every AH of the cache. Never waits.
+     *
+     * @return how many entries were invalidated
+     */
     public int invalidateAll() {
         return invalidateWhere(e -> true);
     }
@@ -499,21 +538,39 @@ public final class AddressHandleCache implements AutoCloseable {
         }
     }
 
+    /**
+     * Whether {@link #close()} was called. Thread-safe.
+     *
+     * @return true once the cache is closed (acquires are then refused)
+     */
     public boolean isClosed() {
         return closed;
     }
 
-    /** The retention policy the cache was built with. */
+    /**
+     * The retention policy the cache was built with.
+     *
+     * @return the policy, not null
+     */
     public RetentionPolicy retention() {
         return retention;
     }
 
-    /** A snapshot of the counters. Cheap; safe to call from any thread at any rate. */
+    /**
+     * A snapshot of the counters. Cheap; safe to call from any thread at any rate, also after close.
+     *
+     * @return the counters now (all zero when built with {@code recordStats(false)}, leaks apart)
+     */
     public CacheStats stats() {
         return stats.snapshot(leaks.reported.sum() + leaksAtClose.get());
     }
 
-    /** Hardware AHs the cache holds now, referenced or not (invalidated ones still referenced included). */
+    /**
+     * Hardware AHs the cache holds now, referenced or not (invalidated ones still referenced
+     * included). Thread-safe.
+     *
+     * @return the count now
+     */
     public long liveEntries() {
         return liveEntries.get();
     }
@@ -523,6 +580,8 @@ public final class AddressHandleCache implements AutoCloseable {
      * that were never closed included: the references the cache's AHs hold. Counted from the
      * entries when asked (O(entries)), so that a hit pays for no counter of its own; a snapshot
      * that races acquires and closes is approximate.
+     *
+     * @return the open handles now
      */
     public long liveHandles() {
         long n = 0;
@@ -541,12 +600,20 @@ public final class AddressHandleCache implements AutoCloseable {
         return n;
     }
 
-    /** The most hardware AHs the cache held at once. */
+    /**
+     * The most hardware AHs the cache held at once since it was built.
+     *
+     * @return the peak of {@link #liveEntries()}
+     */
     public long peakEntries() {
         return peakEntries.get();
     }
 
-    /** Unreferenced AHs kept by the retention policy now. */
+    /**
+     * Unreferenced AHs kept by the retention policy now.
+     *
+     * @return the count now; 0 without retention
+     */
     public int retainedEntries() {
         return idle.size();
     }
@@ -555,6 +622,9 @@ public final class AddressHandleCache implements AutoCloseable {
      * Registers an {@link AddressHandleCacheMXBean} for this cache with the platform MBean server
      * under {@code objectName} (for example {@code org.efaah:type=AddressHandleCache,name=main});
      * {@link #close()} unregisters it.
+     *
+     * @param objectName the JMX object name, in {@code ObjectName} syntax
+     * @return the registered name
      *
      * @throws IllegalArgumentException if {@code objectName} is malformed or already registered
      * @throws IllegalStateException    if the cache is closed
@@ -618,28 +688,55 @@ public final class AddressHandleCache implements AutoCloseable {
         private Builder() {
         }
 
+        /**
+         * How closely handles are tracked for leaks.
+         *
+         * @param leakDetection the level, not null
+         * @return this builder
+         */
         public Builder leakDetection(LeakDetection leakDetection) {
             this.leakDetection = Objects.requireNonNull(leakDetection, "leakDetection");
             return this;
         }
 
+        /**
+         * How long AHs are kept after their last handle closes.
+         *
+         * @param retention the policy, not null (default {@link RetentionPolicy#none()})
+         * @return this builder
+         */
         public Builder retention(RetentionPolicy retention) {
             this.retention = Objects.requireNonNull(retention, "retention");
             return this;
         }
 
-        /** The clock of retention (idle times); tests pass a fake one. */
+        /**
+         * The clock of retention (idle times); tests pass a fake one.
+         *
+         * @param ticker the clock, ns, not null
+         * @return this builder
+         */
         public Builder ticker(Ticker ticker) {
             this.ticker = Objects.requireNonNull(ticker, "ticker");
             return this;
         }
 
-        /** Whether {@link AddressHandleCache#stats()} counts (default true); off, it reports zeros. */
+        /**
+         * Whether {@link AddressHandleCache#stats()} counts (default true); off, it reports zeros.
+         *
+         * @param recordStats false to spare the hit path its counter
+         * @return this builder
+         */
         public Builder recordStats(boolean recordStats) {
             this.recordStats = recordStats;
             return this;
         }
 
+        /**
+         * Builds the cache and starts its reaper thread when the policy retains AHs.
+         *
+         * @return a new open cache; close it when done
+         */
         public AddressHandleCache build() {
             return new AddressHandleCache(this);
         }

@@ -9,50 +9,145 @@ import java.util.Map;
  * (times in ns). Thread-safe.
  */
 public interface AddressHandleCacheMXBean {
+    /**
+     * Acquires served by an AH that already existed: no provider call. Grows only.
+     *
+     * @return {@link CacheStats#hits()}
+     */
     long getHits();
 
+    /**
+     * Acquires that asked the provider for a new AH, successful or not. Grows only.
+     *
+     * @return {@link CacheStats#misses()}
+     */
     long getMisses();
 
+    /**
+     * The share of acquires served without a provider create.
+     *
+     * @return {@link CacheStats#hitRatio()}, 0.0..1.0; 1.0 before any acquire
+     */
     double getHitRatio();
 
+    /**
+     * AHs created through the provider ({@code ibv_create_ah(3)}). Grows only.
+     *
+     * @return {@link CacheStats#hardwareCreates()}
+     */
     long getHardwareCreates();
 
+    /**
+     * AHs destroyed through the provider ({@code ibv_destroy_ah(3)}), all causes. Grows only.
+     *
+     * @return {@link CacheStats#hardwareDestroys()}
+     */
     long getHardwareDestroys();
 
+    /**
+     * Provider creates that failed (any throwable). Grows only.
+     *
+     * @return {@link CacheStats#createFailures()}
+     */
     long getCreateFailures();
 
+    /**
+     * Provider destroys that failed; each failed attempt counts, the AH is kept and retried.
+     *
+     * @return {@link CacheStats#destroyFailures()}
+     */
     long getDestroyFailures();
 
-    /** Provider creates that failed, by errno name ({@code UNKNOWN}: without an errno). */
+    /**
+     * Provider creates that failed, by errno.
+     *
+     * @return errno name (such as {@code ENOMEM}; {@code UNKNOWN}: without an errno) to count;
+     *         errnos with none are absent
+     */
     Map<String, Long> getCreateFailuresByErrno();
 
+    /**
+     * Mean time of a successful provider create.
+     *
+     * @return {@link CacheStats#averageCreateNanos()}, ns; 0 before any create
+     */
     double getAverageCreateNanos();
 
+    /**
+     * The longest successful provider create since the cache was built.
+     *
+     * @return {@link CacheStats#maxCreateNanos()}, ns
+     */
     long getMaxCreateNanos();
 
+    /**
+     * Handles garbage-collected without {@code close()}, plus handles still open when the cache
+     * closed: each once.
+     *
+     * @return {@link CacheStats#leaksReported()}
+     */
     long getLeaksReported();
 
-    /** Last closes that kept their AH. */
+    /**
+     * Last closes that kept their AH (a {@link RetentionPolicy}).
+     *
+     * @return {@link CacheStats#retained()}
+     */
     long getRetained();
 
-    /** Acquires that took back a kept AH: creates saved. */
+    /**
+     * Acquires that took back a kept AH: creates saved.
+     *
+     * @return {@link CacheStats#revived()}
+     */
     long getRevived();
 
-    /** Entries invalidated. */
+    /**
+     * Live entries invalidated, explicitly or by a device event.
+     *
+     * @return {@link CacheStats#invalidated()}
+     */
     long getInvalidated();
 
-    /** AHs destroyed to save resources: idle, beyond the bound, for an ENOMEM. */
+    /**
+     * AHs destroyed to save resources: idle, beyond the bound, for an ENOMEM.
+     *
+     * @return {@link CacheStats#evictions()}
+     */
     long getEvictions();
 
-    /** AHs destroyed, by {@link RemovalCause} name. */
+    /**
+     * AHs destroyed, by cause.
+     *
+     * @return {@link RemovalCause} name to count; causes with none are absent
+     */
     Map<String, Long> getDestroysByCause();
 
+    /**
+     * Hardware AHs the cache holds now, referenced or not.
+     *
+     * @return {@link AddressHandleCache#liveEntries()}
+     */
     long getLiveEntries();
 
+    /**
+     * Handles acquired or duplicated and not yet closed, now.
+     *
+     * @return {@link AddressHandleCache#liveHandles()}
+     */
     long getLiveHandles();
 
+    /**
+     * The most hardware AHs the cache held at once.
+     *
+     * @return {@link AddressHandleCache#peakEntries()}
+     */
     long getPeakEntries();
 
-    /** Unreferenced AHs kept now. */
+    /**
+     * Unreferenced AHs kept now.
+     *
+     * @return {@link AddressHandleCache#retainedEntries()}
+     */
     long getRetainedEntries();
 }

@@ -47,33 +47,75 @@ public record CacheStats(long hits, long misses, long hardwareCreates, long hard
                          long retained, long revived, long invalidated, Map<RemovalCause, Long> destroysByCause,
                          Map<Errno, Long> createFailuresByErrno) {
 
+    /**
+     * A snapshot with the given counters; the two maps are copied (unmodifiable, null keys and
+     * values refused with a {@link NullPointerException}). Counters are not checked: the cache
+     * builds snapshots, callers only read them.
+     *
+     * @param hits                  0 or more
+     * @param misses                0 or more
+     * @param hardwareCreates       0 or more
+     * @param hardwareDestroys      0 or more
+     * @param createFailures        0 or more
+     * @param destroyFailures       0 or more
+     * @param totalCreateNanos      ns, 0 or more
+     * @param maxCreateNanos        ns, 0 or more
+     * @param leaksReported         0 or more
+     * @param retained              0 or more
+     * @param revived               0 or more
+     * @param invalidated           0 or more
+     * @param destroysByCause       copied; not null
+     * @param createFailuresByErrno copied; not null
+     */
     public CacheStats {
         destroysByCause = Map.copyOf(destroysByCause);
         createFailuresByErrno = Map.copyOf(createFailuresByErrno);
     }
 
-    /** Acquires in all. */
+    /**
+     * Acquires in all, successful or not, that got as far as a hit or a miss.
+     *
+     * @return {@code hits + misses}
+     */
     public long requests() {
         return hits + misses;
     }
 
-    /** hits / requests, or 1.0 before any request. */
+    /**
+     * The share of acquires served without a provider create.
+     *
+     * @return {@code hits / requests}, 0.0..1.0; 1.0 before any request
+     */
     public double hitRatio() {
         long r = requests();
         return r == 0 ? 1.0 : (double) hits / r;
     }
 
-    /** Mean time of a successful provider create, ns; 0 before any. */
+    /**
+     * Mean time of a successful provider create ({@code ibv_create_ah(3)} through the provider).
+     *
+     * @return {@code totalCreateNanos / hardwareCreates}, ns; 0 before any create
+     */
     public double averageCreateNanos() {
         return hardwareCreates == 0 ? 0 : (double) totalCreateNanos / hardwareCreates;
     }
 
-    /** Hardware AHs destroyed for {@code cause}. */
+    /**
+     * Hardware AHs destroyed for one cause.
+     *
+     * @param cause the removal cause, not null
+     * @return AHs destroyed through the provider for {@code cause}; 0 when none
+     */
     public long destroysBy(RemovalCause cause) {
         return destroysByCause.getOrDefault(cause, 0L);
     }
 
-    /** Hardware AHs the cache chose to destroy: causes for which {@link RemovalCause#wasEvicted()}. */
+    /**
+     * Hardware AHs the cache chose to destroy to save resources.
+     *
+     * @return the sum of {@link #destroysBy(RemovalCause)} over the causes for which
+     *         {@link RemovalCause#wasEvicted()} (idle, beyond the bound, for an ENOMEM)
+     */
     public long evictions() {
         long n = 0;
         for (Map.Entry<RemovalCause, Long> e : destroysByCause.entrySet()) {
@@ -84,7 +126,12 @@ public record CacheStats(long hits, long misses, long hardwareCreates, long hard
         return n;
     }
 
-    /** Provider creates that failed with {@code errno}. */
+    /**
+     * Provider creates that failed with one errno.
+     *
+     * @param errno the errno; {@link Errno#UNKNOWN} counts failures that carried none
+     * @return the failed creates with {@code errno}; 0 when none
+     */
     public long createFailures(Errno errno) {
         return createFailuresByErrno.getOrDefault(errno, 0L);
     }
@@ -92,6 +139,9 @@ public record CacheStats(long hits, long misses, long hardwareCreates, long hard
     /**
      * What happened between {@code earlier} and this snapshot: every counter's difference
      * (never below zero); {@code maxCreateNanos} is this snapshot's.
+     *
+     * @param earlier a snapshot of the same cache taken before this one, not null
+     * @return the counts of the interval between the two snapshots
      */
     public CacheStats minus(CacheStats earlier) {
         return new CacheStats(d(hits, earlier.hits), d(misses, earlier.misses),

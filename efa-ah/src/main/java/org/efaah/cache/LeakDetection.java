@@ -24,7 +24,12 @@ public enum LeakDetection {
     /** System property giving the default level: {@code disabled}, {@code sampled}, {@code paranoid}. */
     public static final String PROPERTY = "efaah.leakDetection";
 
-    /** The level from {@value #PROPERTY}, {@link #SAMPLED} when unset. */
+    /**
+     * The level named by the system property {@value #PROPERTY}, case-insensitive.
+     *
+     * @return that level; {@link #SAMPLED} when the property is unset or blank
+     * @throws IllegalArgumentException if the property names no level
+     */
     public static LeakDetection fromSystemProperty() {
         String v = System.getProperty(PROPERTY);
         if (v == null || v.isBlank()) {

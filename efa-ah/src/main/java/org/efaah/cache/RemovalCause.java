@@ -21,7 +21,12 @@ public enum RemovalCause {
     /** The cache was closed. */
     CACHE_CLOSED;
 
-    /** Whether the cache chose to destroy it to save resources (IDLE, SIZE, EVICTED_ENOMEM). */
+    /**
+     * Whether the cache chose to destroy the AH to save resources, as counted by
+     * {@link CacheStats#evictions()}.
+     *
+     * @return true for {@link #IDLE}, {@link #SIZE} and {@link #EVICTED_ENOMEM}
+     */
     public boolean wasEvicted() {
         return this == IDLE || this == SIZE || this == EVICTED_ENOMEM;
     }

@@ -26,6 +26,15 @@ import java.util.Objects;
  */
 public record RetentionPolicy(Duration idleTime, int maxUnreferenced) {
 
+    /**
+     * Checks the policy.
+     *
+     * @param idleTime        not null, not negative
+     * @param maxUnreferenced 0..65536
+     * @throws NullPointerException     if {@code idleTime} is null
+     * @throws IllegalArgumentException if {@code idleTime} is negative or {@code maxUnreferenced}
+     *                                  is outside 0..65536
+     */
     public RetentionPolicy {
         Objects.requireNonNull(idleTime, "idleTime");
         if (idleTime.isNegative()) {
@@ -36,17 +45,32 @@ public record RetentionPolicy(Duration idleTime, int maxUnreferenced) {
         }
     }
 
-    /** Keeps nothing: the last close of an AH's handles destroys it. The default. */
+    /**
+     * Keeps nothing: the last close of an AH's handles destroys it. The default.
+     *
+     * @return the policy with idle time 0 and no unreferenced AH kept
+     */
     public static RetentionPolicy none() {
         return new RetentionPolicy(Duration.ZERO, 0);
     }
 
-    /** Keeps unreferenced AHs for {@code idleTime}, at most {@code maxUnreferenced} of them. */
+    /**
+     * Keeps unreferenced AHs for {@code idleTime}, at most {@code maxUnreferenced} of them.
+     *
+     * @param idleTime        how long an unreferenced AH is kept, not negative; zero keeps none
+     * @param maxUnreferenced most unreferenced AHs kept at once, 0..65536
+     * @return the policy
+     * @throws IllegalArgumentException if a value is out of range (see the record's constructor)
+     */
     public static RetentionPolicy idle(Duration idleTime, int maxUnreferenced) {
         return new RetentionPolicy(idleTime, maxUnreferenced);
     }
 
-    /** Whether any unreferenced AH is kept. */
+    /**
+     * Whether any unreferenced AH is kept.
+     *
+     * @return true if both the idle time and {@code maxUnreferenced} are above zero
+     */
     public boolean retains() {
         return !idleTime.isZero() && maxUnreferenced > 0;
     }

@@ -8,10 +8,18 @@ package org.efaah.cache;
 @FunctionalInterface
 public interface Ticker {
 
-    /** Nanoseconds from an arbitrary fixed origin; only differences are meaningful. Thread-safe. */
+    /**
+     * The current time. Thread-safe.
+     *
+     * @return nanoseconds from an arbitrary fixed origin; only differences are meaningful
+     */
     long read();
 
-    /** {@link System#nanoTime()}. */
+    /**
+     * The ticker of the running JVM.
+     *
+     * @return a ticker reading {@link System#nanoTime()}, ns
+     */
     static Ticker system() {
         return System::nanoTime;
     }
