@@ -29,12 +29,20 @@ public final class Datagram {
         this.completion = completion;
     }
 
-    /** The bytes sent. */
+    /**
+     * The bytes sent. The array is this datagram's own (not the receive buffer); not copied.
+     *
+     * @return the payload, 0..{@link UdEndpoint#maxMessageSize()} bytes
+     */
     public byte[] payload() {
         return payload;
     }
 
-    /** The sender's QP number ({@code wc.src_qp}). */
+    /**
+     * The sender's QP number ({@code wc.src_qp}), to reply to.
+     *
+     * @return the 24-bit QPN
+     */
     public int sourceQpn() {
         return sourceQpn;
     }
@@ -43,17 +51,27 @@ public final class Datagram {
      * The sender's GID (null when {@link #origin()} is {@link SourceOrigin#UNKNOWN}): from the
      * GRH (its source GID, or on RoCE v2 over IPv4 the IPv4-mapped source address), or on EFA
      * from the cached AH the completion's AHN names, or from the completion itself.
+     *
+     * @return the sender's GID (16 bytes, network order), or null when unknown
      */
     public Gid sourceGid() {
         return sourceGid;
     }
 
-    /** Which path gave {@link #sourceGid()}. */
+    /**
+     * Which path gave {@link #sourceGid()}.
+     *
+     * @return the origin, not null; {@link SourceOrigin#UNKNOWN} when there is no GID
+     */
     public SourceOrigin origin() {
         return origin;
     }
 
-    /** On EFA, the AHN of the receiver's AH for the sender ({@code wc.slid}); else {@link #NO_AHN}. */
+    /**
+     * On EFA, the AHN of the receiver's AH for the sender ({@code wc.slid}, efadv.h AH numbers).
+     *
+     * @return the AHN, 0..0xFFFE; {@link #NO_AHN} when the device named none or is not EFA
+     */
     public int sourceAhn() {
         return sourceAhn;
     }

@@ -18,6 +18,16 @@ public record EndpointAddress(Gid gid, int qpn, long qkey) {
     /** Size of {@link #toBytes()}. */
     public static final int BYTES = 24;
 
+    /**
+     * Checks the address.
+     *
+     * @param gid  not null
+     * @param qpn  0..0xFFFFFF
+     * @param qkey 0..0x7FFFFFFF
+     * @throws NullPointerException     if {@code gid} is null
+     * @throws IllegalArgumentException if {@code qpn} is outside 0..0xFFFFFF or {@code qkey}
+     *                                  outside 0..0x7FFFFFFF
+     */
     public EndpointAddress {
         Objects.requireNonNull(gid, "gid");
         if (qpn < 0 || qpn > 0xFFFFFF) {
@@ -28,7 +38,11 @@ public record EndpointAddress(Gid gid, int qpn, long qkey) {
         }
     }
 
-    /** {@code GID/0xQPN/0xQKEY}, readable by {@link #parse(String)}. */
+    /**
+     * The text form, readable by {@link #parse(String)}.
+     *
+     * @return {@code GID/0xQPN/0xQKEY}, the GID in IPv6 notation, QPN 6 and Q_Key 8 hex digits
+     */
     public String toText() {
         return String.format("%s/0x%06x/0x%08x", gid, qpn, qkey);
     }
@@ -36,7 +50,11 @@ public record EndpointAddress(Gid gid, int qpn, long qkey) {
     /**
      * Parses {@link #toText()}'s form; QPN and Q_Key may be decimal or 0x-prefixed hexadecimal.
      *
-     * @throws IllegalArgumentException naming the part that does not parse
+     * @param text {@code GID/QPN/QKEY}; surrounding blanks are ignored
+     * @return the address
+     * @throws NullPointerException     if {@code text} is null
+     *
+     * @throws IllegalArgumentException naming the part that does not parse or is out of range
      */
     public static EndpointAddress parse(String text) {
         Objects.requireNonNull(text, "text");
@@ -56,10 +74,23 @@ public record EndpointAddress(Gid gid, int qpn, long qkey) {
         }
     }
 
+    /**
+     * The binary form, readable by {@link #fromBytes(byte[])}.
+     *
+     * @return {@value #BYTES} bytes, network order: the GID (16), the QPN (4), the Q_Key (4)
+     */
     public byte[] toBytes() {
         return ByteBuffer.allocate(BYTES).put(gid.toBytes()).putInt(qpn).putInt((int) qkey).array();
     }
 
+    /**
+     * Reads {@link #toBytes()}'s form.
+     *
+     * @param bytes {@value #BYTES} bytes, network order: GID, QPN, Q_Key
+     * @return the address
+     * @throws IllegalArgumentException if {@code bytes} is null or not {@value #BYTES} bytes long,
+     *                                  or the QPN or Q_Key is out of range
+     */
     public static EndpointAddress fromBytes(byte[] bytes) {
         if (bytes == null || bytes.length != BYTES) {
             throw new IllegalArgumentException("address: " + (bytes == null ? "null" : bytes.length + " bytes")

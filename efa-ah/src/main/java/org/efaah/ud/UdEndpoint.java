@@ -94,35 +94,99 @@ public final class UdEndpoint implements AutoCloseable {
      */
     public record Options(int portNum, int sgidIndex, long qkey, int sendDepth, int receiveDepth, int maxMessageSize,
                           QueuePairType transport) {
+        /**
+         * Checks that the transport is given; the numbers are checked against the device by
+         * {@link UdEndpoint#open}.
+         *
+         * @param portNum        1..the device's port count
+         * @param sgidIndex      0..the port's GID table length - 1
+         * @param qkey           0..0x7FFFFFFF
+         * @param sendDepth      1..8192
+         * @param receiveDepth   1..8192
+         * @param maxMessageSize 0..the port's active MTU, bytes; 0 for the MTU
+         * @param transport      not null
+         * @throws NullPointerException if {@code transport} is null
+         */
         public Options {
             Objects.requireNonNull(transport, "transport");
         }
 
-        /** The settings before the transport was a choice: UD. */
+        /**
+         * The settings before the transport was a choice: UD.
+         *
+         * @param portNum        1-based port
+         * @param sgidIndex      index of this endpoint's own GID in the port's table
+         * @param qkey           Q_Key, 0..0x7FFFFFFF
+         * @param sendDepth      sends in flight at most, 1..8192
+         * @param receiveDepth   receives posted, 1..8192
+         * @param maxMessageSize largest payload in bytes, 1..path MTU; 0 means the port's active MTU
+         */
         public Options(int portNum, int sgidIndex, long qkey, int sendDepth, int receiveDepth, int maxMessageSize) {
             this(portNum, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, QueuePairType.UD);
         }
 
+        /**
+         * The default settings: port 1, sgid_index 0, Q_Key {@link UdEndpoint#DEFAULT_QKEY}, 64 sends and 256
+         * receives, the port's active MTU, UD.
+         *
+         * @return the defaults
+         */
         public static Options defaults() {
             return new Options(1, 0, DEFAULT_QKEY, 64, 256, 0, QueuePairType.UD);
         }
 
+        /**
+         * Another own GID.
+         *
+         * @param index the sgid_index of the endpoint's GID in the port's table
+         *
+         * @return a copy with that setting; checked only by {@link UdEndpoint#open}
+         */
         public Options withSgidIndex(int index) {
             return new Options(portNum, index, qkey, sendDepth, receiveDepth, maxMessageSize, transport);
         }
 
+        /**
+         * Another Q_Key.
+         *
+         * @param key the Q_Key, 0..0x7FFFFFFF
+         *
+         * @return a copy with that setting; checked only by {@link UdEndpoint#open}
+         */
         public Options withQkey(long key) {
             return new Options(portNum, sgidIndex, key, sendDepth, receiveDepth, maxMessageSize, transport);
         }
 
+        /**
+         * Other queue depths.
+         *
+         * @param send    sends in flight at most, 1..8192
+         * @param receive receives posted, 1..8192
+         *
+         * @return a copy with that setting; checked only by {@link UdEndpoint#open}
+         */
         public Options withDepths(int send, int receive) {
             return new Options(portNum, sgidIndex, qkey, send, receive, maxMessageSize, transport);
         }
 
+        /**
+         * Another largest payload.
+         *
+         * @param bytes largest payload in bytes, 1..path MTU; 0 means the port's active MTU
+         *
+         * @return a copy with that setting; checked only by {@link UdEndpoint#open}
+         */
         public Options withMaxMessageSize(int bytes) {
             return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, bytes, transport);
         }
 
+        /**
+         * Another transport.
+         *
+         * @param type UD (every device) or SRD (EFA only)
+         *
+         * @return a copy with that setting; checked only by {@link UdEndpoint#open}
+         */
         public Options withTransport(QueuePairType type) {
             return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, type);
         }
@@ -163,7 +227,13 @@ public final class UdEndpoint implements AutoCloseable {
     }
 
     /**
-     * Opens an endpoint on {@code pd}'s device.
+     * Opens an endpoint on {@code pd}'s device: a CQ pair, a QP of the chosen transport ready to
+     * send, and registered send and receive memory, with every receive posted.
+     *
+     * @param pd      the PD; the endpoint's AHs and memory belong to it
+     * @param cache   the cache the endpoint takes its return-path AHs from
+     * @param options the settings, checked against the device here
+     * @return the open endpoint; close it when done
      *
      * @throws NullPointerException     if an argument is null
      * @throws IllegalArgumentException if an option is out of range (named, with the range)
@@ -186,26 +256,47 @@ public final class UdEndpoint implements AutoCloseable {
         return new UdEndpoint(pd, cache, options, options.maxMessageSize() == 0 ? mtu : options.maxMessageSize());
     }
 
-    /** Where peers send to reach this endpoint. */
+    /**
+     * Where peers send to reach this endpoint.
+     *
+     * @return the endpoint's GID, QPN and Q_Key
+     */
     public EndpointAddress address() {
         return address;
     }
 
-    /** Largest payload {@link #send} accepts, bytes. */
+    /**
+     * Largest payload {@link #send} accepts.
+     *
+     * @return the size in bytes, the port's active MTU unless the options asked for less
+     */
     public int maxMessageSize() {
         return maxMessageSize;
     }
 
-    /** UD or SRD. */
+    /**
+     * The QP type the endpoint was opened with.
+     *
+     * @return UD or SRD
+     */
     public QueuePairType transport() {
         return options.transport();
     }
 
+    /**
+     * The PD the endpoint was opened on: the one to acquire its send AHs in.
+     *
+     * @return the PD
+     */
     public ProtectionDomain pd() {
         return pd;
     }
 
-    /** A snapshot of the counters; cheap, from any thread. */
+    /**
+     * A snapshot of the counters; cheap, from any thread.
+     *
+     * @return the counters now, not atomic across counters
+     */
     public Counters counters() {
         return new Counters(sends.sent(), receives.received(), receives.receiveErrors(), recovery.recoveries());
     }
@@ -215,7 +306,14 @@ public final class UdEndpoint implements AutoCloseable {
         return ((long) generation << 32) | slot;
     }
 
-    /** Sends {@code payload}'s remaining bytes to {@code to} through {@code ah}; see {@link #send(AddressHandle, int, long, ByteBuffer)}. */
+    /**
+     * Sends {@code payload}'s remaining bytes to {@code to} through {@code ah}; see
+     * {@link #send(AddressHandle, int, long, ByteBuffer)}, whose exceptions apply.
+     *
+     * @param ah      an AH to {@code to}'s GID, in this endpoint's PD
+     * @param to      the receiver's QPN and Q_Key (its GID is the AH's)
+     * @param payload the bytes from position to limit; consumed
+     */
     public void send(AddressHandle ah, EndpointAddress to, ByteBuffer payload) {
         Objects.requireNonNull(to, "to");
         send(ah, to.qpn(), to.qkey(), payload);
@@ -225,7 +323,12 @@ public final class UdEndpoint implements AutoCloseable {
      * Posts one {@code IBV_WR_SEND} of {@code payload}'s remaining bytes (consumed) to
      * ({@code ah}, {@code remoteQpn}, {@code remoteQkey}). Returns once posted; the AH is kept
      * alive until the send completes, whatever the caller does with {@code ah}. Waits, holding no
-     * lock, for a free send slot when {@code sendDepth} sends are in flight.
+     * lock, for a free send slot when {@code sendDepth} sends are in flight. Thread-safe.
+     *
+     * @param ah         an AH to the receiver's GID, in this endpoint's PD
+     * @param remoteQpn  the receiver's QPN, 0..0xFFFFFF
+     * @param remoteQkey the receiver's Q_Key, 0..0x7FFFFFFF
+     * @param payload    the bytes from position to limit, at most {@link #maxMessageSize()}; consumed
      *
      * @throws IllegalArgumentException      if {@code ah} belongs to another PD, the payload is larger
      *                                       than {@link #maxMessageSize()}, or a number is out of range
@@ -265,6 +368,9 @@ public final class UdEndpoint implements AutoCloseable {
     /**
      * Waits, holding no lock, until every send posted so far has completed.
      *
+     * @param timeout how long to wait at most
+     * @param unit    the unit of {@code timeout}
+     *
      * @return true when all completed, false on timeout
      * @throws WorkCompletionException      if one completed with an error
      * @throws EndpointInterruptedException if interrupted while waiting (flag set again)
@@ -284,13 +390,20 @@ public final class UdEndpoint implements AutoCloseable {
         }
     }
 
-    /** Sends in flight now (posted, not yet completed as far as this endpoint has polled). */
+    /**
+     * Sends in flight now (posted, not yet completed as far as this endpoint has polled).
+     *
+     * @return 0..{@code sendDepth}
+     */
     public int sendsInFlight() {
         return sends.inFlightCount();
     }
 
     /**
      * Waits up to {@code timeout}, holding no lock, for one datagram.
+     *
+     * @param timeout how long to wait at most
+     * @param unit    the unit of {@code timeout}
      *
      * @return the datagram, or null on timeout
      * @throws WorkCompletionException      if the receive completed with an error (the slot is
@@ -338,6 +451,10 @@ public final class UdEndpoint implements AutoCloseable {
      * The attributes of an AH back to the sender of {@code datagram}: on EFA the sender's GID
      * alone (global, as EFA requires); elsewhere {@code ibv_init_ah_from_wc(3)}.
      *
+     * @param datagram a datagram this endpoint received
+     * @return the attributes, to acquire an AH with
+     * @throws IllegalStateException    if the endpoint is closed
+     *
      * @throws IllegalArgumentException if the datagram's sender is unknown ({@link SourceOrigin#UNKNOWN} on EFA)
      */
     public AddressHandleAttributes replyAttributes(Datagram datagram) {
@@ -350,6 +467,13 @@ public final class UdEndpoint implements AutoCloseable {
      * Acquires, through the cache, the AH back to the sender of {@code datagram}: a server
      * answering many clients holds one hardware AH per client, not one per message. On EFA a
      * datagram named by AHN gets that same AH, as a hit.
+     *
+     * @param datagram a datagram this endpoint received
+     * @return a new open handle to the AH; close it when done
+     * @throws IllegalArgumentException if the datagram's sender is unknown
+     *                                  ({@link SourceOrigin#UNKNOWN} on EFA)
+     * @throws IllegalStateException    if the endpoint is closed
+     * @throws VerbsException           if the AH cannot be created
      */
     public AddressHandle acquireReplyAh(Datagram datagram) {
         Objects.requireNonNull(datagram, "datagram");
@@ -357,7 +481,13 @@ public final class UdEndpoint implements AutoCloseable {
         return resolver.acquireReplyAh(datagram);
     }
 
-    /** Replies to the sender of {@code datagram} with {@code payload}, through a return-path AH. */
+    /**
+     * Replies to the sender of {@code datagram} with {@code payload}, through a return-path AH
+     * ({@link #acquireReplyAh}) and the endpoint's own Q_Key; the exceptions of both apply.
+     *
+     * @param datagram a datagram this endpoint received
+     * @param payload  the bytes from position to limit; consumed
+     */
     public void reply(Datagram datagram, ByteBuffer payload) {
         try (AddressHandle ah = acquireReplyAh(datagram)) {
             send(ah, datagram.sourceQpn(), options.qkey(), payload);

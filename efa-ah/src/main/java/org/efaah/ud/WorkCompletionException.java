@@ -16,12 +16,17 @@ public class WorkCompletionException extends RuntimeException {
     private final int vendorError;
     private final EfaCompletionStatus efaStatus;
 
-    public WorkCompletionException(String operation, int status, int vendorError) {
-        this(operation, status, vendorError, false);
-    }
-
-    /** As above; on EFA ({@code efa}) the vendor error is named as an {@link EfaCompletionStatus}. */
-    public WorkCompletionException(String operation, int status, int vendorError, boolean efa) {
+    /**
+     * An exception for a completion with an error; the message names the operation, the status
+     * and the vendor error.
+     *
+     * @param operation   what completed, such as {@code send} or {@code receive}
+     * @param status      the completion's {@code enum ibv_wc_status} value ({@code wc.status})
+     * @param vendorError the completion's {@code wc.vendor_err}; 0 when none
+     * @param efa         whether the device is EFA, so that the vendor error is named as an
+     *                    {@link EfaCompletionStatus}
+     */
+    WorkCompletionException(String operation, int status, int vendorError, boolean efa) {
         super(message(operation, status, vendorError, efa ? EfaCompletionStatus.of(vendorError) : null));
         this.status = status;
         this.vendorError = vendorError;
@@ -38,21 +43,38 @@ public class WorkCompletionException extends RuntimeException {
         return operation + " completed with " + WorkCompletion.statusName(status) + " (status " + status + vendor + ")";
     }
 
-    /** The {@code enum ibv_wc_status} value. */
+    /**
+     * The completion's status, as in {@code ibv_poll_cq(3)}.
+     *
+     * @return the {@code enum ibv_wc_status} value, never 0 ({@code IBV_WC_SUCCESS})
+     */
     public int status() {
         return status;
     }
 
-    /** The {@code ibv_wc_status_str}-style name of {@link #status()}. */
+    /**
+     * The name of {@link #status()}, in the manner of {@code ibv_wc_status_str(3)}.
+     *
+     * @return the enum constant's name, such as {@code IBV_WC_LOC_LEN_ERR}
+     */
     public String statusName() {
         return WorkCompletion.statusName(status);
     }
 
+    /**
+     * The device's own error code ({@code wc.vendor_err}), meaningful only to its driver.
+     *
+     * @return the vendor error; 0 when none
+     */
     public int vendorError() {
         return vendorError;
     }
 
-    /** On EFA the device's own status ({@code wc.vendor_err}); null elsewhere or when unknown. */
+    /**
+     * On EFA the device's own status: {@code wc.vendor_err} as an {@code enum efa_io_comp_status}.
+     *
+     * @return the EFA status; null on other devices or when the code is unknown
+     */
     public EfaCompletionStatus efaStatus() {
         return efaStatus;
     }
