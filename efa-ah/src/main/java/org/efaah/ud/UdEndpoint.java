@@ -112,20 +112,6 @@ public final class UdEndpoint implements AutoCloseable {
         }
 
         /**
-         * The settings before the transport was a choice: UD.
-         *
-         * @param portNum        1-based port
-         * @param sgidIndex      index of this endpoint's own GID in the port's table
-         * @param qkey           Q_Key, 0..0x7FFFFFFF
-         * @param sendDepth      sends in flight at most, 1..8192
-         * @param receiveDepth   receives posted, 1..8192
-         * @param maxMessageSize largest payload in bytes, 1..path MTU; 0 means the port's active MTU
-         */
-        public Options(int portNum, int sgidIndex, long qkey, int sendDepth, int receiveDepth, int maxMessageSize) {
-            this(portNum, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, QueuePairType.UD);
-        }
-
-        /**
          * The default settings: port 1, sgid_index 0, Q_Key {@link UdEndpoint#DEFAULT_QKEY}, 64 sends and 256
          * receives, the port's active MTU, UD.
          *
