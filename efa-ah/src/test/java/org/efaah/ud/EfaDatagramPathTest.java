@@ -16,7 +16,6 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
-import org.efaah.cache.LeakDetection;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.EfaCompletionStatus;
@@ -38,55 +37,30 @@ import org.junit.jupiter.api.Test;
  * never through ibv_init_ah_from_wc; SRD exactly once, out of order.
  */
 class EfaDatagramPathTest {
-    private final MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder().deviceCount(17).build());
-    private final AddressHandleCache cache = AddressHandleCache.create(LeakDetection.PARANOID);
-    private final List<AutoCloseable> toClose = new ArrayList<>();
+    private final MockEndpoints f = new MockEndpoints(17);
 
-    private ProtectionDomain pd(int device) {
-        Device d = Device.open(mock, "efa_" + device);
-        ProtectionDomain pd = d.allocatePd();
-        toClose.add(0, d);
-        toClose.add(0, pd);
-        return pd;
-    }
-
-    private UdEndpoint endpoint(ProtectionDomain pd, UdEndpoint.Options options) {
-        UdEndpoint e = UdEndpoint.open(pd, cache, options);
-        toClose.add(0, e);
-        return e;
-    }
 
     @AfterEach
     void closeAll() throws Exception {
-        List<AutoCloseable> endpoints = toClose.stream().filter(c -> c instanceof UdEndpoint).toList();
-        for (AutoCloseable e : endpoints) {
-            e.close();
-        }
-        cache.close();
-        for (AutoCloseable c : toClose) {
-            if (!(c instanceof UdEndpoint)) {
-                c.close();
-            }
-        }
-        assertEquals(0, mock.counters().liveAhs());
+        f.close();
     }
 
     @Test
     void aServerAnswersSixteenClientsTenRoundsFirstByCompletionGidThenByAhnAsHits() {
-        ProtectionDomain serverPd = pd(0);
-        UdEndpoint server = endpoint(serverPd, UdEndpoint.Options.defaults());
+        ProtectionDomain serverPd = f.pd(0);
+        UdEndpoint server = f.endpoint(serverPd, UdEndpoint.Options.defaults());
         List<UdEndpoint> clients = new ArrayList<>();
         List<AddressHandle> toServer = new ArrayList<>();
         for (int c = 1; c <= 16; c++) {
-            UdEndpoint client = endpoint(pd(c), UdEndpoint.Options.defaults());
+            UdEndpoint client = f.endpoint(f.pd(c), UdEndpoint.Options.defaults());
             clients.add(client);
-            toServer.add(cache.acquire(client.pd(), AddressHandleAttributes.forGid(server.address().gid())));
+            toServer.add(f.cache.acquire(client.pd(), AddressHandleAttributes.forGid(server.address().gid())));
         }
         // The server keeps one return-path AH per client, as a server keeps its peers.
         Map<Gid, AddressHandle> peers = new HashMap<>();
         Map<SourceOrigin, Integer> origins = new HashMap<>();
-        long createsBefore = cache.stats().hardwareCreates();
-        long hitsBefore = cache.stats().hits();
+        long createsBefore = f.cache.stats().hardwareCreates();
+        long hitsBefore = f.cache.stats().hits();
         for (int round = 0; round < 10; round++) {
             for (int c = 0; c < 16; c++) {
                 clients.get(c).send(toServer.get(c), server.address(), ByteBuffer.wrap(new byte[] {(byte) c, (byte) round}));
@@ -116,8 +90,8 @@ class EfaDatagramPathTest {
                 assertEquals(server.address().gid(), answer.sourceGid());
             }
         }
-        long creates = cache.stats().hardwareCreates() - createsBefore;
-        long hits = cache.stats().hits() - hitsBefore;
+        long creates = f.cache.stats().hardwareCreates() - createsBefore;
+        long hits = f.cache.stats().hits() - hitsBefore;
         System.out.printf("FIGURE EFA mock, 16 clients x 10 rounds: %d datagrams named by the completion's GID, "
                         + "%d by AHN; server hardware creates %d; cache hits %d%n",
                 origins.getOrDefault(SourceOrigin.COMPLETION_GID, 0), origins.getOrDefault(SourceOrigin.AHN, 0),
@@ -139,19 +113,19 @@ class EfaDatagramPathTest {
 
     @Test
     void tenThousandDatagramsOfOneToMtuBytesOverSrdOutOfOrderEachExactlyOnce() {
-        mock.reorderSrd(7L);
+        f.mock.reorderSrd(7L);
         exchange(QueuePairType.SRD);
     }
 
     private void exchange(QueuePairType transport) {
         UdEndpoint.Options options = UdEndpoint.Options.defaults().withTransport(transport).withDepths(64, 256);
-        UdEndpoint a = endpoint(pd(1), options);
-        UdEndpoint b = endpoint(pd(2), options);
+        UdEndpoint a = f.endpoint(f.pd(1), options);
+        UdEndpoint b = f.endpoint(f.pd(2), options);
         int mtu = a.maxMessageSize();
         int batch = 16;
         int outOfOrder = 0;
         int verified = 0;
-        try (AddressHandle toB = cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
+        try (AddressHandle toB = f.cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
             for (int start = 0; start < 10_000; start += batch) {
                 // Within a batch the sizes differ, so a datagram's size says which one it is.
                 Map<Integer, Integer> bySize = new HashMap<>();
@@ -200,9 +174,9 @@ class EfaDatagramPathTest {
     @Test
     void anSrdSendToAQpWithNoReceivePostedEndsInAnRnrErrorNeverASilentDrop() {
         UdEndpoint.Options srd = UdEndpoint.Options.defaults().withTransport(QueuePairType.SRD);
-        UdEndpoint a = endpoint(pd(1), srd);
-        UdEndpoint b = endpoint(pd(2), srd.withDepths(64, 1));
-        try (AddressHandle toB = cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
+        UdEndpoint a = f.endpoint(f.pd(1), srd);
+        UdEndpoint b = f.endpoint(f.pd(2), srd.withDepths(64, 1));
+        try (AddressHandle toB = f.cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
             a.send(toB, b.address(), ByteBuffer.wrap(new byte[] {1}));
             a.send(toB, b.address(), ByteBuffer.wrap(new byte[] {2})); // b's one receive is taken
             WorkCompletionException e = assertThrows(WorkCompletionException.class, () -> a.flush(5, TimeUnit.SECONDS));
@@ -229,9 +203,9 @@ class EfaDatagramPathTest {
 
     @Test
     void onEfaInitAhFromWcGivesANonGlobalAttributeSetWhichEfaRefuses() {
-        UdEndpoint a = endpoint(pd(1), UdEndpoint.Options.defaults());
-        UdEndpoint b = endpoint(pd(2), UdEndpoint.Options.defaults());
-        try (AddressHandle toB = cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
+        UdEndpoint a = f.endpoint(f.pd(1), UdEndpoint.Options.defaults());
+        UdEndpoint b = f.endpoint(f.pd(2), UdEndpoint.Options.defaults());
+        try (AddressHandle toB = f.cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
             a.send(toB, b.address(), ByteBuffer.wrap(new byte[] {9}));
             Datagram d = b.receive(5, TimeUnit.SECONDS);
             assertNotNull(d);
@@ -243,7 +217,7 @@ class EfaDatagramPathTest {
             }
             assertFalse(fromWc.isGlobal());
             assertEquals(0xFFFF, fromWc.dlid());
-            assertThrows(RuntimeException.class, () -> cache.acquire(b.pd(), fromWc));
+            assertThrows(RuntimeException.class, () -> f.cache.acquire(b.pd(), fromWc));
             AddressHandleAttributes reply = b.replyAttributes(d);
             assertTrue(reply.isGlobal());
             assertEquals(a.address().gid(), reply.dgid());
@@ -254,9 +228,9 @@ class EfaDatagramPathTest {
     void aSendDepthOfTwoWaitsForSlotsAndNeverOverfillsTheSendQueue() {
         // The mock answers a send beyond max_send_wr outstanding with ENOMEM, as EFA does
         // (MockDatapathTest); the endpoint reaps completions first, so ten sends all go.
-        UdEndpoint a = endpoint(pd(1), UdEndpoint.Options.defaults().withDepths(2, 4));
-        UdEndpoint b = endpoint(pd(2), UdEndpoint.Options.defaults());
-        try (AddressHandle toB = cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
+        UdEndpoint a = f.endpoint(f.pd(1), UdEndpoint.Options.defaults().withDepths(2, 4));
+        UdEndpoint b = f.endpoint(f.pd(2), UdEndpoint.Options.defaults());
+        try (AddressHandle toB = f.cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
             for (int i = 0; i < 10; i++) {
                 a.send(toB, b.address(), ByteBuffer.wrap(new byte[] {(byte) i}));
             }

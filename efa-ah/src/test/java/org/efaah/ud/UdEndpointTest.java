@@ -27,35 +27,13 @@ import org.junit.jupiter.api.Test;
 
 /** UD endpoints on the mock's in-memory fabric; the same tests run natively in the soft-RoCE VM. */
 class UdEndpointTest {
-    private final MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder().deviceCount(17).build());
-    private final List<AutoCloseable> toClose = new ArrayList<>();
-    private final List<UdEndpoint> endpoints = new ArrayList<>();
-    private final AddressHandleCache cache = AddressHandleCache.create(LeakDetection.PARANOID);
+    private final MockEndpoints f = new MockEndpoints(17);
 
-    private ProtectionDomain pd(int device) {
-        Device d = Device.open(mock, "efa_" + device);
-        ProtectionDomain pd = d.allocatePd();
-        toClose.add(0, d);
-        toClose.add(0, pd);
-        return pd;
-    }
-
-    private UdEndpoint endpoint(ProtectionDomain pd, UdEndpoint.Options options) {
-        UdEndpoint e = UdEndpoint.open(pd, cache, options);
-        endpoints.add(e);
-        return e;
-    }
 
     @AfterEach
     void closeAll() throws Exception {
-        // Endpoints first (they hold AH references for sends in flight), then the cache, then PDs.
-        endpoints.forEach(UdEndpoint::close);
-        cache.close();
-        for (AutoCloseable c : toClose) {
-            c.close();
-        }
-        assertEquals(0, mock.counters().liveAhs());
-        assertEquals(0, cache.stats().leaksReported(), "every handle was closed");
+        f.close();
+        assertEquals(0, f.cache.stats().leaksReported(), "every handle was closed");
     }
 
     private static ByteBuffer pattern(int size, int seed) {
@@ -68,12 +46,12 @@ class UdEndpointTest {
 
     @Test
     void tenThousandDatagramsOfEverySizeArriveIntactAndComeBackOnTheReturnPath() {
-        UdEndpoint a = endpoint(pd(0), UdEndpoint.Options.defaults());
-        UdEndpoint b = endpoint(pd(1), UdEndpoint.Options.defaults());
+        UdEndpoint a = f.endpoint(f.pd(0), UdEndpoint.Options.defaults());
+        UdEndpoint b = f.endpoint(f.pd(1), UdEndpoint.Options.defaults());
         int mtu = a.maxMessageSize();
         assertEquals(4096, mtu);
         SplittableRandom random = new SplittableRandom(1);
-        try (AddressHandle toB = cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
+        try (AddressHandle toB = f.cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
             for (int i = 0; i < 10_000; i++) {
                 int size = i < mtu ? i + 1 : 1 + random.nextInt(mtu);
                 ByteBuffer sent = pattern(size, i);
@@ -92,21 +70,21 @@ class UdEndpointTest {
             assertTrue(b.flush(5, TimeUnit.SECONDS));
         }
         // One AH each way, however many messages: 10,000 look-ups of the return path were hits.
-        assertEquals(2, cache.stats().hardwareCreates());
-        assertTrue(cache.stats().hits() >= 9_999, "hits " + cache.stats().hits());
+        assertEquals(2, f.cache.stats().hardwareCreates());
+        assertTrue(f.cache.stats().hits() >= 9_999, "hits " + f.cache.stats().hits());
     }
 
     @Test
     void aServerAnswersSixteenClientsWithSixteenReturnPathAhs() {
-        UdEndpoint server = endpoint(pd(0), UdEndpoint.Options.defaults());
+        UdEndpoint server = f.endpoint(f.pd(0), UdEndpoint.Options.defaults());
         List<UdEndpoint> clients = new ArrayList<>();
         List<AddressHandle> toServer = new ArrayList<>();
         for (int c = 1; c <= 16; c++) {
-            UdEndpoint client = endpoint(pd(c), UdEndpoint.Options.defaults());
+            UdEndpoint client = f.endpoint(f.pd(c), UdEndpoint.Options.defaults());
             clients.add(client);
-            toServer.add(cache.acquire(client.pd(), AddressHandleAttributes.forGid(server.address().gid())));
+            toServer.add(f.cache.acquire(client.pd(), AddressHandleAttributes.forGid(server.address().gid())));
         }
-        long createsBefore = cache.stats().hardwareCreates();
+        long createsBefore = f.cache.stats().hardwareCreates();
         for (int round = 0; round < 20; round++) {
             for (int c = 0; c < 16; c++) {
                 clients.get(c).send(toServer.get(c), server.address(), ByteBuffer.wrap(new byte[] {(byte) c, (byte) round}));
@@ -122,35 +100,35 @@ class UdEndpointTest {
                 assertArrayEquals(new byte[] {(byte) c, (byte) round, 42}, answer.payload());
             }
         }
-        assertEquals(16, cache.stats().hardwareCreates() - createsBefore, "16 return-path AHs, not 320");
+        assertEquals(16, f.cache.stats().hardwareCreates() - createsBefore, "16 return-path AHs, not 320");
         assertTrue(server.flush(5, TimeUnit.SECONDS));
         toServer.forEach(AddressHandle::close);
     }
 
     @Test
     void theAhOutlivesItsHandleWhileASendIsInFlight() {
-        UdEndpoint a = endpoint(pd(0), UdEndpoint.Options.defaults());
-        UdEndpoint b = endpoint(pd(1), UdEndpoint.Options.defaults());
-        AddressHandle ah = cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()));
+        UdEndpoint a = f.endpoint(f.pd(0), UdEndpoint.Options.defaults());
+        UdEndpoint b = f.endpoint(f.pd(1), UdEndpoint.Options.defaults());
+        AddressHandle ah = f.cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()));
         a.send(ah, b.address(), ByteBuffer.wrap(new byte[] {1, 2, 3}));
         ah.close();
         assertEquals(1, a.sendsInFlight());
-        assertEquals(1, mock.counters().liveAhs(), "the endpoint still holds the AH for the send in flight");
+        assertEquals(1, f.mock.counters().liveAhs(), "the endpoint still holds the AH for the send in flight");
         assertTrue(a.flush(5, TimeUnit.SECONDS));
-        assertEquals(0, mock.counters().liveAhs(), "released once the send completed");
+        assertEquals(0, f.mock.counters().liveAhs(), "released once the send completed");
         assertArrayEquals(new byte[] {1, 2, 3}, b.receive(5, TimeUnit.SECONDS).payload());
     }
 
     @Test
     void wrongPdOversizedPayloadAndClosedHandlesAreRefused() {
-        UdEndpoint a = endpoint(pd(0), UdEndpoint.Options.defaults());
-        ProtectionDomain other = pd(1);
-        try (AddressHandle foreign = cache.acquire(other, AddressHandleAttributes.forGid(a.address().gid()))) {
+        UdEndpoint a = f.endpoint(f.pd(0), UdEndpoint.Options.defaults());
+        ProtectionDomain other = f.pd(1);
+        try (AddressHandle foreign = f.cache.acquire(other, AddressHandleAttributes.forGid(a.address().gid()))) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                     () -> a.send(foreign, a.address(), ByteBuffer.allocate(1)));
             assertTrue(e.getMessage().contains("another PD"), e.getMessage());
         }
-        AddressHandle ah = cache.acquire(a.pd(), AddressHandleAttributes.forGid(a.address().gid()));
+        AddressHandle ah = f.cache.acquire(a.pd(), AddressHandleAttributes.forGid(a.address().gid()));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> a.send(ah, a.address(), ByteBuffer.allocate(4097)));
         assertTrue(e.getMessage().startsWith("payload: 4097 bytes; valid 0..4096"), e.getMessage());
@@ -161,9 +139,9 @@ class UdEndpointTest {
 
     @Test
     void aWrongQkeyIsDroppedSilentlyAsOnTheWire() {
-        UdEndpoint a = endpoint(pd(0), UdEndpoint.Options.defaults());
-        UdEndpoint b = endpoint(pd(1), UdEndpoint.Options.defaults().withQkey(0x1234));
-        try (AddressHandle ah = cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
+        UdEndpoint a = f.endpoint(f.pd(0), UdEndpoint.Options.defaults());
+        UdEndpoint b = f.endpoint(f.pd(1), UdEndpoint.Options.defaults().withQkey(0x1234));
+        try (AddressHandle ah = f.cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
             a.send(ah, b.address().qpn(), 0x4321, ByteBuffer.allocate(8));
             assertNull(b.receive(50, TimeUnit.MILLISECONDS));
             a.send(ah, b.address(), ByteBuffer.allocate(8));
@@ -174,7 +152,7 @@ class UdEndpointTest {
 
     @Test
     void addressesRoundTripAsTextAndBytes() {
-        UdEndpoint a = endpoint(pd(0), UdEndpoint.Options.defaults());
+        UdEndpoint a = f.endpoint(f.pd(0), UdEndpoint.Options.defaults());
         EndpointAddress address = a.address();
         assertEquals(address, EndpointAddress.parse(address.toText()));
         assertEquals(address, EndpointAddress.fromBytes(address.toBytes()));
@@ -185,14 +163,14 @@ class UdEndpointTest {
 
     @Test
     void closingTheEndpointReleasesEverythingAndTheDeviceCanClose() {
-        ProtectionDomain pd = pd(0);
-        UdEndpoint a = UdEndpoint.open(pd, cache, UdEndpoint.Options.defaults());
-        AddressHandle ah = cache.acquire(pd, AddressHandleAttributes.forGid(a.address().gid()));
+        ProtectionDomain pd = f.pd(0);
+        UdEndpoint a = UdEndpoint.open(pd, f.cache, UdEndpoint.Options.defaults());
+        AddressHandle ah = f.cache.acquire(pd, AddressHandleAttributes.forGid(a.address().gid()));
         a.send(ah, a.address(), ByteBuffer.allocate(3));
         ah.close();
         a.close();
         a.close();
-        assertEquals(0, mock.counters().liveAhs());
+        assertEquals(0, f.mock.counters().liveAhs());
         assertThrows(IllegalStateException.class, () -> a.receive(1, TimeUnit.MILLISECONDS));
         pd.close(); // no QP, MR or AH left to keep it busy
     }
