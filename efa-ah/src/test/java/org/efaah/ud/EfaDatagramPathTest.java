@@ -132,7 +132,7 @@ class EfaDatagramPathTest {
                 for (int i = start; i < start + batch; i++) {
                     int size = 1 + i % mtu;
                     bySize.put(size, i);
-                    a.send(toB, b.address(), pattern(size, i));
+                    a.send(toB, b.address(), TestDatagrams.pattern(size, i));
                 }
                 int expected = start;
                 for (int k = 0; k < batch; k++) {
@@ -140,7 +140,7 @@ class EfaDatagramPathTest {
                     assertNotNull(d, transport + " datagram " + (start + k));
                     Integer i = bySize.remove(d.payload().length);
                     assertNotNull(i, "a datagram of " + d.payload().length + " bytes delivered twice or never sent");
-                    assertArrayEquals(pattern(d.payload().length, i).array(), d.payload(), "payload " + i);
+                    assertArrayEquals(TestDatagrams.pattern(d.payload().length, i).array(), d.payload(), "payload " + i);
                     assertEquals(a.address().gid(), d.sourceGid());
                     if (i != expected) {
                         outOfOrder++;
@@ -161,14 +161,6 @@ class EfaDatagramPathTest {
         } else {
             assertEquals(0, outOfOrder);
         }
-    }
-
-    private static ByteBuffer pattern(int size, int seed) {
-        ByteBuffer b = ByteBuffer.allocate(size);
-        for (int i = 0; i < size; i++) {
-            b.put((byte) (seed * 31 + i * 7));
-        }
-        return b.flip();
     }
 
     @Test

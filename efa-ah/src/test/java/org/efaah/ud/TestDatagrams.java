@@ -1,5 +1,6 @@
 package org.efaah.ud;
 
+import java.nio.ByteBuffer;
 import org.efaah.verbs.Grh;
 import org.efaah.verbs.WorkCompletion;
 
@@ -49,5 +50,14 @@ public final class TestDatagrams {
         WorkCompletion copy = new WorkCompletion();
         copy.copyFrom(d.completion());
         return copy;
+    }
+
+    /** {@code size} bytes that differ with {@code seed} and with the position, to verify a payload byte for byte. */
+    public static ByteBuffer pattern(int size, int seed) {
+        ByteBuffer b = ByteBuffer.allocate(size);
+        for (int i = 0; i < size; i++) {
+            b.put((byte) (seed * 31 + i * 7));
+        }
+        return b.flip();
     }
 }

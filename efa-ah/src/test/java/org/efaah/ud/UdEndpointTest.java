@@ -36,14 +36,6 @@ class UdEndpointTest {
         assertEquals(0, f.cache.stats().leaksReported(), "every handle was closed");
     }
 
-    private static ByteBuffer pattern(int size, int seed) {
-        ByteBuffer b = ByteBuffer.allocate(size);
-        for (int i = 0; i < size; i++) {
-            b.put((byte) (seed * 31 + i * 7));
-        }
-        return b.flip();
-    }
-
     @Test
     void tenThousandDatagramsOfEverySizeArriveIntactAndComeBackOnTheReturnPath() {
         UdEndpoint a = f.endpoint(f.pd(0), UdEndpoint.Options.defaults());
@@ -54,7 +46,7 @@ class UdEndpointTest {
         try (AddressHandle toB = f.cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
             for (int i = 0; i < 10_000; i++) {
                 int size = i < mtu ? i + 1 : 1 + random.nextInt(mtu);
-                ByteBuffer sent = pattern(size, i);
+                ByteBuffer sent = TestDatagrams.pattern(size, i);
                 a.send(toB, b.address(), sent.duplicate());
                 Datagram d = b.receive(5, TimeUnit.SECONDS);
                 assertNotNull(d, "datagram " + i);
