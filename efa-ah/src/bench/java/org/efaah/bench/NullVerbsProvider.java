@@ -48,7 +48,7 @@ final class NullVerbsProvider implements VerbsProvider {
 
     @Override
     public PortAttributes queryPort(long context, int portNum) {
-        return new PortAttributes(portNum, PortAttributes.STATE_ACTIVE, PortAttributes.LINK_LAYER_UNSPECIFIED, 1, 4096, 0);
+        return new PortAttributes(portNum, PortAttributes.STATE_ACTIVE, PortAttributes.LINK_LAYER_UNSPECIFIED, 1, 4096, 0, 8928);
     }
 
     @Override

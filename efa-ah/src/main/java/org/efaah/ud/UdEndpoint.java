@@ -91,9 +91,14 @@ public final class UdEndpoint implements AutoCloseable {
      * @param receiveDepth   receives posted, 1..8192
      * @param maxMessageSize largest payload in bytes, 1..path MTU; 0 means the port's active MTU
      * @param transport      UD (every device) or SRD (EFA only)
+     * @param rnrRetry       SRD only: the QP's {@code rnr_retry}, 0..7 (7 retries without end), or
+     *                       {@link #RNR_RETRY_AUTO}
      */
     public record Options(int portNum, int sgidIndex, long qkey, int sendDepth, int receiveDepth, int maxMessageSize,
-                          QueuePairType transport) {
+                          QueuePairType transport, int rnrRetry) {
+        /** {@link #rnrRetry()}: a finite retry count where the device lets it be set, else the device's default. */
+        public static final int RNR_RETRY_AUTO = -1;
+
         /**
          * Checks that the transport is given; the numbers are checked against the device by
          * {@link UdEndpoint#open}.
@@ -105,6 +110,7 @@ public final class UdEndpoint implements AutoCloseable {
          * @param receiveDepth   1..8192
          * @param maxMessageSize 0..the port's active MTU, bytes; 0 for the MTU
          * @param transport      not null
+         * @param rnrRetry       0..7 or {@link #RNR_RETRY_AUTO}
          * @throws NullPointerException if {@code transport} is null
          */
         public Options {
@@ -118,7 +124,7 @@ public final class UdEndpoint implements AutoCloseable {
          * @return the defaults
          */
         public static Options defaults() {
-            return new Options(1, 0, DEFAULT_QKEY, 64, 256, 0, QueuePairType.UD);
+            return new Options(1, 0, DEFAULT_QKEY, 64, 256, 0, QueuePairType.UD, RNR_RETRY_AUTO);
         }
 
         /**
@@ -129,7 +135,7 @@ public final class UdEndpoint implements AutoCloseable {
          * @return a copy with that setting; checked only by {@link UdEndpoint#open}
          */
         public Options withSgidIndex(int index) {
-            return new Options(portNum, index, qkey, sendDepth, receiveDepth, maxMessageSize, transport);
+            return new Options(portNum, index, qkey, sendDepth, receiveDepth, maxMessageSize, transport, rnrRetry);
         }
 
         /**
@@ -140,7 +146,7 @@ public final class UdEndpoint implements AutoCloseable {
          * @return a copy with that setting; checked only by {@link UdEndpoint#open}
          */
         public Options withQkey(long key) {
-            return new Options(portNum, sgidIndex, key, sendDepth, receiveDepth, maxMessageSize, transport);
+            return new Options(portNum, sgidIndex, key, sendDepth, receiveDepth, maxMessageSize, transport, rnrRetry);
         }
 
         /**
@@ -152,7 +158,7 @@ public final class UdEndpoint implements AutoCloseable {
          * @return a copy with that setting; checked only by {@link UdEndpoint#open}
          */
         public Options withDepths(int send, int receive) {
-            return new Options(portNum, sgidIndex, qkey, send, receive, maxMessageSize, transport);
+            return new Options(portNum, sgidIndex, qkey, send, receive, maxMessageSize, transport, rnrRetry);
         }
 
         /**
@@ -163,7 +169,7 @@ public final class UdEndpoint implements AutoCloseable {
          * @return a copy with that setting; checked only by {@link UdEndpoint#open}
          */
         public Options withMaxMessageSize(int bytes) {
-            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, bytes, transport);
+            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, bytes, transport, rnrRetry);
         }
 
         /**
@@ -174,7 +180,20 @@ public final class UdEndpoint implements AutoCloseable {
          * @return a copy with that setting; checked only by {@link UdEndpoint#open}
          */
         public Options withTransport(QueuePairType type) {
-            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, type);
+            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, type, rnrRetry);
+        }
+
+        /**
+         * Another SRD {@code rnr_retry}: how often the device retries a send whose receiver has no
+         * receive posted before it fails the send with an RNR error completion.
+         *
+         * @param retries 0..7, where 7 means retry without end (the send never completes while the
+         *                receiver posts nothing), or {@link #RNR_RETRY_AUTO}
+         *
+         * @return a copy with that setting; checked only by {@link UdEndpoint#open}
+         */
+        public Options withRnrRetry(int retries) {
+            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, transport, retries);
         }
     }
 

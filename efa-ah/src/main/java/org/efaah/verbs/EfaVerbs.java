@@ -45,4 +45,32 @@ public interface EfaVerbs {
      * @return the QP handle, freed with {@link VerbsProvider#destroyQp}, and its QPN
      */
     QueuePairNumbers createSrdQp(long pd, long sendCq, long recvCq, int maxSendWr, int maxRecvWr);
+
+    /**
+     * {@code efadv_query_device(3)}.
+     *
+     * @param context a handle {@link VerbsProvider#openDevice} returned
+     * @return the device's EFA attributes
+     * @throws VerbsException EOPNOTSUPP if the device is not EFA or libefa is absent
+     */
+    EfaDeviceAttributes queryDevice(long context);
+
+    /**
+     * Takes an SRD QP made by {@link #createSrdQp} from RESET through INIT ({@code pkey_index} 0,
+     * {@code port_num}, {@code qkey}) and RTR to RTS ({@code sq_psn} 0), as
+     * {@link VerbsProvider#activateUdQp} does for UD, and at RTR to RTS sets {@code rnr_retry}
+     * ({@code IBV_QP_RNR_RETRY}) unless {@code rnrRetry} is {@link #RNR_RETRY_DEVICE_DEFAULT}.
+     * EFA accepts {@code rnr_retry} only where the device reports
+     * {@link EfaDeviceAttributes#CAPS_RNR_RETRY}; the caller checks that first.
+     *
+     * @param qp       a handle {@link #createSrdQp} returned
+     * @param portNum  the port, 1 on EFA
+     * @param qkey     the Q_Key, 0..0x7FFFFFFF
+     * @param rnrRetry 0..7 (7: retry without end), or {@link #RNR_RETRY_DEVICE_DEFAULT} to leave it unset
+     * @throws VerbsException with the errno of {@code ibv_modify_qp}
+     */
+    void activateSrdQp(long qp, int portNum, int qkey, int rnrRetry);
+
+    /** {@link #activateSrdQp}'s {@code rnrRetry} that leaves the device's default (7 on EFA: retry forever). */
+    int RNR_RETRY_DEVICE_DEFAULT = -1;
 }

@@ -9,8 +9,11 @@ package org.efaah.verbs;
  * @param gidTableLength {@code gid_tbl_len}: valid sgid_index values are 0..gidTableLength-1
  * @param activeMtu      the active MTU in bytes (256..4096)
  * @param lid            the port's LID (InfiniBand only)
+ * @param maxMessageSize {@code max_msg_sz}: the largest message the port sends, bytes (a uint32,
+ *                       hence a long). On EFA a UD or SRD datagram may be this large, beyond the MTU.
  */
-public record PortAttributes(int portNum, int state, int linkLayer, int gidTableLength, int activeMtu, int lid) {
+public record PortAttributes(int portNum, int state, int linkLayer, int gidTableLength, int activeMtu, int lid,
+                             long maxMessageSize) {
     /** {@code IBV_PORT_ACTIVE}: the port passes traffic. */
     public static final int STATE_ACTIVE = 4;
     /** {@code IBV_LINK_LAYER_UNSPECIFIED}: what EFA reports. */

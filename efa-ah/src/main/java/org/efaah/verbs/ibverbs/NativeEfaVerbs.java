@@ -74,4 +74,21 @@ final class NativeEfaVerbs implements EfaVerbs {
         }
         return new QueuePairNumbers(qp[0], qpn[0]);
     }
+
+    @Override
+    public org.efaah.verbs.EfaDeviceAttributes queryDevice(long context) {
+        // Placeholder: the stub's efadv_query_device fields are not bound yet.
+        throw NativeVerbsProvider.error("efadv_query_device", -95, "not bound yet");
+    }
+
+    @Override
+    public void activateSrdQp(long qp, int portNum, int qkey, int rnrRetry) {
+        if (rnrRetry != RNR_RETRY_DEVICE_DEFAULT) {
+            throw NativeVerbsProvider.error("ibv_modify_qp", -95, "rnr_retry is not bound yet");
+        }
+        int rc = NativeVerbs.efa_ah_activate_ud_qp(qp, portNum, 0, qkey);
+        if (rc != 0) {
+            throw NativeVerbsProvider.error("ibv_modify_qp", rc, "SRD QP to RTS, port " + portNum);
+        }
+    }
 }

@@ -128,7 +128,8 @@ final class NativeVerbsProvider implements VerbsProvider {
         checkPort(portNum);
         try (NativeVerbs.PortAttr a = new NativeVerbs.PortAttr()) {
             check(NativeVerbs.efa_ah_query_port(context, portNum, a), "ibv_query_port", "port " + portNum);
-            return new PortAttributes(portNum, a.state(), a.link_layer(), a.gid_tbl_len(), a.active_mtu(), a.lid());
+            return new PortAttributes(portNum, a.state(), a.link_layer(), a.gid_tbl_len(), a.active_mtu(), a.lid(),
+                    a.active_mtu()); // placeholder until the stub reports max_msg_sz
         }
     }
 

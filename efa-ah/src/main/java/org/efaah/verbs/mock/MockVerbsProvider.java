@@ -53,6 +53,8 @@ import org.efaah.verbs.VerbsProvider;
 public final class MockVerbsProvider implements VerbsProvider {
     /** PCI part id the mock devices report: a new-generation EFA device. */
     static final int VENDOR_PART_ID = 0xefa3;
+    /** An EFA port's {@code max_msg_sz}: the kernel's {@code efa_query_port} reports the device's MTU (jumbo frames). */
+    static final int EFA_MAX_MESSAGE_SIZE = 8928;
 
     private final MockConfig config;
     private final List<MockDevice> devices = new ArrayList<>();
@@ -172,7 +174,7 @@ public final class MockVerbsProvider implements VerbsProvider {
         }
         return new PortAttributes(1, PortAttributes.STATE_ACTIVE,
                 config.efa() ? PortAttributes.LINK_LAYER_UNSPECIFIED : PortAttributes.LINK_LAYER_ETHERNET,
-                config.gidTableLength(), 4096, 0);
+                config.gidTableLength(), 4096, 0, config.efa() ? EFA_MAX_MESSAGE_SIZE : 4096);
     }
 
     @Override
@@ -578,6 +580,17 @@ public final class MockVerbsProvider implements VerbsProvider {
                                                             int maxRecvWr) {
             return fabric.createQp(org.efaah.verbs.QueuePairType.SRD, pd(pd, "efadv_create_qp_ex"), sendCq, recvCq,
                     maxSendWr, maxRecvWr);
+        }
+
+        @Override
+        public org.efaah.verbs.EfaDeviceAttributes queryDevice(long context) {
+            context(context, "efadv_query_device");
+            throw new VerbsException("efadv_query_device", Errno.EOPNOTSUPP, "not yet modelled");
+        }
+
+        @Override
+        public void activateSrdQp(long qp, int portNum, int qkey, int rnrRetry) {
+            fabric.activateUdQp(qp, portNum, 0, qkey);
         }
     };
 
