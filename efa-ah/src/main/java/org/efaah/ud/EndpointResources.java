@@ -35,7 +35,7 @@ final class EndpointResources {
      * On a failure, destroys those already made and rethrows.
      */
     static EndpointResources open(ProtectionDomain pd, UdEndpoint.Options options, int maxMessageSize,
-                                  int receiveSlotSize) {
+                                  int receiveSlotSize, int rnrRetry) {
         Device device = pd.device();
         CompletionQueue scq = null;
         CompletionQueue rcq = null;
@@ -49,9 +49,9 @@ final class EndpointResources {
             // One slot more than the receive depth: scratch space for a GRH handed to ibv_init_ah_from_wc.
             rmr = pd.registerMemory(ByteBuffer.allocateDirect((options.receiveDepth() + 1) * receiveSlotSize));
             q = pd.createQp(options.transport(), scq, rcq, options.sendDepth(), options.receiveDepth());
-            q.activate(options.portNum(), 0, options.qkey());
+            q.activate(options.portNum(), 0, options.qkey(), rnrRetry);
             for (int i = 0; i < options.receiveDepth(); i++) {
-                q.postReceive(rmr, i * receiveSlotSize, receiveSlotSize, UdEndpoint.wrId(0, i));
+                q.postReceive(rmr, i * receiveSlotSize, receiveSlotSize, i);
             }
         } catch (RuntimeException e) {
             closeAll(e, q, rmr, smr, rcq, scq);

@@ -5,37 +5,43 @@ import org.efaah.verbs.QueuePairState;
 import org.efaah.verbs.UdQueuePair;
 
 /**
- * An endpoint's way out of the QP error state: after an error completion it asks the QP its state
- * ({@code ibv_query_qp}); when in error, the next caller takes it through RESET, INIT, RTR and RTS,
- * reposts every receive and drops the sends in flight. The generation counts the QP's lives, so
- * that completions of an earlier life (in the high half of their {@code wr_id}) are ignored.
+ * An endpoint's way out of the QP error state. After an error completion it asks the QP its state
+ * ({@code ibv_query_qp}); when in error, the endpoint's callers drive the recovery a step at a time:
+ * <ol>
+ * <li>the QP is moved to ERR by {@code ibv_modify_qp} once, so that every provider flushes what is
+ *     posted (one the device put in error may not have);</li>
+ * <li>both CQs are polled until every send and receive posted before the error has completed and
+ *     been polled: failed sends are kept for the caller, datagrams that arrived before the error are
+ *     still handed out;</li>
+ * <li>only then RESET, INIT, RTR, RTS, and every receive reposted.</li>
+ * </ol>
+ * The drain comes first because libefa names a completion's {@code wr_id} by slot when it is polled,
+ * and RESET rewinds the slots ({@code efa_qp_init_indices}): a completion from before the reset polled
+ * after it would read a new work request's {@code wr_id}, or break libefa's slot pool.
  *
  * <p>Locks: {@link #recoverIfNeeded()} takes the send lock, then the receive lock (the endpoint's
- * order), and holds them only for the reset and reposts, which do not wait. {@link #generation()}
- * and {@link #checkQpState()} take no lock; the generation is written with both locks held.
+ * order), and holds them only for one drain step or the reset and reposts, none of which waits.
+ * {@link #checkQpState()} takes no lock.
  */
 final class QpRecovery {
     private final UdEndpoint endpoint;
     private final UdQueuePair qp;
     private final int portNum;
     private final long qkey;
-    /** The QP's life since the last recovery, in the high half of every wr_id; written under both locks. */
-    private volatile int generation;
-    /** Set when a completion showed the QP in the error state; cleared by {@link #recoverIfNeeded()}. */
+    private final int rnrRetry;
+    /** Set when a completion showed the QP in the error state; cleared once the QP is back in RTS. */
     private volatile boolean needsRecovery;
+    /** Whether this recovery has moved the QP to ERR yet; written under both locks. */
+    private boolean flushRequested;
     /** Recoveries done; written under both locks, read without them. */
     private final AtomicLong recoveries = new AtomicLong();
 
-    QpRecovery(UdEndpoint endpoint, UdQueuePair qp, int portNum, long qkey) {
+    QpRecovery(UdEndpoint endpoint, UdQueuePair qp, int portNum, long qkey, int rnrRetry) {
         this.endpoint = endpoint;
         this.qp = qp;
         this.portNum = portNum;
         this.qkey = qkey;
-    }
-
-    /** The QP's life since the last recovery; completions of another one are stale. */
-    int generation() {
-        return generation;
+        this.rnrRetry = rnrRetry;
     }
 
     boolean needsRecovery() {
@@ -48,6 +54,9 @@ final class QpRecovery {
 
     /** After an error completion: is the QP in the error state? If so, mark it for recovery. */
     boolean checkQpState() {
+        if (needsRecovery) {
+            return true;
+        }
         if (QueuePairState.isError(qp.state())) {
             needsRecovery = true;
             return true;
@@ -55,18 +64,14 @@ final class QpRecovery {
         return false;
     }
 
+    /** One step of a recovery, when one is needed: a drain step, or the reset once drained. */
     void recoverIfNeeded() {
         if (needsRecovery) {
-            recover();
+            step();
         }
     }
 
-    /**
-     * Takes the QP out of the error state: RESET (dropping what was posted), INIT, RTR, RTS, then
-     * every receive reposted under a new generation. Sends in flight are dropped, as the device
-     * dropped them; their AH references go too, as no send can use an AH after the reset.
-     */
-    private void recover() {
+    private void step() {
         SendSlots sends = endpoint.sends;
         ReceiveSlots receives = endpoint.receives;
         sends.lock.lock();
@@ -76,12 +81,19 @@ final class QpRecovery {
                 if (!needsRecovery || endpoint.closed()) {
                     return;
                 }
+                if (!flushRequested) {
+                    qp.moveToError();
+                    flushRequested = true;
+                }
+                // Both drained in this one step, under both locks: nothing can be posted in between.
+                boolean sendsDrained = sends.drainedLocked();
+                if (!(receives.drainedLocked() && sendsDrained)) {
+                    return;
+                }
                 qp.reset();
-                int next = generation + 1;
-                generation = next;
-                sends.dropInFlightLocked();
-                qp.activate(portNum, 0, qkey);
-                receives.repostAllLocked(next);
+                qp.activate(portNum, 0, qkey, rnrRetry);
+                receives.repostAllLocked();
+                flushRequested = false;
                 needsRecovery = false;
                 recoveries.setOpaque(recoveries.getOpaque() + 1);
             } finally {

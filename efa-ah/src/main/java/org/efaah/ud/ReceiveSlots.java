@@ -1,6 +1,7 @@
 package org.efaah.ud;
 
 import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import org.efaah.verbs.CompletionQueue;
@@ -9,13 +10,19 @@ import org.efaah.verbs.UdQueuePair;
 import org.efaah.verbs.WorkCompletion;
 
 /**
- * An endpoint's receive side: the registered receive slots (a GRH area plus the largest message
- * each), the receive CQ's completions, copying a datagram out and reposting its slot, and the
- * receive counters.
+ * An endpoint's receive side: the registered receive slots, the receive CQ's completions, copying
+ * a datagram out and reposting its slot, and the receive counters.
+ *
+ * <p>A slot is {@code prefix} bytes plus the largest message: on UD {@code prefix} is the 40-byte
+ * area in front of every payload (a GRH, or on EFA undefined bytes); on SRD it is 0, as an SRD
+ * payload starts at offset 0 and {@code byte_len} counts the payload alone (rdma-core's EFA tests
+ * read UD at the GRH size and SRD at 0). A slot is reposted only once its completion has been polled,
+ * so a receive CQ of {@code depth} entries cannot overrun.
  *
  * <p>Locks: {@link #lock} (the endpoint's receive lock; taken after the send lock when both are
- * needed) guards the CQ poll and the reposts. Every method does one step and returns; none
- * waits. The endpoint's {@code receive} waits between polls with no lock held.
+ * needed) guards the CQ poll, the reposts and the datagrams a recovery polled before the caller did.
+ * Every method does one step and returns; none waits. The endpoint's {@code receive} waits between
+ * polls with no lock held.
  */
 final class ReceiveSlots {
     final ReentrantLock lock = new ReentrantLock();
@@ -25,25 +32,33 @@ final class ReceiveSlots {
     private final CompletionQueue receiveCq;
     private final MemoryRegion receiveMemory;
     private final int depth;
+    private final int prefix;
     private final int slotSize;
     private final SourceResolver resolver;
     private final boolean efa;
     private final WorkCompletion[] completion = {new WorkCompletion()};
+    /** Receives posted whose completion has not been polled yet. */
+    private int posted;
+    /** Datagrams a recovery's drain polled; handed out before the CQ is polled again. */
+    private final ArrayDeque<Datagram> drained = new ArrayDeque<>();
     // Written under the lock, read without it.
     private final AtomicLong received = new AtomicLong();
     private final AtomicLong receiveErrors = new AtomicLong();
 
     ReceiveSlots(UdEndpoint endpoint, QpRecovery recovery, UdQueuePair qp, CompletionQueue receiveCq,
-                 MemoryRegion receiveMemory, int depth, int slotSize, SourceResolver resolver, boolean efa) {
+                 MemoryRegion receiveMemory, int depth, int prefix, int slotSize, SourceResolver resolver,
+                 boolean efa) {
         this.endpoint = endpoint;
         this.recovery = recovery;
         this.qp = qp;
         this.receiveCq = receiveCq;
         this.receiveMemory = receiveMemory;
         this.depth = depth;
+        this.prefix = prefix;
         this.slotSize = slotSize;
         this.resolver = resolver;
         this.efa = efa;
+        this.posted = depth; // EndpointResources posted every slot
     }
 
     long received() {
@@ -54,57 +69,94 @@ final class ReceiveSlots {
         return receiveErrors.getOpaque();
     }
 
-    /** One poll of the receive CQ under the lock; null when nothing (current) was there. */
+    /** One poll under the lock; null when no datagram was there. */
     Datagram poll() {
         lock.lock();
         try {
             endpoint.checkOpen();
-            while (receiveCq.poll(completion) == 1) {
-                WorkCompletion wc = completion[0];
-                if ((int) (wc.wrId >>> 32) != recovery.generation()) {
-                    continue; // flushed by the QP's earlier life: its slot was reposted at recovery
-                }
-                return take(wc);
-            }
-            return null;
+            Datagram d = drained.poll();
+            return d != null ? d : pollLocked();
         } finally {
             lock.unlock();
         }
     }
 
+    /**
+     * Polls until a datagram or an error turns up, or the CQ is empty. A flush of a QP in the error
+     * state is consumed quietly: it only returns the slot, which recovery reposts.
+     */
+    private Datagram pollLocked() {
+        while (receiveCq.poll(completion) == 1) {
+            posted--;
+            Datagram d = take(completion[0]);
+            if (d != null) {
+                return d;
+            }
+        }
+        return null;
+    }
+
     private Datagram take(WorkCompletion wc) {
         int slot = (int) wc.wrId;
         int offset = slot * slotSize;
-        boolean repost = true;
-        try {
-            if (wc.status != WorkCompletion.SUCCESS) {
-                repost = !recovery.checkQpState();
-                if (wc.status != WorkCompletion.WR_FLUSH_ERR || !repost) {
-                    receiveErrors.setOpaque(receiveErrors.getOpaque() + 1);
-                }
-                throw new WorkCompletionException("receive", wc.status, wc.vendorError, efa);
+        if (wc.status != WorkCompletion.SUCCESS) {
+            boolean inError = recovery.checkQpState();
+            if (wc.status == WorkCompletion.WR_FLUSH_ERR && inError) {
+                return null;
             }
+            receiveErrors.setOpaque(receiveErrors.getOpaque() + 1);
+            if (!inError) {
+                repost(slot);
+            }
+            throw new WorkCompletionException("receive", wc.status, wc.vendorError, efa);
+        }
+        try {
             ByteBuffer buffer = receiveMemory.buffer();
-            byte[] area = new byte[UdEndpoint.GRH_BYTES];
+            byte[] area = new byte[prefix];
             buffer.get(offset, area);
-            byte[] payload = new byte[Math.max(0, wc.byteLength - UdEndpoint.GRH_BYTES)];
-            buffer.get(offset + UdEndpoint.GRH_BYTES, payload);
+            byte[] payload = new byte[Math.max(0, wc.byteLength - prefix)];
+            buffer.get(offset + prefix, payload);
             WorkCompletion copy = new WorkCompletion();
             copy.copyFrom(wc);
             received.setOpaque(received.getOpaque() + 1);
             return resolver.resolve(payload, area, copy);
         } finally {
             // A QP in the error state would only flush the slot: recovery reposts every slot.
-            if (repost) {
-                qp.postReceive(receiveMemory, offset, slotSize, wc.wrId);
+            if (!recovery.needsRecovery()) {
+                repost(slot);
             }
         }
     }
 
-    /** At recovery, lock held: posts every receive slot again, under the QP's new generation. */
-    void repostAllLocked(int generation) {
+    private void repost(int slot) {
+        qp.postReceive(receiveMemory, slot * slotSize, slotSize, slot);
+        posted++;
+    }
+
+    /**
+     * At recovery, lock held: polls what the QP in error flushed, keeping datagrams that completed
+     * before the error for the caller; true once no receive is outstanding, so that none can
+     * complete after the reset.
+     */
+    boolean drainedLocked() {
+        for (;;) {
+            Datagram d;
+            try {
+                d = pollLocked();
+            } catch (WorkCompletionException e) {
+                continue; // counted; the caller of receive already heard of the error that stopped the QP
+            }
+            if (d == null) {
+                return posted == 0;
+            }
+            drained.add(d);
+        }
+    }
+
+    /** At recovery, lock held, the QP back in RTS: posts every receive slot again. */
+    void repostAllLocked() {
         for (int i = 0; i < depth; i++) {
-            qp.postReceive(receiveMemory, i * slotSize, slotSize, UdEndpoint.wrId(generation, i));
+            repost(i);
         }
     }
 }

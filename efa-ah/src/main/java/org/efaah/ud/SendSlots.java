@@ -1,18 +1,24 @@
 package org.efaah.ud;
 
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import org.efaah.cache.AddressHandle;
 import org.efaah.verbs.CompletionQueue;
+import org.efaah.verbs.EfaCompletionStatus;
 import org.efaah.verbs.MemoryRegion;
 import org.efaah.verbs.UdQueuePair;
 import org.efaah.verbs.WorkCompletion;
 
 /**
- * An endpoint's send side: the registered send slots, the AH reference held for each send in
- * flight until it completes, the send CQ's completions, and the error of a failed send kept for
- * the next caller.
+ * An endpoint's send side: the registered send slots, the AH reference and destination QPN held
+ * for each send in flight until it completes, the send CQ's completions, and the sends that failed,
+ * kept until a caller is told.
+ *
+ * <p>A slot frees only when its completion is polled, so at most {@code depth} completions are
+ * ever outstanding and a send CQ of {@code depth} entries cannot overrun.
  *
  * <p>Locks: {@link #lock} (the endpoint's send lock; taken before the receive lock when both are
  * needed) guards everything here. Every method does one step and returns; none waits. The
@@ -27,16 +33,20 @@ final class SendSlots {
     private final MemoryRegion sendMemory;
     private final int maxMessageSize;
     private final boolean efa;
+    private final int rnrRetry;
     private final AddressHandle[] inFlight;
+    private final int[] remoteQpns;
     private final int[] freeSlots;
     private int freeCount;
     private final WorkCompletion[] completions;
-    private WorkCompletionException sendError;
-    /** Sends posted; written under the lock, read without it. */
+    /** Failed sends not yet reported; at most {@code depth}, as each held a slot. */
+    private final List<SendFailure> failures = new ArrayList<>();
+    // Written under the lock, read without it.
     private final AtomicLong sent = new AtomicLong();
+    private final AtomicLong failed = new AtomicLong();
 
     SendSlots(UdEndpoint endpoint, QpRecovery recovery, UdQueuePair qp, CompletionQueue sendCq,
-              MemoryRegion sendMemory, int depth, int maxMessageSize, boolean efa) {
+              MemoryRegion sendMemory, int depth, int maxMessageSize, boolean efa, int rnrRetry) {
         this.endpoint = endpoint;
         this.recovery = recovery;
         this.qp = qp;
@@ -44,7 +54,9 @@ final class SendSlots {
         this.sendMemory = sendMemory;
         this.maxMessageSize = maxMessageSize;
         this.efa = efa;
+        this.rnrRetry = rnrRetry;
         this.inFlight = new AddressHandle[depth];
+        this.remoteQpns = new int[depth];
         this.freeSlots = new int[depth];
         for (int i = 0; i < freeSlots.length; i++) {
             freeSlots[i] = i;
@@ -60,20 +72,25 @@ final class SendSlots {
         return sent.getOpaque();
     }
 
+    long failed() {
+        return failed.getOpaque();
+    }
+
     /**
-     * One attempt to post: throws a pending send error, reaps completions when no slot is free,
-     * and posts into a free slot. Returns false, having waited for nothing, when none is free.
+     * One attempt to post: reports failed sends, reaps completions when no slot is free, and posts
+     * into a free slot. Returns false, having waited for nothing, when none is free or the QP is
+     * being recovered (a post would only be flushed).
      */
     boolean tryPost(AddressHandle ah, int remoteQpn, long remoteQkey, ByteBuffer payload, int length) {
         lock.lock();
         try {
             endpoint.checkOpen();
-            throwSendError();
+            throwFailures();
             if (freeCount == 0) {
                 pollSends();
-                throwSendError();
+                throwFailures();
             }
-            if (freeCount > 0) {
+            if (freeCount > 0 && !recovery.needsRecovery()) {
                 post(ah, remoteQpn, remoteQkey, payload, length);
                 return true;
             }
@@ -96,58 +113,59 @@ final class SendSlots {
         int offset = slot * maxMessageSize;
         sendMemory.buffer().put(offset, payload, payload.position(), length);
         try {
-            qp.postSend(held.hardware(), remoteQpn, remoteQkey, sendMemory, offset, length,
-                    UdEndpoint.wrId(recovery.generation(), slot));
+            qp.postSend(held.hardware(), remoteQpn, remoteQkey, sendMemory, offset, length, slot);
         } catch (RuntimeException e) {
             held.close();
             freeSlots[freeCount++] = slot;
             throw e;
         }
         inFlight[slot] = held;
+        remoteQpns[slot] = remoteQpn;
         payload.position(payload.position() + length);
         sent.setOpaque(sent.getOpaque() + 1);
     }
 
     /**
-     * Reaps send completions (lock held): frees their slots and drops the endpoint's AH
-     * references. Completions of the QP's life before a recovery are ignored: their slots were
-     * freed then.
+     * Reaps one batch of send completions (lock held): frees their slots, drops the endpoint's AH
+     * references, and keeps every failure, flushes included (a flushed send never went out), for
+     * the next caller. Returns how many it reaped.
      */
     private int pollSends() {
         int n = sendCq.poll(completions);
         for (int i = 0; i < n; i++) {
             WorkCompletion wc = completions[i];
-            if ((int) (wc.wrId >>> 32) != recovery.generation()) {
-                continue;
-            }
             int slot = (int) wc.wrId;
             AddressHandle held = inFlight[slot];
-            inFlight[slot] = null;
-            if (held != null) {
-                held.close();
+            if (held == null) {
+                throw new IllegalStateException("send completion for slot " + slot + ", which has no send in flight");
             }
-            freeSlots[freeCount++] = slot;
-            if (wc.status != WorkCompletion.SUCCESS) {
-                recovery.checkQpState();
-                if (wc.status != WorkCompletion.WR_FLUSH_ERR && sendError == null) {
-                    sendError = new WorkCompletionException("send", wc.status, wc.vendorError, efa);
+            inFlight[slot] = null;
+            try {
+                if (wc.status != WorkCompletion.SUCCESS) {
+                    failures.add(new SendFailure(remoteQpns[slot], held.dgid(), wc.status, wc.vendorError,
+                            efa ? EfaCompletionStatus.of(wc.vendorError) : null, rnrRetry));
+                    failed.setOpaque(failed.getOpaque() + 1);
+                    recovery.checkQpState();
                 }
+            } finally {
+                held.close();
+                freeSlots[freeCount++] = slot;
             }
         }
         return n;
     }
 
-    private void throwSendError() {
-        WorkCompletionException e = sendError;
-        if (e != null) {
-            sendError = null;
+    private void throwFailures() {
+        if (!failures.isEmpty()) {
+            WorkCompletionException e = new WorkCompletionException(failures);
+            failures.clear();
             throw e;
         }
     }
 
     /**
-     * One step of a flush: reaps completions; returns true (after throwing a pending send error)
-     * when no send is in flight.
+     * One step of a flush: reaps completions; returns true (after reporting failed sends) when no
+     * send is in flight.
      */
     boolean flushStep() {
         lock.lock();
@@ -155,7 +173,7 @@ final class SendSlots {
             endpoint.checkOpen();
             pollSends();
             if (freeCount == freeSlots.length) {
-                throwSendError();
+                throwFailures();
                 return true;
             }
             return false;
@@ -166,13 +184,12 @@ final class SendSlots {
 
     /**
      * One step of the drain at close: true when there is nothing (more) to wait for, because
-     * every send completed, the QP needs recovery (the device dropped them) or the CQ went with
-     * its device's context.
+     * every send completed or the CQ went with its device's context.
      */
-    boolean drainStep(boolean needsRecovery) {
+    boolean drainStep() {
         lock.lock();
         try {
-            if (needsRecovery || sendCq.isClosed()) {
+            if (sendCq.isClosed()) {
                 return true;
             }
             pollSends();
@@ -180,6 +197,17 @@ final class SendSlots {
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * At recovery, lock held: reaps what the QP in error flushed; true once every send posted
+     * before the error has completed and been polled, so that none can complete after the reset.
+     */
+    boolean drainedLocked() {
+        while (pollSends() == completions.length) {
+            // more may be queued
+        }
+        return freeCount == freeSlots.length;
     }
 
     int inFlightCount() {
@@ -191,17 +219,18 @@ final class SendSlots {
         }
     }
 
-    /**
-     * At recovery, lock held: the device dropped the sends in flight, so their slots are free
-     * and their AH references go (no send can use an AH after the reset).
-     */
-    void dropInFlightLocked() {
-        for (int slot = 0; slot < inFlight.length; slot++) {
-            if (inFlight[slot] != null) {
-                inFlight[slot].close();
-                inFlight[slot] = null;
-                freeSlots[freeCount++] = slot;
+    /** The destination of a send still in flight, for a message; null when none is. */
+    String anyInFlight() {
+        lock.lock();
+        try {
+            for (int slot = 0; slot < inFlight.length; slot++) {
+                if (inFlight[slot] != null) {
+                    return "QPN 0x" + Integer.toHexString(remoteQpns[slot]) + " GID " + inFlight[slot].dgid();
+                }
             }
+            return null;
+        } finally {
+            lock.unlock();
         }
     }
 

@@ -9,6 +9,8 @@ import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
+import org.efaah.verbs.EfaDeviceAttributes;
+import org.efaah.verbs.EfaVerbs;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.Grh;
@@ -25,11 +27,26 @@ import org.efaah.verbs.VerbsException;
  *
  * <p>A send copies the payload into a registered slot and posts it. The AH stays alive until the
  * send completes, even if the caller closes its handle at once: the endpoint holds a reference of
- * its own ({@link AddressHandle#duplicate()}) until the completion. A send that completes with an
- * error is reported by the next {@link #send} or {@link #flush} as a {@link WorkCompletionException}.
+ * its own ({@link AddressHandle#duplicate()}) until the completion.
  *
- * <p>Receives are posted at open, one slot each of 40 bytes (the GRH area every UD receive
- * carries) plus the largest message, and reposted as soon as a datagram has been copied out.
+ * <p><b>Failed sends.</b> Every send that completes with an error is reported, none is lost: the
+ * next {@link #send} or {@link #flush} throws a {@link WorkCompletionException} whose
+ * {@link WorkCompletionException#failures()} lists each failed send since the last report (its
+ * destination QPN and GID, the status and, on EFA, the vendor error by name), and
+ * {@link Counters#failedSends()} counts them. A send that throws it was not posted.
+ *
+ * <p><b>SRD receiver not ready.</b> An SRD send to a QP with no receive posted is retried by the
+ * device {@code rnr_retry} times; with 7 (EFA's default) it retries without end, so the send never
+ * completes while the receiver posts nothing, and the sender's slots fill. By default
+ * ({@link Options#RNR_RETRY_AUTO}) the endpoint sets a finite {@value #DEFAULT_RNR_RETRY} where the
+ * device lets it ({@code EFADV_DEVICE_ATTR_CAPS_RNR_RETRY}), so that such a send ends as an RNR
+ * failure the caller is told of ({@code IBV_WC_RNR_RETRY_EXC_ERR}, {@code REMOTE_ERROR_RNR}), as
+ * libfabric's EFA RDM endpoint does; elsewhere the device's default stays and a send that waits
+ * 10 s for a slot fails naming the likely cause and the setting.
+ *
+ * <p>Receives are posted at open and reposted as soon as a datagram has been copied out. A UD slot
+ * is 40 bytes (the GRH area every UD receive carries; on EFA undefined bytes) plus the largest
+ * message; an SRD slot is the largest message alone, as an SRD payload starts at offset 0.
  * How a sender is named depends on the device and is chosen once, at open: from the GRH on
  * InfiniBand and RoCE, from the AHN in the completion (or the GID the completion carries, for a
  * sender without an AH here) on EFA; see {@link Datagram#origin()}.
@@ -44,17 +61,24 @@ import org.efaah.verbs.VerbsException;
  * <p><b>Error state.</b> A work request that fails can put the QP into the error state (on rxe a
  * receive too small for its datagram does: {@code IBV_WC_LOC_QP_OP_ERR}, then every posted
  * receive flushed). The endpoint then asks the QP its state ({@code ibv_query_qp}), and when it
- * is in error takes it through RESET, INIT, RTR and RTS again, reposts every receive, drops the
- * sends that were in flight (their AH references too), and counts the recovery
- * ({@link #counters()}). Completions of the QP's earlier life are recognised by a generation in
- * their {@code wr_id} and ignored.
+ * is in error first lets every posted send and receive complete (flushed) and polls it, as libefa
+ * needs (it names completions by slot at poll time, and RESET rewinds the slots), then takes the
+ * QP through RESET, INIT, RTR and RTS again, reposts every receive, and counts the recovery
+ * ({@link #counters()}). Sends flushed by the error are reported as failed sends; sends made
+ * meanwhile wait for the recovery.
  *
  * <p>Thread-safe: sends are serialised with each other, receives with each other; a send and a
  * receive may run at once. {@link #close()} is idempotent.
  */
 public final class UdEndpoint implements AutoCloseable {
-    /** Bytes in front of every UD receive: a GRH, or on EFA 40 bytes of undefined content. */
+    /** Bytes in front of every UD receive: a GRH, or on EFA 40 bytes of undefined content. None on SRD. */
     public static final int GRH_BYTES = Grh.LENGTH;
+    /**
+     * The SRD {@code rnr_retry} {@link Options#RNR_RETRY_AUTO} sets where the device lets it: finite,
+     * so that a receiver that posts nothing fails the send instead of holding it forever (libfabric's
+     * EFA RDM endpoint uses the same).
+     */
+    public static final int DEFAULT_RNR_RETRY = 3;
     /** The Q_Key used when none is given (the one {@code ibv_ud_pingpong} uses). */
     public static final long DEFAULT_QKEY = 0x11111111L;
     private static final long SEND_SLOT_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(10);
@@ -68,6 +92,7 @@ public final class UdEndpoint implements AutoCloseable {
     private final Options options;
     private final int maxMessageSize;
     private final int receiveSlotSize;
+    private final int rnrRetry;
     private final EndpointResources resources;
     private final EndpointAddress address;
     private final SourceResolver resolver;
@@ -89,7 +114,8 @@ public final class UdEndpoint implements AutoCloseable {
      * @param qkey           Q_Key, 0..0x7FFFFFFF
      * @param sendDepth      sends in flight at most, 1..8192
      * @param receiveDepth   receives posted, 1..8192
-     * @param maxMessageSize largest payload in bytes, 1..path MTU; 0 means the port's active MTU
+     * @param maxMessageSize largest payload in bytes; 0 means the port's limit: on EFA its
+     *                       {@code max_msg_sz}, elsewhere its active MTU
      * @param transport      UD (every device) or SRD (EFA only)
      * @param rnrRetry       SRD only: the QP's {@code rnr_retry}, 0..7 (7 retries without end), or
      *                       {@link #RNR_RETRY_AUTO}
@@ -108,7 +134,8 @@ public final class UdEndpoint implements AutoCloseable {
          * @param qkey           0..0x7FFFFFFF
          * @param sendDepth      1..8192
          * @param receiveDepth   1..8192
-         * @param maxMessageSize 0..the port's active MTU, bytes; 0 for the MTU
+         * @param maxMessageSize 0..the port's limit (EFA: {@code max_msg_sz}; else the active MTU), bytes; 0 for
+         *                       that limit
          * @param transport      not null
          * @param rnrRetry       0..7 or {@link #RNR_RETRY_AUTO}
          * @throws NullPointerException if {@code transport} is null
@@ -202,33 +229,40 @@ public final class UdEndpoint implements AutoCloseable {
      * reads; it is not atomic across counters.
      *
      * @param sent          sends posted
+     * @param failedSends   sends that completed with an error, flushes included; each is reported
+     *                      in a {@link WorkCompletionException}
      * @param received      datagrams returned by {@link #receive}
      * @param receiveErrors receives that completed with an error (flushes of a recovered QP not counted)
      * @param recoveries    times the QP was taken out of the error state
      */
-    public record Counters(long sent, long received, long receiveErrors, long recoveries) {
+    public record Counters(long sent, long failedSends, long received, long receiveErrors, long recoveries) {
     }
 
-    private UdEndpoint(ProtectionDomain pd, AddressHandleCache cache, Options options, int maxMessageSize) {
+    private UdEndpoint(ProtectionDomain pd, AddressHandleCache cache, Options options, int maxMessageSize,
+                       int rnrRetry) {
         this.pd = pd;
         this.cache = cache;
         this.device = pd.device();
         this.options = options;
         this.maxMessageSize = maxMessageSize;
-        this.receiveSlotSize = GRH_BYTES + maxMessageSize;
+        this.rnrRetry = rnrRetry;
+        int prefix = options.transport() == QueuePairType.SRD ? 0 : GRH_BYTES;
+        this.receiveSlotSize = prefix + maxMessageSize;
         Gid gid = device.gid(options.portNum(), options.sgidIndex());
-        EndpointResources r = EndpointResources.open(pd, options, maxMessageSize, receiveSlotSize);
+        EndpointResources r = EndpointResources.open(pd, options, maxMessageSize, receiveSlotSize, rnrRetry);
         this.resources = r;
         UdQueuePair q = r.qp;
         this.address = new EndpointAddress(gid, q.qpn(), options.qkey());
-        this.recovery = new QpRecovery(this, q, options.portNum(), options.qkey());
+        this.recovery = new QpRecovery(this, q, options.portNum(), options.qkey(), rnrRetry);
+        int reportedRnrRetry = options.transport() != QueuePairType.SRD ? -1
+                : rnrRetry == EfaVerbs.RNR_RETRY_DEVICE_DEFAULT ? 7 : rnrRetry;
         this.sends = new SendSlots(this, recovery, q, r.sendCq, r.sendMemory, options.sendDepth(), maxMessageSize,
-                device.isEfa());
+                device.isEfa(), reportedRnrRetry);
         this.resolver = device.isEfa() ? new EfaSourceResolver(pd, cache, options.portNum())
                 : new GrhSourceResolver(pd, cache, options.portNum(), r.receiveMemory,
                         options.receiveDepth() * receiveSlotSize);
         this.receives = new ReceiveSlots(this, recovery, q, r.receiveCq, r.receiveMemory, options.receiveDepth(),
-                receiveSlotSize, resolver, device.isEfa());
+                prefix, receiveSlotSize, resolver, device.isEfa());
     }
 
     /**
@@ -244,7 +278,8 @@ public final class UdEndpoint implements AutoCloseable {
      * @throws IllegalArgumentException if an option is out of range (named, with the range)
      * @throws VerbsException           if the device refuses a resource; EOPNOTSUPP, naming the
      *                                  device, for SRD on a device that is not EFA or a provider
-     *                                  without a datagram path
+     *                                  without a datagram path, and for an {@code rnrRetry} of 0..6
+     *                                  on a device that cannot set it
      */
     public static UdEndpoint open(ProtectionDomain pd, AddressHandleCache cache, Options options) {
         Objects.requireNonNull(pd, "pd");
@@ -256,9 +291,52 @@ public final class UdEndpoint implements AutoCloseable {
         Ranges.check("sendDepth", options.sendDepth(), 1, 8192);
         Ranges.check("receiveDepth", options.receiveDepth(), 1, 8192);
         Ranges.check("qkey", options.qkey(), 0, UdQueuePair.MAX_QKEY);
-        int mtu = device.port(options.portNum()).activeMtu();
-        Ranges.check("maxMessageSize", options.maxMessageSize(), 0, mtu);
-        return new UdEndpoint(pd, cache, options, options.maxMessageSize() == 0 ? mtu : options.maxMessageSize());
+        if (options.rnrRetry() != Options.RNR_RETRY_AUTO) {
+            Ranges.check("rnrRetry", options.rnrRetry(), 0, 7);
+        }
+        int limit = messageSizeLimit(device, options.portNum());
+        Ranges.check("maxMessageSize", options.maxMessageSize(), 0, limit);
+        return new UdEndpoint(pd, cache, options, options.maxMessageSize() == 0 ? limit : options.maxMessageSize(),
+                rnrRetry(device, options));
+    }
+
+    /**
+     * The largest datagram the port carries: on EFA the port's {@code max_msg_sz} (the device's MTU,
+     * jumbo frames included, as libfabric's EFA provider takes it), elsewhere the active path MTU.
+     */
+    private static int messageSizeLimit(Device device, int portNum) {
+        var port = device.port(portNum);
+        return device.isEfa() && port.maxMessageSize() > 0
+                ? (int) Math.min(port.maxMessageSize(), Integer.MAX_VALUE - GRH_BYTES) : port.activeMtu();
+    }
+
+    /**
+     * The {@code rnr_retry} to set, or {@link EfaVerbs#RNR_RETRY_DEVICE_DEFAULT}: on UD none; on SRD
+     * the one asked for, or for {@link Options#RNR_RETRY_AUTO} {@link #DEFAULT_RNR_RETRY} where the
+     * device lets it be set.
+     */
+    private static int rnrRetry(Device device, Options options) {
+        int asked = options.rnrRetry();
+        if (options.transport() != QueuePairType.SRD) {
+            if (asked != Options.RNR_RETRY_AUTO) {
+                throw new IllegalArgumentException("rnrRetry: " + asked + " applies to SRD only; this endpoint is "
+                        + options.transport());
+            }
+            return EfaVerbs.RNR_RETRY_DEVICE_DEFAULT;
+        }
+        if (!device.isEfa()) {
+            return EfaVerbs.RNR_RETRY_DEVICE_DEFAULT; // SRD itself is refused when the QP is created
+        }
+        EfaDeviceAttributes efa = device.efaAttributes();
+        if (efa.supportsRnrRetry()) {
+            return asked == Options.RNR_RETRY_AUTO ? DEFAULT_RNR_RETRY : asked;
+        }
+        if (asked == Options.RNR_RETRY_AUTO || asked == 7) {
+            return EfaVerbs.RNR_RETRY_DEVICE_DEFAULT; // 7, retry without end, is what the device does anyway
+        }
+        throw new VerbsException("ibv_modify_qp", Errno.EOPNOTSUPP, "rnr_retry " + asked + ": " + device.name()
+                + " does not report EFADV_DEVICE_ATTR_CAPS_RNR_RETRY, so an SRD QP keeps its default 7 (retry "
+                + "without end); use RNR_RETRY_AUTO or 7");
     }
 
     /**
@@ -303,12 +381,20 @@ public final class UdEndpoint implements AutoCloseable {
      * @return the counters now, not atomic across counters
      */
     public Counters counters() {
-        return new Counters(sends.sent(), receives.received(), receives.receiveErrors(), recovery.recoveries());
+        return new Counters(sends.sent(), sends.failed(), receives.received(), receives.receiveErrors(),
+                recovery.recoveries());
     }
 
-    /** A work request's id: the QP's generation in the high half, the slot in the low half. */
-    static long wrId(int generation, int slot) {
-        return ((long) generation << 32) | slot;
+    /**
+     * The SRD {@code rnr_retry} in force.
+     *
+     * @return 0..7 (7 retries without end, also where the device's default was left); -1 on UD
+     */
+    public int rnrRetry() {
+        if (options.transport() != QueuePairType.SRD) {
+            return -1;
+        }
+        return rnrRetry == EfaVerbs.RNR_RETRY_DEVICE_DEFAULT ? 7 : rnrRetry;
     }
 
     /**
@@ -339,8 +425,11 @@ public final class UdEndpoint implements AutoCloseable {
      *                                       than {@link #maxMessageSize()}, or a number is out of range
      * @throws IllegalStateException         if the endpoint or {@code ah} is closed, also while waiting
      * @throws EndpointInterruptedException  if interrupted while waiting for a slot (flag set again)
-     * @throws WorkCompletionException       if an earlier send completed with an error
+     * @throws WorkCompletionException       if earlier sends completed with an error (each listed in
+     *                                       {@link WorkCompletionException#failures()}); this send was
+     *                                       not posted and its payload not consumed
      * @throws VerbsException                if the post fails, or ETIMEDOUT when no slot frees in 10 s
+     *                                       (naming a send in flight and, on SRD, the {@code rnr_retry})
      */
     public void send(AddressHandle ah, int remoteQpn, long remoteQkey, ByteBuffer payload) {
         Objects.requireNonNull(ah, "ah");
@@ -364,10 +453,26 @@ public final class UdEndpoint implements AutoCloseable {
             if (deadline == 0) {
                 deadline = System.nanoTime() + SEND_SLOT_TIMEOUT_NANOS;
             } else if (System.nanoTime() - deadline > 0) {
-                throw new VerbsException("ibv_poll_cq", Errno.ETIMEDOUT, "no send completed in 10 s");
+                throw new VerbsException("ibv_poll_cq", Errno.ETIMEDOUT, stalledSendDetail());
             }
             pause(idle, "send");
         }
+    }
+
+    /** Why no send slot freed in 10 s, as far as the endpoint can tell. */
+    private String stalledSendDetail() {
+        String pending = sends.anyInFlight();
+        StringBuilder b = new StringBuilder("no send completed in 10 s");
+        if (pending != null) {
+            b.append("; ").append(sends.inFlightCount()).append(" in flight, among them one to ").append(pending);
+        }
+        if (recovery.needsRecovery()) {
+            b.append("; the QP is in the error state and its flushed work requests have not all completed");
+        } else if (rnrRetry() == 7) {
+            b.append("; SRD rnr_retry 7 retries without end: a receiver with no receive posted keeps a send in "
+                    + "flight without a completion (set Options.withRnrRetry(0..6) where the device allows it)");
+        }
+        return b.toString();
     }
 
     /**
@@ -376,8 +481,10 @@ public final class UdEndpoint implements AutoCloseable {
      * @param timeout how long to wait at most
      * @param unit    the unit of {@code timeout}
      *
-     * @return true when all completed, false on timeout
-     * @throws WorkCompletionException      if one completed with an error
+     * @return true when all completed, false on timeout (on SRD with {@code rnr_retry} 7 a send to a
+     *         receiver that posts nothing never completes)
+     * @throws WorkCompletionException      if sends completed with an error, each listed in
+     *                                      {@link WorkCompletionException#failures()}
      * @throws EndpointInterruptedException if interrupted while waiting (flag set again)
      * @throws IllegalStateException        if the endpoint is or gets closed
      */
@@ -523,7 +630,7 @@ public final class UdEndpoint implements AutoCloseable {
         }
         long deadline = System.nanoTime() + CLOSE_DRAIN_NANOS;
         for (int idle = 0; System.nanoTime() - deadline < 0 && !Thread.currentThread().isInterrupted(); idle++) {
-            if (sends.drainStep(recovery.needsRecovery())) {
+            if (recovery.needsRecovery() || sends.drainStep()) {
                 break;
             }
             if (idle < SPINS) {

@@ -1,5 +1,6 @@
 package org.efaah.ud;
 
+import java.util.List;
 import org.efaah.verbs.EfaCompletionStatus;
 import org.efaah.verbs.WorkCompletion;
 
@@ -8,6 +9,11 @@ import org.efaah.verbs.WorkCompletion;
  * (e.g. {@code IBV_WC_LOC_LEN_ERR}) and available as {@link #status()}; on EFA the vendor error
  * is named too ({@link EfaCompletionStatus}, e.g. {@code EFA_IO_COMP_STATUS_REMOTE_ERROR_RNR}),
  * as several EFA statuses share one {@code ibv_wc_status}.
+ *
+ * <p>Thrown for sends by {@link UdEndpoint#send} and {@link UdEndpoint#flush}: then
+ * {@link #failures()} lists every send that failed since the last report, each with its
+ * destination, and {@link #status()} is the first one's. Thrown for a receive by
+ * {@link UdEndpoint#receive}: then {@link #failures()} is empty.
  */
 public class WorkCompletionException extends RuntimeException {
     private static final long serialVersionUID = 1L;
@@ -15,6 +21,7 @@ public class WorkCompletionException extends RuntimeException {
     private final int status;
     private final int vendorError;
     private final EfaCompletionStatus efaStatus;
+    private final transient List<SendFailure> failures;
 
     /**
      * An exception for a completion with an error; the message names the operation, the status
@@ -31,16 +38,45 @@ public class WorkCompletionException extends RuntimeException {
         this.status = status;
         this.vendorError = vendorError;
         this.efaStatus = efa ? EfaCompletionStatus.of(vendorError) : null;
+        this.failures = List.of();
+    }
+
+    /** Sends that failed, in the order their completions were polled; at least one. */
+    WorkCompletionException(List<SendFailure> failures) {
+        super(message(failures));
+        SendFailure first = failures.get(0);
+        this.status = first.status();
+        this.vendorError = first.vendorError();
+        this.efaStatus = first.efaStatus();
+        this.failures = List.copyOf(failures);
+    }
+
+    private static String message(List<SendFailure> failures) {
+        StringBuilder b = new StringBuilder();
+        b.append(failures.size() == 1 ? "1 send failed: " : failures.size() + " sends failed: ");
+        int shown = Math.min(failures.size(), 8);
+        for (int i = 0; i < shown; i++) {
+            b.append(i == 0 ? "" : "; ").append(failures.get(i));
+        }
+        if (shown < failures.size()) {
+            b.append("; and ").append(failures.size() - shown).append(" more (failures())");
+        }
+        return b.toString();
     }
 
     private static String message(String operation, int status, int vendorError, EfaCompletionStatus efa) {
+        return operation + " completed with " + describe(status, vendorError, efa);
+    }
+
+    /** The status by name and number, with the vendor error (by name on EFA). */
+    static String describe(int status, int vendorError, EfaCompletionStatus efa) {
         String vendor = "";
         if (efa != null && vendorError != 0) {
             vendor = ", vendor_err " + vendorError + " " + efa.headerName() + ": " + efa.meaning();
         } else if (vendorError != 0) {
             vendor = ", vendor_err 0x" + Integer.toHexString(vendorError);
         }
-        return operation + " completed with " + WorkCompletion.statusName(status) + " (status " + status + vendor + ")";
+        return WorkCompletion.statusName(status) + " (status " + status + vendor + ")";
     }
 
     /**
@@ -77,5 +113,14 @@ public class WorkCompletionException extends RuntimeException {
      */
     public EfaCompletionStatus efaStatus() {
         return efaStatus;
+    }
+
+    /**
+     * The sends this exception reports, each with its destination and status.
+     *
+     * @return for sends, every failure since the last report (at least one); for a receive, empty
+     */
+    public List<SendFailure> failures() {
+        return failures;
     }
 }

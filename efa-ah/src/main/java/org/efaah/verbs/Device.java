@@ -150,6 +150,20 @@ public final class Device implements AutoCloseable {
     }
 
     /**
+     * {@code efadv_query_device(3)}: the EFA device's queue limits and capabilities.
+     *
+     * @return the attributes, read anew at each call
+     * @throws VerbsException         EOPNOTSUPP, naming the device, if it is not EFA
+     * @throws IllegalStateException  if the device is closed
+     */
+    public EfaDeviceAttributes efaAttributes() {
+        if (!isEfa()) {
+            throw new VerbsException("efadv_query_device", Errno.EOPNOTSUPP, name() + " is not an EFA device");
+        }
+        return guard.get(() -> provider.efa().queryDevice(context));
+    }
+
+    /**
      * The provider serving this device.
      *
      * @return the provider given to {@link #open}

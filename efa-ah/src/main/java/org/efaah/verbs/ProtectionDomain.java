@@ -162,7 +162,8 @@ public final class ProtectionDomain implements AutoCloseable {
             } catch (VerbsException e) {
                 throw e.withContext(FailureContext.resource(device, this));
             }
-            UdQueuePair qp = new UdQueuePair(this, created.handle(), created.qpn());
+            UdQueuePair qp = new UdQueuePair(this, created.handle(), created.qpn(),
+                    srd ? QueuePairType.SRD : QueuePairType.UD);
             queuePairs.add(qp);
             return qp;
         })));

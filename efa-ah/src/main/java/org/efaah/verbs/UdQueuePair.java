@@ -1,8 +1,9 @@
 package org.efaah.verbs;
 
 /**
- * An Unreliable Datagram queue pair ({@code struct ibv_qp}, {@code IBV_QPT_UD}), made by
- * {@link ProtectionDomain#createUdQp}. Sends name their destination with an AH of the same PD.
+ * A datagram queue pair ({@code struct ibv_qp}): Unreliable Datagram ({@code IBV_QPT_UD}) or, on
+ * EFA, Scalable Reliable Datagram ({@code efadv_create_qp_ex}), made by {@link ProtectionDomain}.
+ * Sends name their destination with an AH of the same PD.
  * Thread-safe: posts may run concurrently (the provider serialises them as libibverbs does);
  * {@link #close()} waits for posts in progress and is idempotent.
  */
@@ -13,13 +14,20 @@ public final class UdQueuePair implements AutoCloseable {
     private final ProtectionDomain pd;
     private final long handle;
     private final int qpn;
+    private final QueuePairType type;
     private final Guard guard;
 
-    UdQueuePair(ProtectionDomain pd, long handle, int qpn) {
+    UdQueuePair(ProtectionDomain pd, long handle, int qpn, QueuePairType type) {
         this.pd = pd;
         this.handle = handle;
         this.qpn = qpn;
+        this.type = type;
         this.guard = new Guard("queue pair");
+    }
+
+    /** {@return UD or SRD} */
+    public QueuePairType type() {
+        return type;
     }
 
     /**
@@ -40,12 +48,41 @@ public final class UdQueuePair implements AutoCloseable {
      * @param portNum   1-based port
      * @param pkeyIndex index in the port's P_Key table (0 on EFA and RoCE)
      * @param qkey      Q_Key, 0..0x7FFFFFFF; receives carrying another Q_Key are dropped
+     * @throws IllegalArgumentException if a number is out of range (named, with the range)
+     * @throws VerbsException           with the errno of {@code ibv_modify_qp}; on EFA EOPNOTSUPP for a
+     *                                  port other than 1 or a pkey_index other than 0
      */
     public void activate(int portNum, int pkeyIndex, long qkey) {
+        activate(portNum, pkeyIndex, qkey, EfaVerbs.RNR_RETRY_DEVICE_DEFAULT);
+    }
+
+    /**
+     * {@link #activate(int, int, long)}, and for SRD sets {@code rnr_retry} at RTR to RTS
+     * ({@link EfaVerbs#activateSrdQp}).
+     *
+     * @param portNum   1-based port
+     * @param pkeyIndex index in the port's P_Key table (0 on EFA and RoCE)
+     * @param qkey      Q_Key, 0..0x7FFFFFFF
+     * @param rnrRetry  SRD only: 0..7 (7 retries without end), or
+     *                  {@link EfaVerbs#RNR_RETRY_DEVICE_DEFAULT} to leave the device's default
+     * @throws IllegalArgumentException if a number is out of range, or {@code rnrRetry} is set on a UD QP
+     * @throws VerbsException           with the errno of {@code ibv_modify_qp}; EOPNOTSUPP where the
+     *                                  device cannot set {@code rnr_retry}
+     */
+    public void activate(int portNum, int pkeyIndex, long qkey, int rnrRetry) {
         Ranges.check("port_num", portNum, 1, pd.device().attributes().portCount());
         Ranges.check("pkey_index", pkeyIndex, 0, 0xFFFF);
         Ranges.check("qkey", qkey, 0, MAX_QKEY);
-        guard.run(() -> pd.device().provider().activateUdQp(handle, portNum, pkeyIndex, (int) qkey));
+        if (rnrRetry != EfaVerbs.RNR_RETRY_DEVICE_DEFAULT) {
+            Ranges.check("rnr_retry", rnrRetry, 0, 7);
+        }
+        if (type == QueuePairType.SRD) {
+            guard.run(() -> pd.device().provider().efa().activateSrdQp(handle, portNum, (int) qkey, rnrRetry));
+        } else if (rnrRetry != EfaVerbs.RNR_RETRY_DEVICE_DEFAULT) {
+            throw new IllegalArgumentException("rnr_retry: " + rnrRetry + " applies to SRD QPs only; this QP is UD");
+        } else {
+            guard.run(() -> pd.device().provider().activateUdQp(handle, portNum, pkeyIndex, (int) qkey));
+        }
     }
 
     /**
@@ -99,15 +136,22 @@ public final class UdQueuePair implements AutoCloseable {
      *
      * @param mr     the region holding the buffer, registered in this QP's PD
      * @param offset byte offset of the buffer in {@code mr}
-     * @param length bytes, including the 40 of the GRH
+     * @param length bytes: on UD at least the 40 of the GRH area, which every UD datagram fills, so a
+     *               shorter receive could take none; on SRD 0 or more (rdma-core's
+     *               {@code test_qp_ex_srd_zero_size} completes a 0-byte SRD send into a 0-byte receive)
      * @param wrId   the caller's id, returned in the receive completion
-     * @throws IllegalArgumentException if {@code mr} belongs to another PD or the range is outside it
+     * @throws IllegalArgumentException if {@code mr} belongs to another PD, the range is outside it, or
+     *                                  a UD receive is shorter than 40 bytes
      * @throws IllegalStateException    if the QP or MR is closed
      * @throws VerbsException           ENOMEM when the receive queue is full
      */
     public void postReceive(MemoryRegion mr, int offset, int length, long wrId) {
         if (mr.pd() != pd) {
             throw new IllegalArgumentException("mr: belongs to another PD than this QP");
+        }
+        if (type == QueuePairType.UD && length < Grh.LENGTH) {
+            throw new IllegalArgumentException("length: " + length + "; a UD receive needs at least " + Grh.LENGTH
+                    + " bytes (the GRH area in front of every datagram)");
         }
         mr.checkRange(offset, length);
         guard.enter();
@@ -143,6 +187,17 @@ public final class UdQueuePair implements AutoCloseable {
      */
     public void reset() {
         guard.run(() -> pd.device().provider().resetQp(handle));
+    }
+
+    /**
+     * {@code ibv_modify_qp(3)} to ERR: what is posted completes with {@code IBV_WC_WR_FLUSH_ERR}.
+     * libefa then refuses posts with EINVAL until {@link #reset}; a QP the device put in error accepts
+     * them and flushes them.
+     *
+     * @throws VerbsException with the errno of {@code ibv_modify_qp}
+     */
+    public void moveToError() {
+        guard.run(() -> pd.device().provider().moveQpToError(handle));
     }
 
     /** {@code ibv_destroy_qp(3)}. */

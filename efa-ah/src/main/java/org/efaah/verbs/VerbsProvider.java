@@ -297,6 +297,17 @@ public interface VerbsProvider extends AutoCloseable {
     }
 
     /**
+     * {@code ibv_modify_qp(3)} to ERR: every posted work request completes with
+     * {@code IBV_WC_WR_FLUSH_ERR}; {@link #resetQp} then {@link #activateUdQp} bring the QP back.
+     *
+     * @param qp a QP handle
+     * @throws VerbsException with the kernel's errno; EOPNOTSUPP with no datagram path
+     */
+    default void moveQpToError(long qp) {
+        throw noDatagramPath();
+    }
+
+    /**
      * The EFA extensions ({@code efadv.h}).
      *
      * @return the provider's EFA verbs

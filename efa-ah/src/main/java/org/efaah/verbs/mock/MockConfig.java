@@ -3,6 +3,7 @@ package org.efaah.verbs.mock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import org.efaah.verbs.EfaDeviceAttributes;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.GidType;
@@ -37,11 +38,15 @@ import org.efaah.verbs.Ranges;
  *                             arriving while that many are in progress waits for the earliest to finish,
  *                             as commands queue in hardware, so N creates of latency L on a depth-C
  *                             device take ceil(N / C) * L however many threads issue them
+ * @param efaDeviceCaps        EFA devices: the {@code device_caps} {@code efadv_query_device} reports, a set of
+ *                             {@link org.efaah.verbs.EfaDeviceAttributes} {@code CAPS_*} bits. Without
+ *                             {@code CAPS_RNR_RETRY} an SRD QP's {@code rnr_retry} cannot be set; without
+ *                             {@code CAPS_CQ_WITH_SGID} {@code efadv_create_cq} refuses the sender's GID
  */
 public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, int maxAh,
                          DuplicatePolicy duplicatePolicy, Errno duplicateErrno, long createLatencyNanos,
                          long destroyLatencyNanos, double failureProbability, Errno randomFailureErrno, long seed,
-                         boolean efa, int maxPd, List<GidType> gidTypes, int adminQueueDepth) {
+                         boolean efa, int maxPd, List<GidType> gidTypes, int adminQueueDepth, int efaDeviceCaps) {
 
     /** Prefix of the system properties read by {@link #fromSystemProperties()}. */
     public static final String PROPERTY_PREFIX = "efaah.mock.";
@@ -65,6 +70,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
      * @param maxPd               1..16777216
      * @param gidTypes            any length, copied; no null element
      * @param adminQueueDepth     0..4096, 0 for no limit
+     * @param efaDeviceCaps       any set of bits
      * @throws IllegalArgumentException naming the field, its value and the valid range when one is out
      *                                  of range, or when more {@code gids} are given than
      *                                  {@code gidTableLength}
@@ -142,6 +148,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         b.maxPd = maxPd;
         b.gidTypes = new ArrayList<>(gidTypes);
         b.adminQueueDepth = adminQueueDepth;
+        b.efaDeviceCaps = efaDeviceCaps;
         return b;
     }
 
@@ -233,6 +240,8 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         private int maxPd = 256;
         private List<GidType> gidTypes = new ArrayList<>();
         private int adminQueueDepth;
+        private int efaDeviceCaps = EfaDeviceAttributes.CAPS_RDMA_READ | EfaDeviceAttributes.CAPS_RNR_RETRY
+                | EfaDeviceAttributes.CAPS_CQ_WITH_SGID;
 
         private Builder() {
         }
@@ -414,6 +423,18 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         }
 
         /**
+         * The {@code device_caps} of EFA devices; see {@link MockConfig#efaDeviceCaps()} (default
+         * RDMA_READ, RNR_RETRY and CQ_WITH_SGID, as a current EFA device reports them).
+         *
+         * @param caps a set of {@link EfaDeviceAttributes} {@code CAPS_*} bits
+         * @return this builder
+         */
+        public Builder efaDeviceCaps(int caps) {
+            this.efaDeviceCaps = caps;
+            return this;
+        }
+
+        /**
          * The configuration.
          *
          * @return an immutable configuration
@@ -422,7 +443,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         public MockConfig build() {
             return new MockConfig(deviceCount, gidTableLength, gids, maxAh, duplicatePolicy, duplicateErrno,
                     createLatencyNanos, destroyLatencyNanos, failureProbability, randomFailureErrno, seed, efa, maxPd,
-                    gidTypes, adminQueueDepth);
+                    gidTypes, adminQueueDepth, efaDeviceCaps);
         }
     }
 }

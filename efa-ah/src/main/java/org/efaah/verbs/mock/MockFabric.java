@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import org.efaah.verbs.AddressHandleAttributes;
+import org.efaah.verbs.EfaDeviceAttributes;
 import org.efaah.verbs.EfaCompletionStatus;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.Gid;
@@ -20,7 +21,9 @@ import org.efaah.verbs.WorkCompletion;
 
 /**
  * The mock's datagram path: UD and SRD QPs on the mock devices of one {@link MockVerbsProvider}
- * exchange datagrams in memory, with the semantics of the real stack, failures included:
+ * exchange datagrams in memory, with the semantics of the real stack, failures included. Each EFA
+ * rule names the rdma-core function (libefa, {@code providers/efa/verbs.c}) or kernel function it
+ * follows; RoCE-model devices ({@code efa=false}) behave as rxe does.
  * <ul>
  * <li>UD: a send completes locally whether or not it is delivered; a datagram is dropped when the
  * destination GID, QPN or Q_Key does not match or no receive is posted.</li>
@@ -30,19 +33,24 @@ import org.efaah.verbs.WorkCompletion;
  * until the QP goes through RESET, INIT, RTR and RTS again.</li>
  * <li>A send beyond {@code max_send_wr} outstanding (posted, completion not yet polled) fails
  * with ENOMEM, as EFA answers a full send queue.</li>
- * <li>RoCE-model devices ({@code efa=false}): a delivered datagram lands behind a 40-byte GRH
- * (IPv6 header layout) carrying the source and destination GIDs, or between IPv4-mapped GIDs
- * behind the RoCE v2 IPv4 layout (20 undefined bytes, then the IPv4 header); {@code IBV_WC_GRH}
- * is set.</li>
- * <li>EFA devices: no {@code IBV_WC_GRH}; the 40 bytes are garbage; {@code slid} is the AHN of
- * the receiving PD's AH for the sender's GID, or 0xFFFF when it has none; the sender's GID is
- * given only by a CQ made with the source GID, and only for 0xFFFF; {@code ibv_init_ah_from_wc}
- * yields the non-global attributes libibverbs builds without a GRH.</li>
- * <li>SRD (EFA only): every datagram is delivered exactly once, out of order when
- * {@link MockVerbsProvider#reorderSrd} is on; the send completes when delivered, and with
- * {@code IBV_WC_RNR_RETRY_EXC_ERR} (vendor error {@code EFA_IO_COMP_STATUS_REMOTE_ERROR_RNR})
- * when no receive is posted, or {@code REMOTE_ERROR_BAD_DEST_QPN} when the QP is missing, in
- * error, or the Q_Key does not match.</li>
+ * <li>RoCE-model devices: a delivered datagram lands behind a 40-byte GRH (IPv6 header layout)
+ * carrying the source and destination GIDs, or between IPv4-mapped GIDs behind the RoCE v2 IPv4
+ * layout (20 undefined bytes, then the IPv4 header); {@code IBV_WC_GRH} is set.</li>
+ * <li>EFA UD: no {@code IBV_WC_GRH}; the 40 bytes are garbage; {@code slid} is the AHN of the
+ * receiving PD's AH for the sender's GID, or 0xFFFF when it has none; the sender's GID is given
+ * only by a CQ made with the source GID, and only for 0xFFFF; {@code ibv_init_ah_from_wc} yields
+ * the non-global attributes libibverbs builds without a GRH.</li>
+ * <li>EFA SRD: no 40-byte area: the payload lands at offset 0 and {@code byte_len} is the payload;
+ * every datagram is delivered exactly once, out of order when {@link MockVerbsProvider#reorderSrd}
+ * is on; the send completes when delivered. A receiver with no receive posted: with
+ * {@code rnr_retry} 7 (the default) the send stays in flight until one is posted; with less it
+ * completes with {@code IBV_WC_RNR_RETRY_EXC_ERR}. A missing destination QP, one in error, or a
+ * Q_Key mismatch: {@code REMOTE_ERROR_BAD_DEST_QPN}.</li>
+ * <li>EFA completions name their work request by slot: the {@code wr_id} is looked up when the
+ * completion is polled, and RESET rewinds the slots, so a completion from before a RESET polled
+ * after it reads a new work request's {@code wr_id} (or breaks libefa's slot pool).</li>
+ * <li>A CQ with more completions than its {@code cqe} overruns: it fails every later poll, and on
+ * RoCE-model devices raises {@code IBV_EVENT_CQ_ERR} (the EFA driver raises no async events).</li>
  * </ul>
  *
  * <p>One lock (this object's monitor) guards the whole fabric: it is a model, not a hot path.
@@ -55,6 +63,8 @@ final class MockFabric {
     static final int MTU = 4096;
     /** SRD sends held back for reordering before one is delivered regardless. */
     private static final int REORDER_WINDOW = 16;
+    /** {@code rnr_retry} 7: retry without end, EFA's default for SRD (libfabric's EFA_RNR_INFINITE_RETRY). */
+    static final int RNR_RETRY_FOREVER = 7;
 
     private final MockVerbsProvider provider;
     private final Map<Long, Cq> cqs = new HashMap<>();
@@ -63,6 +73,8 @@ final class MockFabric {
     private final Map<MockVerbsProvider.MockDevice, Map<Integer, Qp>> qpsByNumber = new HashMap<>();
     private final SplittableRandom garbage = new SplittableRandom(0x40);
     private final List<SrdSend> inFlightSrd = new ArrayList<>();
+    /** SRD sends whose receiver had no receive posted, retried without end ({@code rnr_retry} 7). */
+    private final List<SrdSend> retryingSrd = new ArrayList<>();
     private SplittableRandom reorder; // null: SRD delivers in order
     private List<Cqe> heldSendCompletions; // null: send completions go to their CQ at once
     private int nextQpn = 0x100;
@@ -77,6 +89,8 @@ final class MockFabric {
         final boolean withSourceGid;
         final ArrayDeque<Cqe> queue = new ArrayDeque<>();
         int users;
+        /** Set when a completion found the CQ full: the CQ is broken for good, as hardware's is. */
+        boolean overrun;
 
         Cq(MockVerbsProvider.MockContext context, int capacity, boolean withSourceGid) {
             this.context = context;
@@ -85,19 +99,94 @@ final class MockFabric {
         }
     }
 
-    /** One completion; {@code sender} is set for sends, whose queue slot frees when it is polled. */
-    private record Cqe(long wrId, int status, int opcode, int byteLength, int qpn, int srcQp, int flags, int slid,
-                       int vendorError, Gid sourceGid, Qp sender) {
+    /**
+     * One completion of {@code qp}'s send ({@code send}) or receive queue. {@code token} is what the
+     * device writes: on EFA the work request's slot (libefa's {@code req_id}), elsewhere its {@code wr_id}.
+     */
+    private record Cqe(long token, int status, int opcode, int byteLength, Qp qp, boolean send, int srcQp, int flags,
+                       int slid, int vendorError, Gid sourceGid) {
     }
 
     private record Mr(MockVerbsProvider.MockPd pd, ByteBuffer buffer) {
     }
 
-    private record Receive(Mr mr, int offset, int length, long wrId) {
+    private record Receive(Mr mr, int offset, int length, long token) {
     }
 
     private record SrdSend(Qp from, MockVerbsProvider.MockAh ah, int remoteQpn, int remoteQkey, byte[] payload,
-                           long wrId) {
+                           long token) {
+    }
+
+    /**
+     * A QP's send or receive queue as libefa keeps it ({@code struct efa_wq}): on EFA a pool of slots,
+     * each remembering the {@code wr_id} posted into it, taken at post ({@code efa_wq_get_next_wrid_idx_locked}),
+     * read and given back when the completion is polled ({@code efa_wq_get_wrid_by_dev_req_id},
+     * {@code efa_wq_cqe_finalize}), and rewound by RESET ({@code efa_qp_init_indices}). Elsewhere the
+     * completion carries the {@code wr_id} itself, as rxe's does.
+     */
+    private static final class WorkQueue {
+        final boolean bySlot;
+        final long[] wrIds;
+        final int[] pool;
+        int poolNext;
+        int posted;
+        int completed;
+
+        WorkQueue(int capacity, boolean bySlot) {
+            this.bySlot = bySlot;
+            this.wrIds = new long[capacity];
+            this.pool = new int[capacity];
+            for (int i = 0; i < capacity; i++) {
+                pool[i] = i;
+            }
+        }
+
+        /** Posted, completion not yet polled: {@code wqe_posted - wqe_completed}. */
+        int outstanding() {
+            return posted - completed;
+        }
+
+        boolean full() {
+            return outstanding() >= pool.length;
+        }
+
+        /** The token a completion of this work request will carry. */
+        long post(long wrId) {
+            posted++;
+            if (!bySlot) {
+                return wrId;
+            }
+            if (poolNext >= pool.length) {
+                throw new IllegalStateException("libefa's wrid slot pool overruns (efa_wq_get_next_wrid_idx_locked): "
+                        + "completions from before a RESET were polled after it");
+            }
+            int slot = pool[poolNext++];
+            wrIds[slot] = wrId;
+            return slot;
+        }
+
+        /** The {@code wr_id} a polled completion reports, and the slot given back. */
+        long complete(long token) {
+            completed++;
+            if (!bySlot) {
+                return token;
+            }
+            int slot = (int) token;
+            long wrId = wrIds[slot];
+            if (poolNext == 0) {
+                throw new IllegalStateException("libefa's wrid slot pool underflows (efa_wq_cqe_finalize): "
+                        + "a completion from before a RESET was polled after it");
+            }
+            pool[--poolNext] = slot;
+            return wrId;
+        }
+
+        /** RESET: {@code efa_qp_init_indices} zeroes the counters and the pool index, not the pool. */
+        void rewind() {
+            posted = 0;
+            completed = 0;
+            poolNext = 0;
+        }
     }
 
     private static final class Qp {
@@ -106,22 +195,31 @@ final class MockFabric {
         final MockVerbsProvider.MockPd pd;
         final Cq sendCq;
         final Cq recvCq;
-        final int maxSend;
-        final int maxRecv;
+        final WorkQueue sq;
+        final WorkQueue rq;
         final ArrayDeque<Receive> receives = new ArrayDeque<>();
+        /** The device's state, what {@code ibv_query_qp} reports. */
         int state = QueuePairState.RESET;
-        int sendsOutstanding;
+        /**
+         * The state libefa caches from the last {@code ibv_modify_qp} ({@code qp->verbs_qp.qp.state}),
+         * which its post checks read: a QP the device put in error still reads RTS here.
+         */
+        int modifiedState = QueuePairState.RESET;
         int qkey;
         int port;
+        /** SRD: the {@code rnr_retry} set at RTR to RTS; 7, retry without end, is the device's default. */
+        int rnrRetry = RNR_RETRY_FOREVER;
+        boolean destroyed;
 
-        Qp(int qpn, QueuePairType type, MockVerbsProvider.MockPd pd, Cq sendCq, Cq recvCq, int maxSend, int maxRecv) {
+        Qp(int qpn, QueuePairType type, MockVerbsProvider.MockPd pd, Cq sendCq, Cq recvCq, int maxSend, int maxRecv,
+           boolean efa) {
             this.qpn = qpn;
             this.type = type;
             this.pd = pd;
             this.sendCq = sendCq;
             this.recvCq = recvCq;
-            this.maxSend = maxSend;
-            this.maxRecv = maxRecv;
+            this.sq = new WorkQueue(maxSend, efa);
+            this.rq = new WorkQueue(maxRecv, efa);
         }
     }
 
@@ -142,7 +240,7 @@ final class MockFabric {
             List<Cqe> held = heldSendCompletions;
             heldSendCompletions = null;
             for (Cqe e : held) {
-                complete(e.sender().sendCq, e);
+                complete(e.qp().sendCq, e);
             }
         }
     }
@@ -196,7 +294,7 @@ final class MockFabric {
             throw new VerbsException(verb, Errno.EINVAL, "max_send_wr " + maxSendWr + ", max_recv_wr " + maxRecvWr);
         }
         int qpn = nextQpn++ & 0xFFFFFF;
-        Qp qp = new Qp(qpn, type, pd, s, r, maxSendWr, maxRecvWr);
+        Qp qp = new Qp(qpn, type, pd, s, r, maxSendWr, maxRecvWr, provider.config().efa());
         long h = provider.newHandle();
         qps.put(h, qp);
         qpsByNumber.computeIfAbsent(pd.context.device(), d -> new HashMap<>()).put(qpn, qp);
@@ -208,9 +306,32 @@ final class MockFabric {
 
     /** RESET to INIT, RTR, RTS; like the kernel, INIT is reachable from RESET only. */
     synchronized void activateUdQp(long qp, int portNum, int pkeyIndex, int qkey) {
+        activate(qp(qp, "ibv_modify_qp"), portNum, pkeyIndex, qkey, -1);
+    }
+
+    /** An SRD QP to RTS, setting {@code rnr_retry} at RTR to RTS unless it is -1. */
+    synchronized void activateSrdQp(long qp, int portNum, int qkey, int rnrRetry) {
         Qp q = qp(qp, "ibv_modify_qp");
+        if (q.type != QueuePairType.SRD) {
+            throw new VerbsException("ibv_modify_qp", Errno.EINVAL, "not an SRD QP");
+        }
+        if (rnrRetry != -1 && (rnrRetry < 0 || rnrRetry > RNR_RETRY_FOREVER)) {
+            throw new VerbsException("ibv_modify_qp", Errno.EINVAL, "rnr_retry " + rnrRetry + "; valid 0..7");
+        }
+        // The kernel's efa_modify_qp refuses IB_QP_RNR_RETRY unless the device has the capability.
+        if (rnrRetry != -1 && (provider.config().efaDeviceCaps() & EfaDeviceAttributes.CAPS_RNR_RETRY) == 0) {
+            throw new VerbsException("ibv_modify_qp", Errno.EOPNOTSUPP,
+                    "rnr_retry: the device does not report EFADV_DEVICE_ATTR_CAPS_RNR_RETRY");
+        }
+        activate(q, portNum, 0, qkey, rnrRetry);
+    }
+
+    private void activate(Qp q, int portNum, int pkeyIndex, int qkey, int rnrRetry) {
         if (portNum != 1 || pkeyIndex != 0) {
-            throw new VerbsException("ibv_modify_qp", Errno.EINVAL, "port " + portNum + ", pkey_index " + pkeyIndex);
+            // The kernel's efa_modify_qp answers EOPNOTSUPP for a port other than 1 or a pkey_index
+            // other than 0 (EFA has one of each); rxe refuses an invalid port with EINVAL.
+            Errno errno = provider.config().efa() ? Errno.EOPNOTSUPP : Errno.EINVAL;
+            throw new VerbsException("ibv_modify_qp", errno, "port " + portNum + ", pkey_index " + pkeyIndex);
         }
         if (q.state != QueuePairState.RESET) {
             throw new VerbsException("ibv_modify_qp", Errno.EINVAL,
@@ -218,20 +339,42 @@ final class MockFabric {
         }
         q.port = portNum;
         q.qkey = qkey;
+        q.rnrRetry = rnrRetry == -1 ? RNR_RETRY_FOREVER : rnrRetry;
         q.state = QueuePairState.RTS;
+        q.modifiedState = QueuePairState.RTS;
     }
 
     synchronized int queryQpState(long qp) {
         return qp(qp, "ibv_query_qp").state;
     }
 
-    /** To RESET: posted receives are dropped without completions. */
+    /**
+     * To ERR by the user ({@code ibv_modify_qp} to {@code IBV_QPS_ERR}): what is posted is flushed,
+     * and libefa, which caches the state it set, refuses later posts with EINVAL
+     * ({@code efa_post_send_validate}, {@code efa_post_recv_validate}).
+     */
+    synchronized void moveQpToError(long qp) {
+        Qp q = qp(qp, "ibv_modify_qp");
+        enterError(q);
+        q.modifiedState = QueuePairState.ERR;
+    }
+
+    /**
+     * To RESET: the device drops what is posted without completions; completions already in the CQs
+     * stay there. On EFA {@code efa_modify_qp} then rewinds the slots ({@code efa_qp_init_indices}).
+     */
     synchronized void resetQp(long qp) {
         Qp q = qp(qp, "ibv_modify_qp");
         q.receives.clear();
         inFlightSrd.removeIf(p -> p.from() == q);
-        q.sendsOutstanding = 0;
+        retryingSrd.removeIf(p -> p.from() == q);
+        if (heldSendCompletions != null) {
+            heldSendCompletions.removeIf(e -> e.qp() == q);
+        }
+        q.sq.rewind();
+        q.rq.rewind();
         q.state = QueuePairState.RESET;
+        q.modifiedState = QueuePairState.RESET;
     }
 
     synchronized void destroyQp(long qp) {
@@ -239,10 +382,12 @@ final class MockFabric {
         if (q == null) {
             throw new VerbsException("ibv_destroy_qp", Errno.EINVAL, "unknown QP");
         }
+        q.destroyed = true;
         qpsByNumber.get(q.pd.context.device()).remove(q.qpn);
         inFlightSrd.removeIf(p -> p.from() == q);
+        retryingSrd.removeIf(p -> p.from() == q);
         if (heldSendCompletions != null) {
-            heldSendCompletions.removeIf(e -> e.sender() == q);
+            heldSendCompletions.removeIf(e -> e.qp() == q);
         }
         q.sendCq.users--;
         q.recvCq.users--;
@@ -252,52 +397,74 @@ final class MockFabric {
     synchronized void postReceive(long qp, long mr, int offset, int length, long wrId) {
         Qp q = qp(qp, "ibv_post_recv");
         Mr m = mr(mr, offset, length, "ibv_post_recv");
-        if (q.state == QueuePairState.RESET) {
-            throw new VerbsException("ibv_post_recv", Errno.EINVAL, "QP is in RESET");
+        // efa_post_recv_validate reads the state libefa cached at its last modify.
+        int state = provider.config().efa() ? q.modifiedState : q.state;
+        if (state == QueuePairState.RESET || (provider.config().efa() && state == QueuePairState.ERR)) {
+            throw new VerbsException("ibv_post_recv", Errno.EINVAL, "QP is in " + QueuePairState.name(state));
         }
+        if (q.rq.full()) {
+            throw new VerbsException("ibv_post_recv", Errno.ENOMEM, "receive queue full: " + q.rq.outstanding()
+                    + " of max_recv_wr " + q.rq.pool.length + " outstanding");
+        }
+        long token = q.rq.post(wrId);
         if (q.state == QueuePairState.ERR) {
-            complete(q.recvCq, new Cqe(wrId, WorkCompletion.WR_FLUSH_ERR, WorkCompletion.OPCODE_RECV, 0, q.qpn, 0, 0,
-                    0, 0, null, null));
+            complete(q.recvCq, new Cqe(token, WorkCompletion.WR_FLUSH_ERR, WorkCompletion.OPCODE_RECV, 0, q, false, 0,
+                    0, 0, EfaCompletionStatus.FLUSHED.code(), null));
             return;
         }
-        if (q.receives.size() >= q.maxRecv) {
-            throw new VerbsException("ibv_post_recv", Errno.ENOMEM, "receive queue full");
-        }
-        q.receives.add(new Receive(m, offset, length, wrId));
+        q.receives.add(new Receive(m, offset, length, token));
+        retrySrdTo(q);
     }
 
     synchronized void postSend(long qp, MockVerbsProvider.MockAh ah, int remoteQpn, int remoteQkey, long mr,
                                int offset, int length, long wrId) {
         Qp q = qp(qp, "ibv_post_send");
         Mr m = mr(mr, offset, length, "ibv_post_send");
-        if (q.state != QueuePairState.RTS && q.state != QueuePairState.ERR) {
-            throw new VerbsException("ibv_post_send", Errno.EINVAL, "QP is in " + QueuePairState.name(q.state));
+        boolean efa = provider.config().efa();
+        // efa_post_send_validate reads the cached state: a QP the device put in error reads RTS and
+        // accepts the post (it is flushed), one the user moved to ERR refuses it.
+        int state = efa ? q.modifiedState : q.state;
+        if (state != QueuePairState.RTS && !(state == QueuePairState.ERR && !efa)) {
+            throw new VerbsException("ibv_post_send", Errno.EINVAL, "QP is in " + QueuePairState.name(state));
         }
-        if (ah.pd() != q.pd) {
+        // libefa copies the AHN into the descriptor unchecked (efa_post_send); the device fails a
+        // foreign PD's AH in the completion. rxe checks the AH's PD at post.
+        boolean foreignAh = ah.pd() != q.pd;
+        if (foreignAh && !efa) {
             throw new VerbsException("ibv_post_send", Errno.EINVAL, "the AH belongs to another PD than the QP");
         }
-        if (q.sendsOutstanding >= q.maxSend) {
+        if (q.sq.full()) {
             throw new VerbsException("ibv_post_send", Errno.ENOMEM,
-                    "send queue full: " + q.sendsOutstanding + " of max_send_wr " + q.maxSend + " outstanding");
+                    "send queue full: " + q.sq.outstanding() + " of max_send_wr " + q.sq.pool.length + " outstanding");
         }
-        q.sendsOutstanding++;
+        long token = q.sq.post(wrId);
         if (q.state == QueuePairState.ERR) {
-            completeSend(q, wrId, WorkCompletion.WR_FLUSH_ERR, 0);
+            completeSend(q, token, WorkCompletion.WR_FLUSH_ERR, EfaCompletionStatus.FLUSHED.code());
             return;
         }
-        if (length > MTU) {
-            completeSend(q, wrId, WorkCompletion.LOC_LEN_ERR, 0);
+        if (foreignAh) {
+            completeSend(q, token, EfaCompletionStatus.LOCAL_ERROR_INVALID_AH.ibvStatus(),
+                    EfaCompletionStatus.LOCAL_ERROR_INVALID_AH.code());
+            return;
+        }
+        if (length > maxMessageSize(q)) {
+            completeSend(q, token, WorkCompletion.LOC_LEN_ERR, EfaCompletionStatus.LOCAL_ERROR_BAD_LENGTH.code());
             return;
         }
         byte[] payload = new byte[length];
         m.buffer().get(offset, payload);
         if (q.type == QueuePairType.UD) {
-            completeSend(q, wrId, WorkCompletion.SUCCESS, 0);
+            completeSend(q, token, WorkCompletion.SUCCESS, 0);
             deliverUd(q, ah, remoteQpn, remoteQkey, payload);
             return;
         }
-        inFlightSrd.add(new SrdSend(q, ah, remoteQpn, remoteQkey, payload, wrId));
+        inFlightSrd.add(new SrdSend(q, ah, remoteQpn, remoteQkey, payload, token));
         deliverHeldSrd(reorder == null ? inFlightSrd.size() : inFlightSrd.size() - REORDER_WINDOW);
+    }
+
+    /** The port's {@code max_msg_sz}: on EFA the device's MTU ({@code efa_query_port}), else the path MTU. */
+    private int maxMessageSize(Qp q) {
+        return provider.config().efa() ? MockVerbsProvider.EFA_MAX_MESSAGE_SIZE : MTU;
     }
 
     /** Delivers {@code count} held SRD sends: the oldest when in order, else drawn at random. */
@@ -308,23 +475,41 @@ final class MockFabric {
         }
     }
 
+    /** A receive was posted on {@code to}: SRD sends retrying for it are tried again, oldest first. */
+    private void retrySrdTo(Qp to) {
+        if (retryingSrd.isEmpty()) {
+            return;
+        }
+        List<SrdSend> waiting = new ArrayList<>(retryingSrd);
+        retryingSrd.clear();
+        for (SrdSend s : waiting) {
+            deliverSrd(s);
+        }
+    }
+
     private void deliverSrd(SrdSend s) {
         Qp to = destination(s.ah().attributes(), s.remoteQpn());
         if (to == null || to.state != QueuePairState.RTS || to.type != QueuePairType.SRD || to.qkey != s.remoteQkey()) {
-            completeSend(s.from(), s.wrId(), EfaCompletionStatus.REMOTE_ERROR_BAD_DEST_QPN.ibvStatus(),
+            completeSend(s.from(), s.token(), EfaCompletionStatus.REMOTE_ERROR_BAD_DEST_QPN.ibvStatus(),
                     EfaCompletionStatus.REMOTE_ERROR_BAD_DEST_QPN.code());
             return;
         }
         if (to.receives.isEmpty()) {
-            // EFA retries, then gives up: an error completion, never a silent drop.
-            completeSend(s.from(), s.wrId(), EfaCompletionStatus.REMOTE_ERROR_RNR.ibvStatus(),
-                    EfaCompletionStatus.REMOTE_ERROR_RNR.code());
+            // Receiver not ready: the device retries rnr_retry times; 7 (its SRD default, which
+            // libfabric names EFA_RNR_INFINITE_RETRY) retries until a receive is posted, so the send
+            // stays in flight; otherwise, out of retries, it completes with an RNR error.
+            if (s.from().rnrRetry == RNR_RETRY_FOREVER) {
+                retryingSrd.add(s);
+            } else {
+                completeSend(s.from(), s.token(), EfaCompletionStatus.REMOTE_ERROR_RNR.ibvStatus(),
+                        EfaCompletionStatus.REMOTE_ERROR_RNR.code());
+            }
             return;
         }
         if (land(s.from(), s.ah(), to, s.payload())) {
-            completeSend(s.from(), s.wrId(), WorkCompletion.SUCCESS, 0);
+            completeSend(s.from(), s.token(), WorkCompletion.SUCCESS, 0);
         } else {
-            completeSend(s.from(), s.wrId(), EfaCompletionStatus.REMOTE_ERROR_BAD_LENGTH.ibvStatus(),
+            completeSend(s.from(), s.token(), EfaCompletionStatus.REMOTE_ERROR_BAD_LENGTH.ibvStatus(),
                     EfaCompletionStatus.REMOTE_ERROR_BAD_LENGTH.code());
         }
     }
@@ -350,9 +535,11 @@ final class MockFabric {
      */
     private boolean land(Qp from, MockVerbsProvider.MockAh ah, Qp to, byte[] payload) {
         Receive r = to.receives.poll();
-        if (r.length() < GRH_LENGTH + payload.length) {
-            complete(to.recvCq, new Cqe(r.wrId(), WorkCompletion.LOC_QP_OP_ERR, WorkCompletion.OPCODE_RECV, 0, to.qpn,
-                    from.qpn, 0, 0, 0, null, null));
+        // An SRD receive has no 40-byte area (rdma-core tests/utils.py reads UD at the GRH size, SRD at 0).
+        int prefix = to.type == QueuePairType.SRD ? 0 : GRH_LENGTH;
+        if (r.length() < prefix + payload.length) {
+            complete(to.recvCq, new Cqe(r.token(), WorkCompletion.LOC_QP_OP_ERR, WorkCompletion.OPCODE_RECV, 0, to,
+                    false, from.qpn, 0, 0, EfaCompletionStatus.LOCAL_ERROR_BAD_LENGTH.code(), null));
             enterError(to);
             return false;
         }
@@ -364,14 +551,17 @@ final class MockFabric {
         int slid;
         Gid completionGid = null;
         if (provider.config().efa()) {
-            // Not a GRH: bytes no parser can take for one (no IPv6 nor IPv4 version nibble).
-            byte[] junk = new byte[GRH_LENGTH];
-            for (int i = 0; i < junk.length; i++) {
-                junk[i] = (byte) garbage.nextInt(256);
+            if (prefix > 0) {
+                // UD: not a GRH, bytes no parser can take for one (no IPv6 nor IPv4 version nibble).
+                byte[] junk = new byte[GRH_LENGTH];
+                for (int i = 0; i < junk.length; i++) {
+                    junk[i] = (byte) garbage.nextInt(256);
+                }
+                junk[0] = (byte) (junk[0] & 0x0F | 0x90);
+                junk[Grh.IPV4_HEADER_OFFSET] = (byte) (junk[Grh.IPV4_HEADER_OFFSET] & 0x0F | 0xA0);
+                dst.put(junk);
             }
-            junk[0] = (byte) (junk[0] & 0x0F | 0x90);
-            junk[Grh.IPV4_HEADER_OFFSET] = (byte) (junk[Grh.IPV4_HEADER_OFFSET] & 0x0F | 0xA0);
-            dst.put(junk);
+            // efa_process_cqe: wc_flags 0 (no IBV_WC_GRH), slid = the descriptor's AHN field.
             flags = 0;
             int ahn = provider.receiverAhn(to.pd, sgid);
             slid = ahn < 0 ? WorkCompletion.EFA_UNKNOWN_AHN : ahn;
@@ -393,8 +583,8 @@ final class MockFabric {
             slid = 0;
         }
         dst.put(payload);
-        complete(to.recvCq, new Cqe(r.wrId(), WorkCompletion.SUCCESS, WorkCompletion.OPCODE_RECV,
-                GRH_LENGTH + payload.length, to.qpn, from.qpn, flags, slid, 0, completionGid, null));
+        complete(to.recvCq, new Cqe(r.token(), WorkCompletion.SUCCESS, WorkCompletion.OPCODE_RECV,
+                prefix + payload.length, to, false, from.qpn, flags, slid, 0, completionGid));
         return true;
     }
 
@@ -402,13 +592,14 @@ final class MockFabric {
     private void enterError(Qp q) {
         q.state = QueuePairState.ERR;
         for (Receive r; (r = q.receives.poll()) != null; ) {
-            complete(q.recvCq, new Cqe(r.wrId(), WorkCompletion.WR_FLUSH_ERR, WorkCompletion.OPCODE_RECV, 0, q.qpn, 0, 0,
-                    0, 0, null, null));
+            complete(q.recvCq, new Cqe(r.token(), WorkCompletion.WR_FLUSH_ERR, WorkCompletion.OPCODE_RECV, 0, q, false,
+                    0, 0, 0, EfaCompletionStatus.FLUSHED.code(), null));
         }
         List<SrdSend> held = new ArrayList<>();
         inFlightSrd.removeIf(p -> p.from() == q && held.add(p));
+        retryingSrd.removeIf(p -> p.from() == q && held.add(p));
         for (SrdSend p : held) {
-            completeSend(q, p.wrId(), WorkCompletion.WR_FLUSH_ERR, EfaCompletionStatus.FLUSHED.code());
+            completeSend(q, p.token(), WorkCompletion.WR_FLUSH_ERR, EfaCompletionStatus.FLUSHED.code());
         }
     }
 
@@ -430,8 +621,8 @@ final class MockFabric {
         dst.put(area);
     }
 
-    private void completeSend(Qp q, long wrId, int status, int vendorError) {
-        Cqe e = new Cqe(wrId, status, WorkCompletion.OPCODE_SEND, 0, q.qpn, 0, 0, 0, vendorError, null, q);
+    private void completeSend(Qp q, long token, int status, int vendorError) {
+        Cqe e = new Cqe(token, status, WorkCompletion.OPCODE_SEND, 0, q, true, 0, 0, 0, vendorError, null);
         if (heldSendCompletions != null) {
             heldSendCompletions.add(e);
         } else {
@@ -439,38 +630,71 @@ final class MockFabric {
         }
     }
 
-    private static void complete(Cq cq, Cqe e) {
-        if (cq.queue.size() < cq.capacity) {
-            cq.queue.add(e);
+    /**
+     * A completion reaches its CQ. One more than the CQ holds overruns it: hardware then fails the
+     * CQ (mlx5 and rxe raise {@code IBV_EVENT_CQ_ERR}); the mock fails every later poll, and on
+     * RoCE-model devices raises the event too. The EFA driver has no async events, so there the
+     * failed poll is all a user sees.
+     */
+    private void complete(Cq cq, Cqe e) {
+        if (cq.overrun) {
+            return;
         }
+        if (cq.queue.size() >= cq.capacity) {
+            cq.overrun = true;
+            if (!provider.config().efa()) {
+                provider.raiseEvent(cq.context.device().name, org.efaah.verbs.DeviceEvent.Kind.CQ_ERR, 0);
+            }
+            return;
+        }
+        cq.queue.add(e);
     }
 
     synchronized int pollCq(long cq, WorkCompletion[] into, boolean readSourceGid) {
-        Cq c = cq(cq, readSourceGid ? "ibv_start_poll" : "ibv_poll_cq");
+        String verb = readSourceGid ? "ibv_start_poll" : "ibv_poll_cq";
+        Cq c = cq(cq, verb);
         if (readSourceGid && !c.withSourceGid) {
             throw new VerbsException("efadv_cq_from_ibv_cq_ex", Errno.EINVAL, "the CQ was not made by efadv_create_cq");
+        }
+        if (c.overrun) {
+            throw new VerbsException(verb, Errno.EIO, "CQ overrun: more completions arrived than its "
+                    + c.capacity + " entries; the CQ is in error");
         }
         // SRD sends still held are delivered once someone polls: nothing waits forever for them.
         deliverHeldSrd(inFlightSrd.size());
         int n = 0;
         while (n < into.length && !c.queue.isEmpty()) {
             Cqe e = c.queue.poll();
-            if (e.sender() != null && e.sender().sendsOutstanding > 0) {
-                e.sender().sendsOutstanding--;
+            if (e.qp().destroyed) {
+                // efa_poll_sub_cq: a completion of a QP no longer in the context's table is "Invalid QP".
+                if (n == 0 && provider.config().efa()) {
+                    throw new VerbsException(verb, Errno.EINVAL, "completion of destroyed QP 0x"
+                            + Integer.toHexString(e.qp().qpn));
+                }
+                continue;
             }
+            WorkQueue wq = e.send() ? e.qp().sq : e.qp().rq;
             WorkCompletion wc = into[n++];
-            wc.wrId = e.wrId();
+            wc.wrId = wq.complete(e.token());
             wc.status = e.status();
             wc.opcode = e.opcode();
-            wc.byteLength = e.byteLength();
-            wc.qpNum = e.qpn();
-            wc.srcQp = e.srcQp();
-            wc.wcFlags = e.flags();
-            wc.vendorError = e.vendorError();
+            wc.qpNum = e.qp().qpn;
+            wc.vendorError = provider.config().efa() ? e.vendorError() : 0;
             wc.pkeyIndex = 0;
-            wc.slid = e.slid();
             wc.sl = 0;
             wc.dlidPathBits = 0;
+            if (e.send()) {
+                // efa_process_cqe fills only status, opcode, wr_id and qp_num for a send.
+                wc.byteLength = 0;
+                wc.srcQp = 0;
+                wc.wcFlags = 0;
+                wc.slid = 0;
+            } else {
+                wc.byteLength = e.byteLength();
+                wc.srcQp = e.srcQp();
+                wc.wcFlags = e.flags();
+                wc.slid = e.slid();
+            }
             // efadv_wc_read_sgid answers only for an unknown sender, and only through the extended CQ.
             wc.hasSourceGid = readSourceGid && e.sourceGid() != null;
             if (wc.hasSourceGid) {

@@ -552,6 +552,11 @@ public final class MockVerbsProvider implements VerbsProvider {
         fabric.resetQp(qp);
     }
 
+    @Override
+    public void moveQpToError(long qp) {
+        fabric.moveQpToError(qp);
+    }
+
     /**
      * The EFA extensions of the EFA model; EOPNOTSUPP when the mock models RoCE, as libefa
      * answers for a device that is not EFA.
@@ -567,7 +572,13 @@ public final class MockVerbsProvider implements VerbsProvider {
     private final org.efaah.verbs.EfaVerbs efaVerbs = new org.efaah.verbs.EfaVerbs() {
         @Override
         public long createCqWithSourceGid(long context, int entries) {
-            return fabric.createCq(context(context, "efadv_create_cq"), entries, true);
+            MockContext c = context(context, "efadv_create_cq");
+            // efadv_create_cq accepts EFADV_WC_EX_WITH_SGID only where the device reports the capability.
+            if ((config.efaDeviceCaps() & org.efaah.verbs.EfaDeviceAttributes.CAPS_CQ_WITH_SGID) == 0) {
+                throw new VerbsException("efadv_create_cq", Errno.EOPNOTSUPP,
+                        "EFADV_WC_EX_WITH_SGID: the device does not report EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID");
+            }
+            return fabric.createCq(c, entries, true);
         }
 
         @Override
@@ -585,12 +596,13 @@ public final class MockVerbsProvider implements VerbsProvider {
         @Override
         public org.efaah.verbs.EfaDeviceAttributes queryDevice(long context) {
             context(context, "efadv_query_device");
-            throw new VerbsException("efadv_query_device", Errno.EOPNOTSUPP, "not yet modelled");
+            // Figures of a current EFA device as efadv_query_device reports them.
+            return new org.efaah.verbs.EfaDeviceAttributes(8192, 8192, 2, 1, 32, config.efaDeviceCaps(), 1 << 30);
         }
 
         @Override
         public void activateSrdQp(long qp, int portNum, int qkey, int rnrRetry) {
-            fabric.activateUdQp(qp, portNum, 0, qkey);
+            fabric.activateSrdQp(qp, portNum, qkey, rnrRetry);
         }
     };
 
