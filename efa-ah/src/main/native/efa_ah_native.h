@@ -242,6 +242,12 @@ int efa_ah_query_qp_state(uint64_t qp, uint32_t *state);
  */
 int efa_ah_reset_qp(uint64_t qp);
 
+/*
+ * ibv_modify_qp to IBV_QPS_ERR: every posted work request completes flushed. An endpoint recovering
+ * a QP the device put in error does this first, so that every provider flushes before it drains.
+ */
+int efa_ah_error_qp(uint64_t qp);
+
 /* ---- EFA extensions (efa_ah_efadv.c), through the dlopen()ed libefa ---- */
 
 /*

@@ -1,5 +1,5 @@
 /*
- * efa_ah_qp: QP state, read and reset (see efa_ah_native.h).
+ * efa_ah_qp: QP state, read, reset and moved to ERR (see efa_ah_native.h).
  */
 #include "efa_ah_native_internal.h"
 
@@ -24,15 +24,26 @@ int efa_ah_query_qp_state(uint64_t qp, uint32_t *state)
     return 0;
 }
 
-int efa_ah_reset_qp(uint64_t qp)
+/* RESET and ERR are reachable from every state with the state alone in the mask. */
+static int move_qp_to(uint64_t qp, enum ibv_qp_state state)
 {
     if (qp == 0) {
         return -EINVAL;
     }
     struct ibv_qp_attr attr;
     memset(&attr, 0, sizeof(attr));
-    attr.qp_state = IBV_QPS_RESET;
+    attr.qp_state = state;
     errno = 0;
     int rc = ibv_modify_qp((struct ibv_qp *)(uintptr_t)qp, &attr, IBV_QP_STATE);
     return rc == 0 ? 0 : efa_ah_error_from_rc(rc, errno);
+}
+
+int efa_ah_reset_qp(uint64_t qp)
+{
+    return move_qp_to(qp, IBV_QPS_RESET);
+}
+
+int efa_ah_error_qp(uint64_t qp)
+{
+    return move_qp_to(qp, IBV_QPS_ERR);
 }

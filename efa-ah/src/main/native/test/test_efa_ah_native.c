@@ -132,6 +132,8 @@ static void datagram_calls_check_their_arguments(void)
     CHECK_EQ(-EINVAL, efa_ah_activate_ud_qp(1, 0, 0, 0x11111111u));
     CHECK_EQ(-EINVAL, efa_ah_activate_ud_qp(1, 256, 0, 0x11111111u));
     CHECK_EQ(-EINVAL, efa_ah_activate_ud_qp(1, 1, 0x10000, 0x11111111u));
+    CHECK_EQ(-EINVAL, efa_ah_reset_qp(NEVER_USED_HANDLE));
+    CHECK_EQ(-EINVAL, efa_ah_error_qp(NEVER_USED_HANDLE));
     CHECK_EQ(-EINVAL, efa_ah_destroy_qp(NEVER_USED_HANDLE));
 
     CHECK_EQ(-EINVAL, efa_ah_post_send(NEVER_USED_HANDLE, 1, 1, 0, 1, 0, 1, 0));

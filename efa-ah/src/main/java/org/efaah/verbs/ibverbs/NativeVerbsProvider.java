@@ -407,6 +407,12 @@ final class NativeVerbsProvider implements VerbsProvider {
         check(NativeVerbs.efa_ah_reset_qp(qp), "ibv_modify_qp", "to RESET");
     }
 
+    /** {@code ibv_modify_qp(3)} to {@code IBV_QPS_ERR}. */
+    @Override
+    public void moveQpToError(long qp) {
+        check(NativeVerbs.efa_ah_error_qp(qp), "ibv_modify_qp", "to ERR");
+    }
+
     /**
      * The EFA extensions through libefa; each call answers EOPNOTSUPP where libefa lacks it or
      * the device is not EFA.
