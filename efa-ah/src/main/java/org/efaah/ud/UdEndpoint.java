@@ -254,10 +254,8 @@ public final class UdEndpoint implements AutoCloseable {
         UdQueuePair q = r.qp;
         this.address = new EndpointAddress(gid, q.qpn(), options.qkey());
         this.recovery = new QpRecovery(this, q, options.portNum(), options.qkey(), rnrRetry);
-        int reportedRnrRetry = options.transport() != QueuePairType.SRD ? -1
-                : rnrRetry == EfaVerbs.RNR_RETRY_DEVICE_DEFAULT ? 7 : rnrRetry;
         this.sends = new SendSlots(this, recovery, q, r.sendCq, r.sendMemory, options.sendDepth(), maxMessageSize,
-                device.isEfa(), reportedRnrRetry);
+                device.isEfa(), rnrRetry());
         this.resolver = device.isEfa() ? new EfaSourceResolver(pd, cache, options.portNum())
                 : new GrhSourceResolver(pd, cache, options.portNum(), r.receiveMemory,
                         options.receiveDepth() * receiveSlotSize);

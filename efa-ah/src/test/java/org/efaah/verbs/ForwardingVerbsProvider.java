@@ -125,6 +125,11 @@ public abstract class ForwardingVerbsProvider implements VerbsProvider {
     }
 
     @Override
+    public void moveQpToError(long qp) {
+        delegate.moveQpToError(qp);
+    }
+
+    @Override
     public void postSend(long qp, long ah, int remoteQpn, int remoteQkey, long mr, int offset, int length, long wrId) {
         delegate.postSend(qp, ah, remoteQpn, remoteQkey, mr, offset, length, wrId);
     }
