@@ -265,10 +265,12 @@ int efa_ah_efadv_poll_cq(uint64_t cq, struct efa_ah_wc *wc, uint32_t capacity, u
     uint64_t valid = 0;
     for (;;) {
         read_current(cqx, &wc[n]);
-        if (efa != NULL && wc[n].status == IBV_WC_SUCCESS && wc[n].slid == 0xFFFFu
-            && (wc[n].opcode & IBV_WC_RECV) != 0) {
+        if (efa != NULL && wc[n].status == IBV_WC_SUCCESS && (wc[n].opcode & IBV_WC_RECV) != 0) {
             union ibv_gid gid;
-            /* Negative when the device knows an AH for the sender: then slid is its AHN instead. */
+            /*
+             * -ENOENT when the receiver holds an AH for the sender (slid is then its AHN). Asked
+             * for every receive, not only slid 0xFFFF, so that a device answering otherwise shows.
+             */
             if (efa->wc_read_sgid(efa, &gid) == 0) {
                 memcpy(sgids + (size_t)n * EFA_AH_GID_LEN, gid.raw, EFA_AH_GID_LEN);
                 valid |= 1ull << n;

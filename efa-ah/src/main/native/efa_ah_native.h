@@ -270,6 +270,13 @@ int efa_ah_query_qp_state(uint64_t qp, uint32_t *state);
  */
 int efa_ah_reset_qp(uint64_t qp);
 
+/*
+ * ibv_modify_qp to IBV_QPS_ERR from any state: every posted work request completes, flushed
+ * (IBV_WC_WR_FLUSH_ERR). How a QP is drained before efa_ah_reset_qp: libefa maps a completion to
+ * its wr_id by slot at poll time, and RESET rewinds the slots.
+ */
+int efa_ah_error_qp(uint64_t qp);
+
 /* ---- EFA extensions (efa_ah_efadv.c), through the dlopen()ed libefa ---- */
 
 /*
@@ -282,8 +289,9 @@ int efa_ah_efadv_create_cq(uint64_t context, uint32_t cqe, uint64_t *cq);
 
 /*
  * Polls a CQ from efa_ah_efadv_create_cq (ibv_start_poll, ibv_next_poll, ibv_end_poll) for up to
- * capacity (at most 64) completions into wc. For a successful receive whose slid is 0xFFFF the
- * sender's GID is read with efadv_wc_read_sgid into sgids + 16 * i and bit i of *sgid_valid set.
+ * capacity (at most 64) completions into wc. For each successful receive the sender's GID is read
+ * with efadv_wc_read_sgid into sgids + 16 * i and bit i of *sgid_valid set where that succeeds
+ * (libefa answers -ENOENT when slid names an AH of the receiver instead, i.e. is not 0xFFFF).
  */
 int efa_ah_efadv_poll_cq(uint64_t cq, struct efa_ah_wc *wc, uint32_t capacity, uint8_t *sgids,
                          uint64_t *sgid_valid, uint32_t *count);

@@ -37,6 +37,19 @@ int efa_ah_reset_qp(uint64_t qp)
     return rc == 0 ? 0 : efa_ah_error_from_rc(rc, errno);
 }
 
+int efa_ah_error_qp(uint64_t qp)
+{
+    if (qp == 0) {
+        return -EINVAL;
+    }
+    struct ibv_qp_attr attr;
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_state = IBV_QPS_ERR;
+    errno = 0;
+    int rc = ibv_modify_qp((struct ibv_qp *)(uintptr_t)qp, &attr, IBV_QP_STATE);
+    return rc == 0 ? 0 : efa_ah_error_from_rc(rc, errno);
+}
+
 int efa_ah_qp_to_rts(uint64_t qp, uint32_t port_num, uint32_t pkey_index, uint32_t qkey, int32_t rnr_retry)
 {
     if (qp == 0 || port_num < 1 || port_num > UINT8_MAX || pkey_index > UINT16_MAX

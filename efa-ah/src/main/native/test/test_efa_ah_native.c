@@ -136,6 +136,7 @@ static void datagram_calls_check_their_arguments(void)
     CHECK_EQ(-EINVAL, efa_ah_activate_ud_qp(1, 256, 0, 0x11111111u));
     CHECK_EQ(-EINVAL, efa_ah_activate_ud_qp(1, 1, 0x10000, 0x11111111u));
     CHECK_EQ(-EINVAL, efa_ah_destroy_qp(NEVER_USED_HANDLE));
+    CHECK_EQ(-EINVAL, efa_ah_error_qp(NEVER_USED_HANDLE));
 
     /* SRD: the same port check, and rnr_retry 0..7 or the default (-1); nothing else reaches the QP. */
     CHECK_EQ(-EINVAL, efa_ah_activate_srd_qp(NEVER_USED_HANDLE, 1, 0x11111111u, EFA_AH_RNR_RETRY_DEFAULT));

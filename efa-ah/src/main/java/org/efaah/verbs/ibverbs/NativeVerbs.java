@@ -114,6 +114,8 @@ final class NativeVerbs {
 
     static native int efa_ah_reset_qp(@Cast("uint64_t") long qp);
 
+    static native int efa_ah_error_qp(@Cast("uint64_t") long qp);
+
     static native int efa_ah_efadv_create_cq(@Cast("uint64_t") long context, @Cast("uint32_t") int cqe,
                                              @Cast("uint64_t*") long[] cq);
 
