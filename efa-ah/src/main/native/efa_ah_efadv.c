@@ -218,13 +218,13 @@ static void read_current(struct ibv_cq_ex *cq, struct efa_ah_wc *out)
     out->opcode = (uint32_t)ibv_wc_read_opcode(cq);
     out->vendor_err = ibv_wc_read_vendor_err(cq);
     out->qp_num = ibv_wc_read_qp_num(cq);
-    out->wc_flags = (uint32_t)ibv_wc_read_wc_flags(cq);
     /*
      * libefa's readers of these fields take the completion as a receive descriptor whatever it
      * is (efa_wc_read_src_qp, efa_wc_read_slid): on a send completion they return bytes of
      * another layout. Read them only for receives, as efa_process_cqe fills them.
      */
     if ((out->opcode & IBV_WC_RECV) != 0) {
+        out->wc_flags = (uint32_t)ibv_wc_read_wc_flags(cq);
         out->byte_len = ibv_wc_read_byte_len(cq);
         out->src_qp = ibv_wc_read_src_qp(cq);
         out->slid = ibv_wc_read_slid(cq);
