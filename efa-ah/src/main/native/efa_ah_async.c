@@ -3,7 +3,8 @@
  * The context's async_fd is made non-blocking and polled together with an eventfd, so that a
  * wake-up (at close) ends a wait at once, and every pending event is drained per wake-up. Each
  * event is copied and acknowledged before returning: an unacknowledged event would make
- * ibv_destroy_qp/cq or ibv_close_device of its object wait for ever.
+ * ibv_destroy_qp/cq or ibv_close_device of its object wait for ever. The fd belongs to the
+ * context: its flags are given back as found when the channel closes or fails to open.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,6 +20,7 @@
 struct efa_ah_async_channel {
     struct ibv_context *context;
     int wake_fd;
+    int saved_flags;
 };
 
 static struct efa_ah_async_channel *as_channel(uint64_t handle)
@@ -33,10 +35,6 @@ int efa_ah_async_open(uint64_t context, uint64_t *channel)
     }
     *channel = 0;
     struct ibv_context *ctx = (struct ibv_context *)(uintptr_t)context;
-    int flags = fcntl(ctx->async_fd, F_GETFL);
-    if (flags < 0 || fcntl(ctx->async_fd, F_SETFL, flags | O_NONBLOCK) < 0) {
-        return -errno;
-    }
     struct efa_ah_async_channel *c = calloc(1, sizeof(*c));
     if (c == NULL) {
         return -ENOMEM;
@@ -47,6 +45,15 @@ int efa_ah_async_open(uint64_t context, uint64_t *channel)
         free(c);
         return -saved;
     }
+    /* Changed last, so that no failure above leaves the context's fd altered. */
+    int flags = fcntl(ctx->async_fd, F_GETFL);
+    if (flags < 0 || fcntl(ctx->async_fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+        int saved = errno;
+        close(c->wake_fd);
+        free(c);
+        return -saved;
+    }
+    c->saved_flags = flags;
     c->context = ctx;
     *channel = (uint64_t)(uintptr_t)c;
     return 0;
@@ -139,6 +146,11 @@ int efa_ah_async_close(uint64_t channel)
         return -EINVAL;
     }
     struct efa_ah_async_channel *c = as_channel(channel);
+    /*
+     * The channel is freed whatever happens, so a failure here is not reported: the handle must
+     * never look alive after this call. F_SETFL on a valid fd with flags it gave cannot fail.
+     */
+    (void)fcntl(c->context->async_fd, F_SETFL, c->saved_flags);
     close(c->wake_fd);
     free(c);
     return 0;

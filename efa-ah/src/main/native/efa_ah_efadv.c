@@ -13,17 +13,24 @@
 #include <stddef.h>
 #include <string.h>
 
+/* Prefix of efadv_cq_init_attr (16 bytes up to rdma-core 58; flags and ext_mem_dmabuf follow since 59). */
 struct efa_ah_efadv_cq_init_attr {
     uint64_t comp_mask;
     uint64_t wc_flags;
 };
 
+/*
+ * Prefix of efadv_qp_init_attr. Bytes 12..15 were reserved up to rdma-core 51, then became
+ * flags (52), sl (55) and one reserved byte; wr_flags follows since 64. Zero in every one of
+ * them means what a caller of the oldest version got.
+ */
 struct efa_ah_efadv_qp_init_attr {
     uint64_t comp_mask;
     uint32_t driver_qp_type;
-    uint8_t reserved[4];
+    uint8_t zeroed[4];
 };
 
+/* Prefix of efadv_cq, which libefa allocates (wc_is_unsolicited follows since rdma-core 52). */
 struct efa_ah_efadv_cq {
     uint64_t comp_mask;
     int (*wc_read_sgid)(struct efa_ah_efadv_cq *cq, union ibv_gid *sgid);
@@ -33,33 +40,57 @@ struct efa_ah_efadv_cq {
 #define EFA_AH_EFADV_WC_EX_WITH_SGID 1u
 #define EFA_AH_EFADV_QP_DRIVER_TYPE_SRD 0u
 
+/* Our own sizes, passed as inlen: they must not change with the header at hand. */
+_Static_assert(sizeof(struct efa_ah_efadv_device_attr) == 32, "efadv_device_attr prefix is 32 bytes");
+_Static_assert(sizeof(struct efa_ah_efadv_ah_attr) == 16, "efadv_ah_attr prefix is 16 bytes");
+_Static_assert(sizeof(struct efa_ah_efadv_cq_init_attr) == 16, "efadv_cq_init_attr prefix is 16 bytes");
+_Static_assert(sizeof(struct efa_ah_efadv_qp_init_attr) == 16, "efadv_qp_init_attr prefix is 16 bytes");
+
 #if defined(__has_include)
 #if __has_include(<infiniband/efadv.h>)
 #include <infiniband/efadv.h>
-#define EFA_AH_SAME_OFFSET(mine, theirs, field) \
-    _Static_assert(offsetof(struct mine, field) == offsetof(struct theirs, field), #field " moved")
-EFA_AH_SAME_OFFSET(efa_ah_efadv_cq_init_attr, efadv_cq_init_attr, wc_flags);
-EFA_AH_SAME_OFFSET(efa_ah_efadv_qp_init_attr, efadv_qp_init_attr, driver_qp_type);
-EFA_AH_SAME_OFFSET(efa_ah_efadv_cq, efadv_cq, wc_read_sgid);
-_Static_assert(sizeof(struct efa_ah_efadv_cq_init_attr) == sizeof(struct efadv_cq_init_attr), "efadv_cq_init_attr");
-_Static_assert(sizeof(struct efa_ah_efadv_qp_init_attr) == sizeof(struct efadv_qp_init_attr), "efadv_qp_init_attr");
+/* A mirrored field sits where the header has it, with the header's width. */
+#define EFA_AH_SAME_FIELD(mine, theirs, field)                                                      \
+    _Static_assert(offsetof(struct mine, field) == offsetof(struct theirs, field), #theirs "." #field " moved"); \
+    _Static_assert(sizeof(((struct mine *)0)->field) == sizeof(((struct theirs *)0)->field),       \
+                   #theirs "." #field " changed width")
+/* A mirror is a prefix: never longer than the header's struct (which may grow). */
+#define EFA_AH_PREFIX_OF(mine, theirs) \
+    _Static_assert(sizeof(struct mine) <= sizeof(struct theirs), #theirs " is shorter than its mirror")
+
+EFA_AH_PREFIX_OF(efa_ah_efadv_device_attr, efadv_device_attr);
+EFA_AH_SAME_FIELD(efa_ah_efadv_device_attr, efadv_device_attr, comp_mask);
+EFA_AH_SAME_FIELD(efa_ah_efadv_device_attr, efadv_device_attr, max_sq_wr);
+EFA_AH_SAME_FIELD(efa_ah_efadv_device_attr, efadv_device_attr, max_rq_wr);
+EFA_AH_SAME_FIELD(efa_ah_efadv_device_attr, efadv_device_attr, max_sq_sge);
+EFA_AH_SAME_FIELD(efa_ah_efadv_device_attr, efadv_device_attr, max_rq_sge);
+EFA_AH_SAME_FIELD(efa_ah_efadv_device_attr, efadv_device_attr, inline_buf_size);
+#ifdef EFA_AH_HAVE_EFADV_INLINE_BUF_SIZE_EX
+EFA_AH_SAME_FIELD(efa_ah_efadv_device_attr, efadv_device_attr, inline_buf_size_ex);
+#endif
+EFA_AH_SAME_FIELD(efa_ah_efadv_device_attr, efadv_device_attr, device_caps);
+EFA_AH_SAME_FIELD(efa_ah_efadv_device_attr, efadv_device_attr, max_rdma_size);
+
+EFA_AH_PREFIX_OF(efa_ah_efadv_ah_attr, efadv_ah_attr);
+EFA_AH_SAME_FIELD(efa_ah_efadv_ah_attr, efadv_ah_attr, comp_mask);
+EFA_AH_SAME_FIELD(efa_ah_efadv_ah_attr, efadv_ah_attr, ahn);
+
+EFA_AH_PREFIX_OF(efa_ah_efadv_cq_init_attr, efadv_cq_init_attr);
+EFA_AH_SAME_FIELD(efa_ah_efadv_cq_init_attr, efadv_cq_init_attr, comp_mask);
+EFA_AH_SAME_FIELD(efa_ah_efadv_cq_init_attr, efadv_cq_init_attr, wc_flags);
+
+EFA_AH_PREFIX_OF(efa_ah_efadv_qp_init_attr, efadv_qp_init_attr);
+EFA_AH_SAME_FIELD(efa_ah_efadv_qp_init_attr, efadv_qp_init_attr, comp_mask);
+EFA_AH_SAME_FIELD(efa_ah_efadv_qp_init_attr, efadv_qp_init_attr, driver_qp_type);
+
+EFA_AH_PREFIX_OF(efa_ah_efadv_cq, efadv_cq);
+EFA_AH_SAME_FIELD(efa_ah_efadv_cq, efadv_cq, comp_mask);
+EFA_AH_SAME_FIELD(efa_ah_efadv_cq, efadv_cq, wc_read_sgid);
+
 _Static_assert(EFA_AH_EFADV_WC_EX_WITH_SGID == EFADV_WC_EX_WITH_SGID, "EFADV_WC_EX_WITH_SGID");
 _Static_assert(EFA_AH_EFADV_QP_DRIVER_TYPE_SRD == EFADV_QP_DRIVER_TYPE_SRD, "EFADV_QP_DRIVER_TYPE_SRD");
-EFA_AH_SAME_OFFSET(efa_ah_efadv_device_attr, efadv_device_attr, max_sq_wr);
-EFA_AH_SAME_OFFSET(efa_ah_efadv_device_attr, efadv_device_attr, max_rq_wr);
-EFA_AH_SAME_OFFSET(efa_ah_efadv_device_attr, efadv_device_attr, max_sq_sge);
-EFA_AH_SAME_OFFSET(efa_ah_efadv_device_attr, efadv_device_attr, max_rq_sge);
-EFA_AH_SAME_OFFSET(efa_ah_efadv_device_attr, efadv_device_attr, inline_buf_size);
-EFA_AH_SAME_OFFSET(efa_ah_efadv_device_attr, efadv_device_attr, device_caps);
-EFA_AH_SAME_OFFSET(efa_ah_efadv_device_attr, efadv_device_attr, max_rdma_size);
-EFA_AH_SAME_OFFSET(efa_ah_efadv_ah_attr, efadv_ah_attr, ahn);
-_Static_assert(sizeof(struct efa_ah_efadv_ah_attr) == sizeof(struct efadv_ah_attr), "efadv_ah_attr size");
 #endif
 #endif
-_Static_assert(sizeof(struct efa_ah_efadv_device_attr) == 32, "efadv_device_attr ABI is 32 bytes");
-_Static_assert(sizeof(struct efa_ah_efadv_ah_attr) == 16, "efadv_ah_attr ABI is 16 bytes");
-_Static_assert(sizeof(struct efa_ah_efadv_cq_init_attr) == 16, "efadv_cq_init_attr ABI is 16 bytes");
-_Static_assert(sizeof(struct efa_ah_efadv_qp_init_attr) == 16, "efadv_qp_init_attr ABI is 16 bytes");
 
 typedef struct ibv_cq_ex *(*efadv_create_cq_fn)(struct ibv_context *, struct ibv_cq_init_attr_ex *,
                                                struct efa_ah_efadv_cq_init_attr *, uint32_t);
@@ -73,9 +104,40 @@ efadv_query_ah_fn efadv_query_ah_ptr;
 static efadv_create_cq_fn create_cq_ptr;
 static efadv_cq_from_ibv_cq_ex_fn cq_from_ex_ptr;
 static efadv_create_qp_ex_fn create_qp_ex_ptr;
+static uint32_t families;
 
 /* POSIX guarantees object and function pointers convert; the memcpy avoids a pedantic warning. */
 #define EFA_AH_SET_FN(dst, sym) memcpy(&(dst), &(sym), sizeof(sym))
+
+uint32_t efa_ah_efadv_resolve(void *handle, efa_ah_symbol_lookup lookup, struct efa_ah_efadv_symbols *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (handle == NULL) {
+        return 0;
+    }
+    uint32_t found = EFA_AH_EFADV_LOADED;
+    void *query_device = lookup(handle, "efadv_query_device");
+    void *query_ah = lookup(handle, "efadv_query_ah");
+    void *create_cq = lookup(handle, "efadv_create_cq");
+    void *cq_from_ex = lookup(handle, "efadv_cq_from_ibv_cq_ex");
+    void *create_qp_ex = lookup(handle, "efadv_create_qp_ex");
+    /* Each family stands alone: an older libefa may know SRD QPs but not the CQ with the GID. */
+    if (query_device != NULL && query_ah != NULL) {
+        out->query_device = query_device;
+        out->query_ah = query_ah;
+        found |= EFA_AH_EFADV_QUERY;
+    }
+    if (create_cq != NULL && cq_from_ex != NULL) {
+        out->create_cq = create_cq;
+        out->cq_from_ex = cq_from_ex;
+        found |= EFA_AH_EFADV_CQ;
+    }
+    if (create_qp_ex != NULL) {
+        out->create_qp_ex = create_qp_ex;
+        found |= EFA_AH_EFADV_SRD;
+    }
+    return found;
+}
 
 static void efadv_load(void)
 {
@@ -84,25 +146,18 @@ static void efadv_load(void)
      * and when an EFA device is present libibverbs already holds the same library open.
      */
     void *handle = dlopen("libefa.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (handle == NULL) {
-        return;
+    struct efa_ah_efadv_symbols found;
+    families = efa_ah_efadv_resolve(handle, dlsym, &found);
+    if (found.query_device != NULL) {
+        EFA_AH_SET_FN(efadv_query_device_ptr, found.query_device);
+        EFA_AH_SET_FN(efadv_query_ah_ptr, found.query_ah);
     }
-    void *query_device = dlsym(handle, "efadv_query_device");
-    void *query_ah = dlsym(handle, "efadv_query_ah");
-    void *create_cq = dlsym(handle, "efadv_create_cq");
-    void *cq_from_ex = dlsym(handle, "efadv_cq_from_ibv_cq_ex");
-    void *create_qp_ex = dlsym(handle, "efadv_create_qp_ex");
-    /* Each family stands alone: an older libefa may know SRD QPs but not the CQ with the GID. */
-    if (query_device != NULL && query_ah != NULL) {
-        EFA_AH_SET_FN(efadv_query_device_ptr, query_device);
-        EFA_AH_SET_FN(efadv_query_ah_ptr, query_ah);
+    if (found.create_cq != NULL) {
+        EFA_AH_SET_FN(create_cq_ptr, found.create_cq);
+        EFA_AH_SET_FN(cq_from_ex_ptr, found.cq_from_ex);
     }
-    if (create_cq != NULL && cq_from_ex != NULL) {
-        EFA_AH_SET_FN(create_cq_ptr, create_cq);
-        EFA_AH_SET_FN(cq_from_ex_ptr, cq_from_ex);
-    }
-    if (create_qp_ex != NULL) {
-        EFA_AH_SET_FN(create_qp_ex_ptr, create_qp_ex);
+    if (found.create_qp_ex != NULL) {
+        EFA_AH_SET_FN(create_qp_ex_ptr, found.create_qp_ex);
     }
 }
 
@@ -116,6 +171,12 @@ int efa_ah_efadv_available(void)
 {
     efadv_init();
     return efadv_query_device_ptr != NULL && efadv_query_ah_ptr != NULL;
+}
+
+uint32_t efa_ah_efadv_families(void)
+{
+    efadv_init();
+    return families;
 }
 
 /* Completion fields read for every completion; EFA supports exactly the standard set. */
@@ -156,13 +217,20 @@ static void read_current(struct ibv_cq_ex *cq, struct efa_ah_wc *out)
     out->status = (uint32_t)cq->status;
     out->opcode = (uint32_t)ibv_wc_read_opcode(cq);
     out->vendor_err = ibv_wc_read_vendor_err(cq);
-    out->byte_len = ibv_wc_read_byte_len(cq);
     out->qp_num = ibv_wc_read_qp_num(cq);
-    out->src_qp = ibv_wc_read_src_qp(cq);
-    out->wc_flags = (uint32_t)ibv_wc_read_wc_flags(cq);
-    out->slid = ibv_wc_read_slid(cq);
-    out->sl = ibv_wc_read_sl(cq);
-    out->dlid_path_bits = ibv_wc_read_dlid_path_bits(cq);
+    /*
+     * libefa's readers of these fields take the completion as a receive descriptor whatever it
+     * is (efa_wc_read_src_qp, efa_wc_read_slid): on a send completion they return bytes of
+     * another layout. Read them only for receives, as efa_process_cqe fills them.
+     */
+    if ((out->opcode & IBV_WC_RECV) != 0) {
+        out->wc_flags = (uint32_t)ibv_wc_read_wc_flags(cq);
+        out->byte_len = ibv_wc_read_byte_len(cq);
+        out->src_qp = ibv_wc_read_src_qp(cq);
+        out->slid = ibv_wc_read_slid(cq);
+        out->sl = ibv_wc_read_sl(cq);
+        out->dlid_path_bits = ibv_wc_read_dlid_path_bits(cq);
+    }
 }
 
 int efa_ah_efadv_poll_cq(uint64_t cq, struct efa_ah_wc *wc, uint32_t capacity, uint8_t *sgids,
@@ -197,10 +265,12 @@ int efa_ah_efadv_poll_cq(uint64_t cq, struct efa_ah_wc *wc, uint32_t capacity, u
     uint64_t valid = 0;
     for (;;) {
         read_current(cqx, &wc[n]);
-        if (efa != NULL && wc[n].status == IBV_WC_SUCCESS && wc[n].slid == 0xFFFFu
-            && (wc[n].opcode & IBV_WC_RECV) != 0) {
+        if (efa != NULL && wc[n].status == IBV_WC_SUCCESS && (wc[n].opcode & IBV_WC_RECV) != 0) {
             union ibv_gid gid;
-            /* Negative when the device knows an AH for the sender: then slid is its AHN instead. */
+            /*
+             * -ENOENT when the receiver holds an AH for the sender (slid is then its AHN). Asked
+             * for every receive, not only slid 0xFFFF, so that a device answering otherwise shows.
+             */
             if (efa->wc_read_sgid(efa, &gid) == 0) {
                 memcpy(sgids + (size_t)n * EFA_AH_GID_LEN, gid.raw, EFA_AH_GID_LEN);
                 valid |= 1ull << n;

@@ -203,6 +203,7 @@ int efa_ah_query_device(uint64_t context, struct efa_ah_device_attr *attr)
             attr->efa_max_sq_sge = efa.max_sq_sge;
             attr->efa_max_rq_sge = efa.max_rq_sge;
             attr->efa_inline_buf_size = efa.inline_buf_size;
+            attr->efa_inline_buf_size_ex = efa.inline_buf_size_ex;
             attr->efa_device_caps = efa.device_caps;
             attr->efa_max_rdma_size = efa.max_rdma_size;
         }
@@ -230,6 +231,7 @@ int efa_ah_query_port(uint64_t context, uint32_t port_num, struct efa_ah_port_at
     attr->max_mtu = efa_ah_mtu_bytes((uint32_t)verbs_attr.max_mtu);
     attr->lid = verbs_attr.lid;
     attr->port_cap_flags = verbs_attr.port_cap_flags;
+    attr->max_msg_sz = verbs_attr.max_msg_sz;
     return 0;
 }
 
@@ -442,38 +444,7 @@ int efa_ah_create_ud_qp(uint64_t pd, uint64_t send_cq, uint64_t recv_cq, uint32_
 
 int efa_ah_activate_ud_qp(uint64_t qp, uint32_t port_num, uint32_t pkey_index, uint32_t qkey)
 {
-    if (qp == 0 || port_num < 1 || port_num > UINT8_MAX || pkey_index > UINT16_MAX) {
-        return -EINVAL;
-    }
-    struct ibv_qp *q = as_qp(qp);
-    struct ibv_qp_attr attr;
-
-    /* UD has no remote side to name: INIT takes the local addressing, RTR and RTS only the state. */
-    memset(&attr, 0, sizeof(attr));
-    attr.qp_state = IBV_QPS_INIT;
-    attr.pkey_index = (uint16_t)pkey_index;
-    attr.port_num = (uint8_t)port_num;
-    attr.qkey = qkey;
-    errno = 0;
-    int rc = ibv_modify_qp(q, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
-    if (rc != 0) {
-        return efa_ah_error_from_rc(rc, errno);
-    }
-
-    memset(&attr, 0, sizeof(attr));
-    attr.qp_state = IBV_QPS_RTR;
-    errno = 0;
-    rc = ibv_modify_qp(q, &attr, IBV_QP_STATE);
-    if (rc != 0) {
-        return efa_ah_error_from_rc(rc, errno);
-    }
-
-    memset(&attr, 0, sizeof(attr));
-    attr.qp_state = IBV_QPS_RTS;
-    attr.sq_psn = 0;
-    errno = 0;
-    rc = ibv_modify_qp(q, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
-    return rc == 0 ? 0 : efa_ah_error_from_rc(rc, errno);
+    return efa_ah_qp_to_rts(qp, port_num, pkey_index, qkey, EFA_AH_RNR_RETRY_DEFAULT);
 }
 
 int efa_ah_destroy_qp(uint64_t qp)
@@ -550,7 +521,8 @@ int efa_ah_post_send(uint64_t qp, uint64_t ah, uint32_t remote_qpn, uint32_t rem
 
 int efa_ah_post_recv(uint64_t qp, uint64_t mr, uint64_t offset, uint32_t length, uint64_t wr_id)
 {
-    if (qp == 0) {
+    /* EFA takes a slot for a receive with no SGE but never completes it (efa_post_recv writes no descriptor). */
+    if (qp == 0 || length == 0) {
         return -EINVAL;
     }
     struct ibv_sge sge;
@@ -572,19 +544,25 @@ int efa_ah_post_recv(uint64_t qp, uint64_t mr, uint64_t offset, uint32_t length,
 
 void efa_ah_wc_from_verbs(const struct ibv_wc *in, struct efa_ah_wc *out)
 {
+    memset(out, 0, sizeof(*out));
     out->wr_id = in->wr_id;
     out->status = (uint32_t)in->status;
     out->opcode = (uint32_t)in->opcode;
     out->vendor_err = in->vendor_err;
-    out->byte_len = in->byte_len;
     out->qp_num = in->qp_num;
-    out->src_qp = in->src_qp;
     out->wc_flags = in->wc_flags;
-    out->pkey_index = in->pkey_index;
-    out->slid = in->slid;
-    out->sl = in->sl;
-    out->dlid_path_bits = in->dlid_path_bits;
-    out->reserved = 0;
+    /*
+     * The rest describes a received message: providers leave it unwritten for sends (EFA's
+     * efa_process_cqe sets none of it for a send queue completion), so it stays 0 there.
+     */
+    if ((in->opcode & IBV_WC_RECV) != 0) {
+        out->byte_len = in->byte_len;
+        out->src_qp = in->src_qp;
+        out->pkey_index = in->pkey_index;
+        out->slid = in->slid;
+        out->sl = in->sl;
+        out->dlid_path_bits = in->dlid_path_bits;
+    }
 }
 
 int efa_ah_wc_to_verbs(const struct efa_ah_wc *in, struct ibv_wc *out)
@@ -624,6 +602,8 @@ int efa_ah_poll_cq(uint64_t cq, struct efa_ah_wc *wc, uint32_t capacity, uint32_
     uint32_t filled = 0;
     while (filled < capacity) {
         uint32_t want = capacity - filled < POLL_CHUNK ? capacity - filled : POLL_CHUNK;
+        /* What a provider leaves unwritten (an error completion's opcode, for one) reads as 0, not stack garbage. */
+        memset(verbs, 0, want * sizeof(verbs[0]));
         errno = 0;
         int n = ibv_poll_cq(as_cq(cq), (int)want, verbs);
         if (n < 0) {

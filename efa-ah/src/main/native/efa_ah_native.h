@@ -51,6 +51,8 @@ struct efa_ah_device_attr {
     uint32_t efa_inline_buf_size;
     uint32_t efa_device_caps;
     uint32_t efa_max_rdma_size;
+    /* inline_buf_size_ex: 0 where libefa predates it (rdma-core 63). */
+    uint32_t efa_inline_buf_size_ex;
 };
 
 /* ibv_query_port, reduced. */
@@ -62,6 +64,7 @@ struct efa_ah_port_attr {
     uint32_t max_mtu;        /* bytes, likewise */
     uint32_t lid;
     uint32_t port_cap_flags;
+    uint32_t max_msg_sz;     /* bytes: the largest message (on EFA, the largest datagram) */
 };
 
 /*
@@ -166,6 +169,17 @@ int efa_ah_create_ud_qp(uint64_t pd, uint64_t send_cq, uint64_t recv_cq, uint32_
  * failure the QP is left in whatever state it reached; destroying it is always safe.
  */
 int efa_ah_activate_ud_qp(uint64_t qp, uint32_t port_num, uint32_t pkey_index, uint32_t qkey);
+
+/* efa_ah_activate_srd_qp's rnr_retry that leaves the QP's default (7 on EFA: retry without end). */
+#define EFA_AH_RNR_RETRY_DEFAULT (-1)
+
+/*
+ * efa_ah_activate_ud_qp for an SRD QP (P_Key index 0), also setting rnr_retry (0..7, 7 meaning
+ * retry without end) at RTR to RTS with IBV_QP_RNR_RETRY unless it is EFA_AH_RNR_RETRY_DEFAULT.
+ * EFA accepts that only where efadv_query_device reports EFADV_DEVICE_ATTR_CAPS_RNR_RETRY. -EINVAL
+ * for an rnr_retry outside those values.
+ */
+int efa_ah_activate_srd_qp(uint64_t qp, uint32_t port_num, uint32_t qkey, int32_t rnr_retry);
 int efa_ah_destroy_qp(uint64_t qp);
 
 /*
@@ -176,7 +190,10 @@ int efa_ah_destroy_qp(uint64_t qp);
 int efa_ah_post_send(uint64_t qp, uint64_t ah, uint32_t remote_qpn, uint32_t remote_qkey, uint64_t mr,
                      uint64_t offset, uint32_t length, uint64_t wr_id);
 
-/* ibv_post_recv of one buffer of length bytes at offset in mr; same range check. */
+/*
+ * ibv_post_recv of one buffer of length bytes at offset in mr; same range check. -EINVAL for
+ * length 0: EFA would take a receive slot for it that never completes.
+ */
 int efa_ah_post_recv(uint64_t qp, uint64_t mr, uint64_t offset, uint32_t length, uint64_t wr_id);
 
 /*
@@ -195,6 +212,17 @@ int efa_ah_init_ah_from_wc(uint64_t context, uint32_t port_num, const struct efa
 
 /* 1 when libefa.so.1 was found and both efadv entry points resolved, else 0. */
 int efa_ah_efadv_available(void);
+
+/*
+ * What the libefa.so.1 of this host offers, as a set of the bits below (0: no libefa.so.1). An
+ * older libefa lacks the newer entry points; each family is used only if all of its are there,
+ * and a call of a missing family answers -EOPNOTSUPP.
+ */
+#define EFA_AH_EFADV_LOADED 1u  /* libefa.so.1 was opened */
+#define EFA_AH_EFADV_QUERY 2u   /* efadv_query_device, efadv_query_ah (EFA_1.1) */
+#define EFA_AH_EFADV_CQ 4u      /* efadv_create_cq, efadv_cq_from_ibv_cq_ex (EFA_1.2) */
+#define EFA_AH_EFADV_SRD 8u     /* efadv_create_qp_ex (EFA_1.1) */
+uint32_t efa_ah_efadv_families(void);
 
 /* Bytes for an enum ibv_mtu value (1..5 -> 256..4096), 0 for any other value. */
 uint32_t efa_ah_mtu_bytes(uint32_t ibv_mtu);
@@ -215,7 +243,7 @@ int efa_ah_query_gid_type(uint64_t context, uint32_t port_num, uint32_t index, u
 /*
  * Asynchronous events (ibv_get_async_event). efa_ah_async_open makes the context's async_fd
  * non-blocking and pairs it with an eventfd; *channel receives the handle, freed with
- * efa_ah_async_close (no wait in progress) before the context is closed.
+ * efa_ah_async_close (no wait in progress, gives the fd its flags back) before the context is closed.
  * efa_ah_async_wait waits up to timeout_ms (-1: no limit) for events or a wake-up, then copies
  * and acknowledges every pending event, up to capacity: types[i] gets the enum ibv_event_type,
  * ports[i] the port for port events and 0 for others, *count how many (0 on timeout or wake-up).
@@ -243,8 +271,9 @@ int efa_ah_query_qp_state(uint64_t qp, uint32_t *state);
 int efa_ah_reset_qp(uint64_t qp);
 
 /*
- * ibv_modify_qp to IBV_QPS_ERR: every posted work request completes flushed. An endpoint recovering
- * a QP the device put in error does this first, so that every provider flushes before it drains.
+ * ibv_modify_qp to IBV_QPS_ERR from any state: every posted work request completes, flushed
+ * (IBV_WC_WR_FLUSH_ERR). How a QP is drained before efa_ah_reset_qp: libefa maps a completion to
+ * its wr_id by slot at poll time, and RESET rewinds the slots.
  */
 int efa_ah_error_qp(uint64_t qp);
 
@@ -260,8 +289,9 @@ int efa_ah_efadv_create_cq(uint64_t context, uint32_t cqe, uint64_t *cq);
 
 /*
  * Polls a CQ from efa_ah_efadv_create_cq (ibv_start_poll, ibv_next_poll, ibv_end_poll) for up to
- * capacity (at most 64) completions into wc. For a successful receive whose slid is 0xFFFF the
- * sender's GID is read with efadv_wc_read_sgid into sgids + 16 * i and bit i of *sgid_valid set.
+ * capacity (at most 64) completions into wc. For each successful receive the sender's GID is read
+ * with efadv_wc_read_sgid into sgids + 16 * i and bit i of *sgid_valid set where that succeeds
+ * (libefa answers -ENOENT when slid names an AH of the receiver instead, i.e. is not 0xFFFF).
  */
 int efa_ah_efadv_poll_cq(uint64_t cq, struct efa_ah_wc *wc, uint32_t capacity, uint8_t *sgids,
                          uint64_t *sgid_valid, uint32_t *count);

@@ -27,7 +27,13 @@ int efa_ah_attr_to_verbs(const struct efa_ah_ah_attr *in, struct ibv_ah_attr *ou
  */
 int efa_ah_mr_range(uint64_t mr, uint64_t offset, uint64_t length, uint64_t *addr);
 
-/* Fills *out from a verbs struct ibv_wc. */
+/*
+ * RESET to INIT (port, P_Key index, Q_Key), RTR, and RTS (send PSN 0), setting rnr_retry (0..7)
+ * at RTR to RTS unless it is EFA_AH_RNR_RETRY_DEFAULT. -EINVAL for a value out of range.
+ */
+int efa_ah_qp_to_rts(uint64_t qp, uint32_t port_num, uint32_t pkey_index, uint32_t qkey, int32_t rnr_retry);
+
+/* Fills *out from a verbs struct ibv_wc; the receive-only fields are 0 unless the opcode is a receive. */
 void efa_ah_wc_from_verbs(const struct ibv_wc *in, struct efa_ah_wc *out);
 
 /* Checks *in and fills *out; -EINVAL if a field does not fit its ibv_wc field. */
@@ -35,8 +41,11 @@ int efa_ah_wc_to_verbs(const struct efa_ah_wc *in, struct ibv_wc *out);
 
 /*
  * libefa is never linked: hosts without it must still load this library. These mirror the
- * parts of <infiniband/efadv.h> used here, laid out as its documented ABI; the "inlen" argument
- * of the efadv calls lets libefa accept a struct of this size from any version that knows it.
+ * parts of <infiniband/efadv.h> used here. efadv.h grows its structs from release to release, so
+ * each mirror is a prefix of the header's struct in every rdma-core since 44 (same offsets, a
+ * size at most the header's): it is passed with its own size as "inlen", which every libefa
+ * accepts (newer ones treat the fields past it as zero). efa_ah_efadv.c asserts the offsets
+ * against the header where one is at hand.
  */
 struct efa_ah_efadv_device_attr {
     uint64_t comp_mask;
@@ -45,7 +54,8 @@ struct efa_ah_efadv_device_attr {
     uint16_t max_sq_sge;
     uint16_t max_rq_sge;
     uint16_t inline_buf_size;
-    uint8_t reserved[2];
+    /* reserved (zeroed by libefa) before rdma-core 63. */
+    uint16_t inline_buf_size_ex;
     uint32_t device_caps;
     uint32_t max_rdma_size;
 };
@@ -65,5 +75,22 @@ typedef int (*efadv_query_ah_fn)(struct ibv_ah *, struct efa_ah_efadv_ah_attr *,
  */
 extern efadv_query_device_fn efadv_query_device_ptr;
 extern efadv_query_ah_fn efadv_query_ah_ptr;
+
+/* libefa's entry points as resolved by efa_ah_efadv_resolve; NULL where a family is incomplete. */
+struct efa_ah_efadv_symbols {
+    void *query_device;
+    void *query_ah;
+    void *create_cq;
+    void *cq_from_ex;
+    void *create_qp_ex;
+};
+
+typedef void *(*efa_ah_symbol_lookup)(void *handle, const char *name);
+
+/*
+ * Looks libefa's entry points up in handle (NULL: no libefa) with lookup (dlsym, or a test's
+ * stand-in for an older libefa) and returns the EFA_AH_EFADV_* families found complete.
+ */
+uint32_t efa_ah_efadv_resolve(void *handle, efa_ah_symbol_lookup lookup, struct efa_ah_efadv_symbols *out);
 
 #endif /* EFA_AH_NATIVE_INTERNAL_H */

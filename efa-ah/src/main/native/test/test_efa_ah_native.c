@@ -5,8 +5,11 @@
 #include "efa_ah_native_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 static int failures;
 
@@ -136,6 +139,14 @@ static void datagram_calls_check_their_arguments(void)
     CHECK_EQ(-EINVAL, efa_ah_error_qp(NEVER_USED_HANDLE));
     CHECK_EQ(-EINVAL, efa_ah_destroy_qp(NEVER_USED_HANDLE));
 
+    /* SRD: the same port check, and rnr_retry 0..7 or the default (-1); nothing else reaches the QP. */
+    CHECK_EQ(-EINVAL, efa_ah_activate_srd_qp(NEVER_USED_HANDLE, 1, 0x11111111u, EFA_AH_RNR_RETRY_DEFAULT));
+    CHECK_EQ(-EINVAL, efa_ah_activate_srd_qp(1, 0, 0x11111111u, 3));
+    CHECK_EQ(-EINVAL, efa_ah_activate_srd_qp(1, 256, 0x11111111u, 3));
+    CHECK_EQ(-EINVAL, efa_ah_activate_srd_qp(1, 1, 0x11111111u, 8));
+    CHECK_EQ(-EINVAL, efa_ah_activate_srd_qp(1, 1, 0x11111111u, -2));
+    CHECK_EQ(-EINVAL, efa_ah_activate_srd_qp(1, 1, 0x11111111u, INT32_MIN));
+
     CHECK_EQ(-EINVAL, efa_ah_post_send(NEVER_USED_HANDLE, 1, 1, 0, 1, 0, 1, 0));
     CHECK_EQ(-EINVAL, efa_ah_post_send(1, NEVER_USED_HANDLE, 1, 0, 1, 0, 1, 0));
     CHECK_EQ(-EINVAL, efa_ah_post_send(1, 1, 1, 0, NEVER_USED_HANDLE, 0, 1, 0));
@@ -189,6 +200,9 @@ static void ranges_outside_the_mr_are_einval(void)
     CHECK_EQ(-EINVAL, efa_ah_post_send(1, 1, 1, 0, mr, UINT64_MAX, 1, 0));
     CHECK_EQ(-EINVAL, efa_ah_post_recv(1, mr, 0, 101, 0));
     CHECK_EQ(-EINVAL, efa_ah_post_recv(1, mr, 101, 0, 0));
+    /* A zero-length receive would take an EFA receive slot that never completes. */
+    CHECK_EQ(-EINVAL, efa_ah_post_recv(1, mr, 0, 0, 0));
+    CHECK_EQ(-EINVAL, efa_ah_post_recv(1, mr, 100, 0, 0));
     struct efa_ah_wc wc;
     struct efa_ah_ah_attr ah_attr;
     memset(&wc, 0, sizeof(wc));
@@ -334,6 +348,133 @@ static void mtu_bytes(void)
     CHECK_EQ(0, efa_ah_mtu_bytes(6));
 }
 
+/*
+ * A send completion carries no receive fields: whatever the provider left in them (EFA writes
+ * none for a send) reads as 0.
+ */
+static void send_completions_have_no_receive_fields(void)
+{
+    struct ibv_wc verbs;
+    struct efa_ah_wc flat;
+    memset(&verbs, 0xA5, sizeof(verbs));
+    verbs.wr_id = 42;
+    verbs.status = IBV_WC_SUCCESS;
+    verbs.opcode = IBV_WC_SEND;
+    verbs.vendor_err = 0;
+    verbs.qp_num = 0x77;
+    verbs.wc_flags = 0;
+    efa_ah_wc_from_verbs(&verbs, &flat);
+    CHECK_EQ(42, flat.wr_id);
+    CHECK_EQ(IBV_WC_SEND, flat.opcode);
+    CHECK_EQ(0x77, flat.qp_num);
+    CHECK_EQ(0, flat.byte_len);
+    CHECK_EQ(0, flat.src_qp);
+    CHECK_EQ(0, flat.pkey_index);
+    CHECK_EQ(0, flat.slid);
+    CHECK_EQ(0, flat.sl);
+    CHECK_EQ(0, flat.dlid_path_bits);
+    CHECK_EQ(0, flat.reserved);
+
+    verbs.opcode = IBV_WC_RECV;
+    verbs.byte_len = 64;
+    verbs.src_qp = 0x1234;
+    verbs.slid = 0xFFFF;
+    efa_ah_wc_from_verbs(&verbs, &flat);
+    CHECK_EQ(64, flat.byte_len);
+    CHECK_EQ(0x1234, flat.src_qp);
+    CHECK_EQ(0xFFFF, flat.slid);
+}
+
+/* A stand-in for dlsym over an older libefa: it knows only the names in the NULL-ended list. */
+static const char *const *known_symbols;
+
+static void *fake_lookup(void *handle, const char *name)
+{
+    (void)handle;
+    for (const char *const *s = known_symbols; *s != NULL; s++) {
+        if (strcmp(*s, name) == 0) {
+            return (void *)s;
+        }
+    }
+    return NULL;
+}
+
+static void older_libefa_offers_what_it_has(void)
+{
+    struct efa_ah_efadv_symbols found;
+    int handle;
+    static const char *const before_cq[] = {"efadv_query_device", "efadv_query_ah", "efadv_create_qp_ex", NULL};
+    known_symbols = before_cq;
+    CHECK_EQ(EFA_AH_EFADV_LOADED | EFA_AH_EFADV_QUERY | EFA_AH_EFADV_SRD,
+             efa_ah_efadv_resolve(&handle, fake_lookup, &found));
+    CHECK_EQ(1, found.query_device != NULL && found.create_qp_ex != NULL);
+    CHECK_EQ(1, found.create_cq == NULL && found.cq_from_ex == NULL);
+
+    /* Half a family is none of it. */
+    static const char *const half[] = {"efadv_query_device", "efadv_create_cq", NULL};
+    known_symbols = half;
+    CHECK_EQ(EFA_AH_EFADV_LOADED, efa_ah_efadv_resolve(&handle, fake_lookup, &found));
+    CHECK_EQ(1, found.query_device == NULL && found.create_cq == NULL);
+
+    static const char *const all[] = {"efadv_query_device", "efadv_query_ah", "efadv_create_qp_ex",
+                                      "efadv_create_cq", "efadv_cq_from_ibv_cq_ex", NULL};
+    known_symbols = all;
+    CHECK_EQ(EFA_AH_EFADV_LOADED | EFA_AH_EFADV_QUERY | EFA_AH_EFADV_SRD | EFA_AH_EFADV_CQ,
+             efa_ah_efadv_resolve(&handle, fake_lookup, &found));
+    CHECK_EQ(0, efa_ah_efadv_resolve(NULL, fake_lookup, &found));
+
+    /* This host's answer is one of those, and stable. */
+    uint32_t families = efa_ah_efadv_families();
+    CHECK_EQ(families, efa_ah_efadv_families());
+    CHECK_EQ(efa_ah_efadv_available(), (families & EFA_AH_EFADV_QUERY) != 0);
+}
+
+/*
+ * The async fd belongs to the context: a channel makes it non-blocking and gives it back as
+ * found, at close and when opening fails. A pipe stands in for the context's fd.
+ */
+static void async_channel_restores_the_fd_flags(void)
+{
+    int fds[2];
+    CHECK_EQ(0, pipe(fds));
+    struct ibv_context fake;
+    memset(&fake, 0, sizeof(fake));
+    fake.async_fd = fds[0];
+    uint64_t context = (uint64_t)(uintptr_t)&fake;
+    int before = fcntl(fds[0], F_GETFL);
+    CHECK_EQ(0, before & O_NONBLOCK);
+
+    uint64_t channel = 0;
+    CHECK_EQ(0, efa_ah_async_open(context, &channel));
+    CHECK_EQ(O_NONBLOCK, fcntl(fds[0], F_GETFL) & O_NONBLOCK);
+    CHECK_EQ(0, efa_ah_async_close(channel));
+    CHECK_EQ(before, fcntl(fds[0], F_GETFL));
+
+    /* No fd left for the eventfd: the open fails with EMFILE and the flags stay as they were. */
+    struct rlimit saved;
+    CHECK_EQ(0, getrlimit(RLIMIT_NOFILE, &saved));
+    struct rlimit tight = saved;
+    tight.rlim_cur = (rlim_t)(fds[1] + 1);
+    int spare = -1;
+    CHECK_EQ(0, setrlimit(RLIMIT_NOFILE, &tight));
+    /* Fill every free fd below the limit so that eventfd finds none. */
+    int filled[64];
+    int n = 0;
+    while (n < 64 && (spare = dup(fds[0])) >= 0) {
+        filled[n++] = spare;
+    }
+    channel = 1;
+    CHECK_EQ(-EMFILE, efa_ah_async_open(context, &channel));
+    CHECK_EQ(0, channel);
+    CHECK_EQ(before, fcntl(fds[0], F_GETFL));
+    while (n > 0) {
+        close(filled[--n]);
+    }
+    CHECK_EQ(0, setrlimit(RLIMIT_NOFILE, &saved));
+    close(fds[0]);
+    close(fds[1]);
+}
+
 static void efadv_probe_is_stable(void)
 {
     int first = efa_ah_efadv_available();
@@ -371,6 +512,9 @@ int main(void)
     errno_mapping();
     mtu_bytes();
     efadv_probe_is_stable();
+    send_completions_have_no_receive_fields();
+    older_libefa_offers_what_it_has();
+    async_channel_restores_the_fd_flags();
     gid_type_and_async_calls_check_their_arguments();
     if (failures != 0) {
         fprintf(stderr, "%d check(s) failed\n", failures);

@@ -3,8 +3,10 @@ package org.efaah.verbs;
 /**
  * The status an EFA device writes into a completion ({@code enum efa_io_comp_status} of the EFA
  * kernel and rdma-core headers), which libibverbs reports as {@code wc.vendor_err} beside the
- * coarser {@code ibv_wc_status} it maps it to. Several EFA statuses share one
- * {@code ibv_wc_status}, so the vendor error is the one that says what happened.
+ * coarser {@code ibv_wc_status} it maps it to (rdma-core's {@code to_ibv_status} in
+ * {@code providers/efa/verbs.c}). Several EFA statuses share one {@code ibv_wc_status}, so the
+ * vendor error is the one that says what happened. The codes are not contiguous (16 and 17 are
+ * unused).
  */
 public enum EfaCompletionStatus {
     /** Success. */
@@ -22,7 +24,8 @@ public enum EfaCompletionStatus {
     /** Message longer than allowed. */
     LOCAL_ERROR_BAD_LENGTH(6, WorkCompletion.LOC_LEN_ERR, "message longer than allowed"),
     /** Destination interface is down or runs no EFA. */
-    REMOTE_ERROR_BAD_ADDRESS(7, 10 /* IBV_WC_REM_ACCESS_ERR */, "destination interface is down or runs no EFA"),
+    REMOTE_ERROR_BAD_ADDRESS(7, 10 /* IBV_WC_REM_ACCESS_ERR */,
+            "destination interface is down or runs no EFA (for RDMA: rkey not registered or not matching the address)"),
     /** Connection reset by the remote side. */
     REMOTE_ERROR_ABORT(8, 16 /* IBV_WC_REM_ABORT_ERR */, "connection reset by the remote side"),
     /** No such destination QP, or it is in error. */
@@ -38,9 +41,21 @@ public enum EfaCompletionStatus {
     /** The remote side holds no valid AH for this sender. */
     REMOTE_ERROR_UNKNOWN_PEER(14, 11 /* IBV_WC_REM_OP_ERR */, "the remote side holds no valid AH for this sender"),
     /** The remote side is unreachable. */
-    LOCAL_ERROR_UNREACH_REMOTE(15, 20 /* IBV_WC_RESP_TIMEOUT_ERR */, "the remote side is unreachable");
+    LOCAL_ERROR_UNREACH_REMOTE(15, 20 /* IBV_WC_RESP_TIMEOUT_ERR */, "the remote side is unreachable"),
+    /** The two sides' devices disagree on a feature the operation needs (rdma-core 61 and later). */
+    REMOTE_ERROR_FEATURE_MISMATCH(18, 9 /* IBV_WC_REM_INV_REQ_ERR */,
+            "the remote device lacks a feature this operation needs");
 
-    private static final EfaCompletionStatus[] BY_CODE = values();
+    private static final EfaCompletionStatus[] BY_CODE = byCode();
+
+    private static EfaCompletionStatus[] byCode() {
+        EfaCompletionStatus[] all = values();
+        EfaCompletionStatus[] table = new EfaCompletionStatus[all[all.length - 1].code + 1];
+        for (EfaCompletionStatus s : all) {
+            table[s.code] = s;
+        }
+        return table;
+    }
 
     private final int code;
     private final int ibvStatus;

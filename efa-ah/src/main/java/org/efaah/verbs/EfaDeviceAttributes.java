@@ -11,9 +11,11 @@ package org.efaah.verbs;
  * @param inlineBufferSize {@code inline_buf_size}, bytes
  * @param deviceCaps       {@code device_caps}: a set of the {@code CAPS_*} bits below
  * @param maxRdmaSize      {@code max_rdma_size}, bytes
+ * @param inlineBufferSizeEx {@code inline_buf_size_ex}, bytes (rdma-core 63 and later; 0 where
+ *                         libefa is older)
  */
 public record EfaDeviceAttributes(int maxSqWr, int maxRqWr, int maxSqSge, int maxRqSge, int inlineBufferSize,
-                                  int deviceCaps, int maxRdmaSize) {
+                                  int deviceCaps, int maxRdmaSize, int inlineBufferSizeEx) {
     /** {@code EFADV_DEVICE_ATTR_CAPS_RDMA_READ}. */
     public static final int CAPS_RDMA_READ = 1;
     /** {@code EFADV_DEVICE_ATTR_CAPS_RNR_RETRY}: an SRD QP's {@code rnr_retry} can be set at RTR to RTS. */
@@ -24,6 +26,22 @@ public record EfaDeviceAttributes(int maxSqWr, int maxRqWr, int maxSqSge, int ma
     public static final int CAPS_RDMA_WRITE = 1 << 3;
     /** {@code EFADV_DEVICE_ATTR_CAPS_UNSOLICITED_WRITE_RECV}. */
     public static final int CAPS_UNSOLICITED_WRITE_RECV = 1 << 4;
+
+    /**
+     * The attributes of a libefa that reports no {@code inline_buf_size_ex}.
+     *
+     * @param maxSqWr          {@code max_sq_wr}
+     * @param maxRqWr          {@code max_rq_wr}
+     * @param maxSqSge         {@code max_sq_sge}
+     * @param maxRqSge         {@code max_rq_sge}
+     * @param inlineBufferSize {@code inline_buf_size}, bytes
+     * @param deviceCaps       {@code device_caps}
+     * @param maxRdmaSize      {@code max_rdma_size}, bytes
+     */
+    public EfaDeviceAttributes(int maxSqWr, int maxRqWr, int maxSqSge, int maxRqSge, int inlineBufferSize,
+                               int deviceCaps, int maxRdmaSize) {
+        this(maxSqWr, maxRqWr, maxSqSge, maxRqSge, inlineBufferSize, deviceCaps, maxRdmaSize, 0);
+    }
 
     /**
      * Whether the device lets an SRD QP's {@code rnr_retry} be set.

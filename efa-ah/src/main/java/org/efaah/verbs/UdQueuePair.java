@@ -136,18 +136,22 @@ public final class UdQueuePair implements AutoCloseable {
      *
      * @param mr     the region holding the buffer, registered in this QP's PD
      * @param offset byte offset of the buffer in {@code mr}
-     * @param length bytes: on UD at least the 40 of the GRH area, which every UD datagram fills, so a
-     *               shorter receive could take none; on SRD 0 or more (rdma-core's
-     *               {@code test_qp_ex_srd_zero_size} completes a 0-byte SRD send into a 0-byte receive)
+     * @param length bytes: at least 1, and on UD at least the 40 of the GRH area, which every UD
+     *               datagram fills, so a shorter receive could take none. An empty receive is refused:
+     *               posted without an SGE, libefa takes a slot for it that never completes
+     *               ({@code efa_post_recv} writes no descriptor)
      * @param wrId   the caller's id, returned in the receive completion
      * @throws IllegalArgumentException if {@code mr} belongs to another PD, the range is outside it, or
-     *                                  a UD receive is shorter than 40 bytes
+     *                                  {@code length} is 0 or, on UD, shorter than 40 bytes
      * @throws IllegalStateException    if the QP or MR is closed
      * @throws VerbsException           ENOMEM when the receive queue is full
      */
     public void postReceive(MemoryRegion mr, int offset, int length, long wrId) {
         if (mr.pd() != pd) {
             throw new IllegalArgumentException("mr: belongs to another PD than this QP");
+        }
+        if (length < 1) {
+            throw new IllegalArgumentException("length: " + length + "; valid 1.. (an empty receive never completes on EFA)");
         }
         if (type == QueuePairType.UD && length < Grh.LENGTH) {
             throw new IllegalArgumentException("length: " + length + "; a UD receive needs at least " + Grh.LENGTH

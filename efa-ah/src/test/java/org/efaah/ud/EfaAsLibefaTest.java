@@ -218,8 +218,10 @@ class EfaAsLibefaTest {
              var qp = pd.createQp(QueuePairType.UD, cq, cq, 4, 4)) {
             qp.activate(1, 0, UdEndpoint.DEFAULT_QKEY);
             IllegalArgumentException ex = assertThrows(IllegalArgumentException.class, () -> qp.postReceive(mr, 0, 0, 1));
-            assertTrue(ex.getMessage().startsWith("length: 0; a UD receive needs at least 40 bytes"), ex.getMessage());
-            assertThrows(IllegalArgumentException.class, () -> qp.postReceive(mr, 0, 39, 1));
+            assertTrue(ex.getMessage().startsWith("length: 0; valid 1.."), ex.getMessage());
+            IllegalArgumentException shortUd = assertThrows(IllegalArgumentException.class,
+                    () -> qp.postReceive(mr, 0, 39, 1));
+            assertTrue(shortUd.getMessage().contains("at least 40 bytes"), shortUd.getMessage());
             qp.postReceive(mr, 0, 40, 1);
         }
     }

@@ -2,9 +2,12 @@ package org.efaah.verbs.ibverbs;
 
 import java.nio.ByteBuffer;
 import java.util.Objects;
+import org.efaah.verbs.EfaDeviceAttributes;
 import org.efaah.verbs.EfaVerbs;
+import org.efaah.verbs.Errno;
 import org.efaah.verbs.QueuePairNumbers;
 import org.efaah.verbs.Ranges;
+import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.WorkCompletion;
 
 /**
@@ -16,6 +19,37 @@ import org.efaah.verbs.WorkCompletion;
 final class NativeEfaVerbs implements EfaVerbs {
     private static final int MAX_CQE = 65536;
     private static final int MAX_QP_WR = 8192;
+    private static final int EOPNOTSUPP = Errno.EOPNOTSUPP.value();
+
+    /**
+     * What an EOPNOTSUPP of a libefa call means on this host: libefa.so.1 absent, too old for
+     * that family of entry points, or the device not EFA (libefa's own answer).
+     *
+     * @param families the stub's {@code efa_ah_efadv_families()}
+     * @param family   the {@code NativeVerbs.EFADV_*} bit the call needs
+     * @return one clause for the exception's detail
+     */
+    static String whyUnsupported(int families, int family) {
+        if ((families & NativeVerbs.EFADV_LOADED) == 0) {
+            return "libefa.so.1 is not installed (rdma-core's EFA provider)";
+        }
+        if ((families & family) == 0) {
+            return "this libefa.so.1 lacks " + switch (family) {
+                case NativeVerbs.EFADV_QUERY -> "efadv_query_device/efadv_query_ah (EFA_1.1)";
+                case NativeVerbs.EFADV_CQ -> "efadv_create_cq/efadv_cq_from_ibv_cq_ex (EFA_1.2, rdma-core 43 and later)";
+                case NativeVerbs.EFADV_SRD -> "efadv_create_qp_ex (EFA_1.1)";
+                default -> "family " + family;
+            };
+        }
+        return "the device is not EFA";
+    }
+
+    private static VerbsException failure(String operation, int rc, int family, String detail) {
+        if (rc == -EOPNOTSUPP) {
+            detail = detail + "; " + whyUnsupported(NativeVerbs.efa_ah_efadv_families(), family);
+        }
+        return NativeVerbsProvider.error(operation, rc, detail);
+    }
 
     @Override
     public long createCqWithSourceGid(long context, int entries) {
@@ -23,7 +57,7 @@ final class NativeEfaVerbs implements EfaVerbs {
         long[] cq = new long[1];
         int rc = NativeVerbs.efa_ah_efadv_create_cq(context, entries, cq);
         if (rc != 0) {
-            throw NativeVerbsProvider.error("efadv_create_cq", rc, "cqe " + entries + " with EFADV_WC_EX_WITH_SGID");
+            throw failure("efadv_create_cq", rc, NativeVerbs.EFADV_CQ, "cqe " + entries + " with EFADV_WC_EX_WITH_SGID");
         }
         return cq[0];
     }
@@ -44,7 +78,7 @@ final class NativeEfaVerbs implements EfaVerbs {
         int rc = NativeVerbs.efa_ah_efadv_poll_cq(cq, scratch.wc, capacity, scratch.sgids, scratch.sgidValid,
                 scratch.count);
         if (rc != 0) {
-            throw NativeVerbsProvider.error("ibv_start_poll", rc, null);
+            throw failure("ibv_start_poll", rc, NativeVerbs.EFADV_CQ, "CQ with source GID");
         }
         int n = scratch.count.get();
         long valid = scratch.sgidValid.get();
@@ -69,26 +103,55 @@ final class NativeEfaVerbs implements EfaVerbs {
         int[] qpn = new int[1];
         int rc = NativeVerbs.efa_ah_efadv_create_srd_qp(pd, sendCq, recvCq, maxSendWr, maxRecvWr, qp, qpn);
         if (rc != 0) {
-            throw NativeVerbsProvider.error("efadv_create_qp_ex", rc, "EFADV_QP_DRIVER_TYPE_SRD, max_send_wr "
+            throw failure("efadv_create_qp_ex", rc, NativeVerbs.EFADV_SRD, "EFADV_QP_DRIVER_TYPE_SRD, max_send_wr "
                     + maxSendWr + ", max_recv_wr " + maxRecvWr);
         }
         return new QueuePairNumbers(qp[0], qpn[0]);
     }
 
+    /**
+     * {@code efadv_query_device(3)} with the stub's prefix of {@code struct efadv_device_attr}
+     * (see {@code efa_ah_efadv.c}): fields a libefa older than the header leaves zero read as 0.
+     *
+     * @throws VerbsException EOPNOTSUPP (saying whether libefa is absent, too old or the device
+     *                        not EFA), or the errno of {@code ibv_query_device}
+     */
     @Override
-    public org.efaah.verbs.EfaDeviceAttributes queryDevice(long context) {
-        // Placeholder: the stub's efadv_query_device fields are not bound yet.
-        throw NativeVerbsProvider.error("efadv_query_device", -95, "not bound yet");
+    public EfaDeviceAttributes queryDevice(long context) {
+        try (NativeVerbs.DeviceAttr a = new NativeVerbs.DeviceAttr()) {
+            int rc = NativeVerbs.efa_ah_query_device(context, a);
+            if (rc != 0) {
+                throw NativeVerbsProvider.error("ibv_query_device", rc, null);
+            }
+            if (a.is_efa() != 1) {
+                throw failure("efadv_query_device", -EOPNOTSUPP, NativeVerbs.EFADV_QUERY,
+                        "device " + a.name().getString(java.nio.charset.StandardCharsets.UTF_8));
+            }
+            return new EfaDeviceAttributes(a.efa_max_sq_wr(), a.efa_max_rq_wr(), a.efa_max_sq_sge(),
+                    a.efa_max_rq_sge(), a.efa_inline_buf_size(), a.efa_device_caps(), a.efa_max_rdma_size(),
+                    a.efa_inline_buf_size_ex());
+        }
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * @throws IllegalArgumentException if {@code portNum} is not 1..255, {@code qkey} not
+     *                                  0..0x7FFFFFFF or {@code rnrRetry} neither 0..7 nor
+     *                                  {@link #RNR_RETRY_DEVICE_DEFAULT}
+     */
     @Override
     public void activateSrdQp(long qp, int portNum, int qkey, int rnrRetry) {
+        Ranges.check("port_num", portNum, 1, 255);
+        Ranges.check("qkey", qkey, 0, Integer.MAX_VALUE);
         if (rnrRetry != RNR_RETRY_DEVICE_DEFAULT) {
-            throw NativeVerbsProvider.error("ibv_modify_qp", -95, "rnr_retry is not bound yet");
+            Ranges.check("rnr_retry", rnrRetry, 0, 7);
         }
-        int rc = NativeVerbs.efa_ah_activate_ud_qp(qp, portNum, 0, qkey);
+        int rc = NativeVerbs.efa_ah_activate_srd_qp(qp, portNum, qkey, rnrRetry);
         if (rc != 0) {
-            throw NativeVerbsProvider.error("ibv_modify_qp", rc, "SRD QP to RTS, port " + portNum);
+            throw NativeVerbsProvider.error("ibv_modify_qp", rc, "SRD QP to RTS, port " + portNum
+                    + (rnrRetry == RNR_RETRY_DEVICE_DEFAULT ? ", rnr_retry left at the device's default"
+                    : ", rnr_retry " + rnrRetry + " (EFA takes it only with EFADV_DEVICE_ATTR_CAPS_RNR_RETRY)"));
         }
     }
 }

@@ -80,6 +80,9 @@ final class NativeVerbs {
 
     static native int efa_ah_destroy_qp(@Cast("uint64_t") long qp);
 
+    static native int efa_ah_activate_srd_qp(@Cast("uint64_t") long qp, @Cast("uint32_t") int portNum,
+                                             @Cast("uint32_t") int qkey, @Cast("int32_t") int rnrRetry);
+
     static native int efa_ah_post_send(@Cast("uint64_t") long qp, @Cast("uint64_t") long ah,
                                        @Cast("uint32_t") int remoteQpn, @Cast("uint32_t") int remoteQkey,
                                        @Cast("uint64_t") long mr, @Cast("uint64_t") long offset,
@@ -97,6 +100,15 @@ final class NativeVerbs {
                                              @Cast("uint64_t") long grhOffset, AhAttr attr);
 
     static native int efa_ah_efadv_available();
+
+    /** Bits of {@link #efa_ah_efadv_families()} ({@code EFA_AH_EFADV_*} of the stub). */
+    static final int EFADV_LOADED = 1;
+    static final int EFADV_QUERY = 2;
+    static final int EFADV_CQ = 4;
+    static final int EFADV_SRD = 8;
+
+    @Cast("uint32_t")
+    static native int efa_ah_efadv_families();
 
     static native int efa_ah_query_qp_state(@Cast("uint64_t") long qp, @Cast("uint32_t*") int[] state);
 
@@ -173,6 +185,34 @@ final class NativeVerbs {
         @MemberGetter
         @Cast("uint32_t")
         native int efa_max_sq_wr();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int efa_max_rq_wr();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int efa_max_sq_sge();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int efa_max_rq_sge();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int efa_inline_buf_size();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int efa_inline_buf_size_ex();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int efa_device_caps();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int efa_max_rdma_size();
     }
 
     /** {@code struct efa_ah_port_attr}. */
@@ -203,6 +243,10 @@ final class NativeVerbs {
         @MemberGetter
         @Cast("uint32_t")
         native int lid();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int max_msg_sz();
     }
 
     /** {@code struct efa_ah_ah_attr}: filled field by field, read back likewise. */

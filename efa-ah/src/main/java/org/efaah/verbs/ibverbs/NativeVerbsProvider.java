@@ -129,7 +129,7 @@ final class NativeVerbsProvider implements VerbsProvider {
         try (NativeVerbs.PortAttr a = new NativeVerbs.PortAttr()) {
             check(NativeVerbs.efa_ah_query_port(context, portNum, a), "ibv_query_port", "port " + portNum);
             return new PortAttributes(portNum, a.state(), a.link_layer(), a.gid_tbl_len(), a.active_mtu(), a.lid(),
-                    a.active_mtu()); // placeholder until the stub reports max_msg_sz
+                    Integer.toUnsignedLong(a.max_msg_sz()));
         }
     }
 
@@ -312,7 +312,8 @@ final class NativeVerbsProvider implements VerbsProvider {
     @Override
     public void postReceive(long qp, long mr, int offset, int length, long wrId) {
         Ranges.check("offset", offset, 0, Integer.MAX_VALUE);
-        Ranges.check("length", length, 0, Integer.MAX_VALUE);
+        // 0 is refused: EFA would take a receive slot for it that never completes.
+        Ranges.check("length", length, 1, Integer.MAX_VALUE);
         int rc = NativeVerbs.efa_ah_post_recv(qp, mr, offset, length, wrId);
         if (rc != 0) {
             throw error("ibv_post_recv", rc, length + " bytes at " + offset);
