@@ -119,7 +119,8 @@ final class NativeVerbsProvider implements VerbsProvider {
 
     /**
      * {@code ibv_query_port(3)}; the active MTU is converted from {@code enum ibv_mtu} to bytes
-     * (0 if the device reports a value outside 256..4096).
+     * (0 if the device reports a value outside 256..4096); {@code maxMessageSize} is
+     * {@code max_msg_sz} as reported (on EFA the device's MTU, beyond 4096).
      *
      * @throws IllegalArgumentException if {@code portNum} is not 1..255
      */
