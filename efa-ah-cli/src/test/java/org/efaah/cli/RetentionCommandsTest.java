@@ -36,6 +36,9 @@ class RetentionCommandsTest {
         RetentionOptions o = new RetentionOptions();
         o.idleMillis = -1;
         IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, o::policy);
-        assertEquals("--idle-ms: -1 is negative; valid 0 or more", e.getMessage());
+        assertEquals("--idle-ms: -1 is out of range; valid 0..9223372036854 ms (a long of nanoseconds)", e.getMessage());
+        // Issue 17 case 9: beyond a long of nanoseconds is the same one-line usage error, not "long overflow".
+        Cli.run("demo", "--provider", "mock", "--idle-ms", "9223372036854775807")
+                .expect(2).oneLine("--idle-ms: 9223372036854775807 is out of range; valid 0..9223372036854 ms");
     }
 }
