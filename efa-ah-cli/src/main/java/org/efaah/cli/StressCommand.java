@@ -18,7 +18,8 @@ final class StressCommand implements Callable<Integer> {
     @Option(names = {"-t", "--threads"}, description = "Threads, 1..1024 (default: ${DEFAULT-VALUE}).")
     int threads = 8;
 
-    @Option(names = {"-d", "--duration"}, paramLabel = "SECONDS",
+    // No -d: in rdma-core's tools (and devices, pingpong) -d names the device.
+    @Option(names = "--duration", paramLabel = "SECONDS",
             description = "Seconds to run, 0.1..604800 (default: ${DEFAULT-VALUE}).")
     double seconds = 10;
 
@@ -81,8 +82,9 @@ final class StressCommand implements Callable<Integer> {
                         run.operationsSoFar(), run.injectedFailuresSoFar(), run.violationsSoFar(), seconds))) {
             r = run.run();
         }
-        report.line("operations %,d (acquires %,d, closes %,d) in %.1f s; injected create failures seen %,d",
-                r.operations(), r.acquires(), r.closes(), r.elapsedNanos() / 1e9, r.injectedFailures());
+        report.line("operations %,d (acquires %,d, failed acquires %,d, closes %,d) in %.1f s; injected create failures "
+                        + "seen %,d", r.operations(), r.acquires(), r.failedAcquires(), r.closes(), r.elapsedNanos() / 1e9,
+                r.injectedFailures());
         report.line("cache: hits %,d, misses %,d, creates %,d, destroys %,d, create failures %,d, destroy failures %,d",
                 r.cache().hits(), r.cache().misses(), r.cache().hardwareCreates(), r.cache().hardwareDestroys(),
                 r.cache().createFailures(), r.cache().destroyFailures());
@@ -105,7 +107,7 @@ final class StressCommand implements Callable<Integer> {
         cache.put("evicted", r.cache().evictions());
         cache.put("invalidated", r.cache().invalidated());
         report.put("command", "stress").put("operations", r.operations()).put("acquires", r.acquires())
-                .put("closes", r.closes()).put("elapsed_ns", r.elapsedNanos())
+                .put("failed_acquires", r.failedAcquires()).put("closes", r.closes()).put("elapsed_ns", r.elapsedNanos())
                 .put("injected_create_failures", r.injectedFailures()).put("cache", cache)
                 .put("device_duplicates_refused", r.device().duplicatesRefused())
                 .put("violations", r.violations()).put("passed", r.passed() && r.acquires() > 0);

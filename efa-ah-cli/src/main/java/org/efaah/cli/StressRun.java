@@ -51,10 +51,15 @@ final class StressRun {
     }
 
     /** What a run did and what it found wrong (empty {@link #violations()} means none). */
-    record Result(long operations, long acquires, long closes, long injectedFailures, CacheStats cache,
+    record Result(long acquires, long failedAcquires, long closes, long injectedFailures, CacheStats cache,
                          MockCounters device, List<String> violations, long elapsedNanos) {
         boolean passed() {
             return violations.isEmpty();
+        }
+
+        /** Every acquire tried, failed or not, and every close: the parts add up to this. */
+        long operations() {
+            return acquires + failedAcquires + closes;
         }
     }
 
@@ -76,9 +81,9 @@ final class StressRun {
         return this;
     }
 
-    /** Operations started so far, for progress lines. */
+    /** Operations done so far (acquires, failed acquires, closes), for progress lines. */
     long operationsSoFar() {
-        return Math.min(operations.get(), settings.maxOperations());
+        return acquires.get() + failures.get() + closes.get();
     }
 
     long injectedFailuresSoFar() {
@@ -152,7 +157,7 @@ final class StressRun {
                 pd.close();
             }
         }
-        return new Result(operationsSoFar(), acquires.get(), closes.get(), failures.get(), stats, mock.counters(),
+        return new Result(acquires.get(), failures.get(), closes.get(), failures.get(), stats, mock.counters(),
                 List.copyOf(violations), System.nanoTime() - start);
     }
 

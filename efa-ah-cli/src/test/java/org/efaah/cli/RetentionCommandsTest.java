@@ -14,7 +14,7 @@ class RetentionCommandsTest {
 
     @Test
     void stressWithRetentionReportsRetainedEvictedAndInvalidated() {
-        String out = run(0, "stress", "-t", "4", "-d", "1", "--fault-probability", "0.02", "--seed", "3",
+        String out = run(0, "stress", "-t", "4", "--duration", "1", "--fault-probability", "0.02", "--seed", "3",
                 "--idle-ms", "5", "--max-unreferenced", "8");
         assertTrue(out.matches("(?s).*retained [1-9][0-9,]*, evicted [1-9][0-9,]*, invalidated 0 \\(retention: --idle-ms 5, "
                 + "--max-unreferenced 8\\).*"), out);
@@ -31,7 +31,7 @@ class RetentionCommandsTest {
 
     @Test
     void badRetentionSettingsAreOneLineErrors() {
-        run(2, "stress", "-d", "1", "--idle-ms", "-1");
+        run(2, "stress", "--duration", "1", "--idle-ms", "-1");
         run(2, "demo", "--provider", "mock", "--max-unreferenced", "70000");
         RetentionOptions o = new RetentionOptions();
         o.idleMillis = -1;
