@@ -8,6 +8,7 @@ import java.util.concurrent.Callable;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.DeviceAttributes;
 import org.efaah.verbs.Gid;
+import org.efaah.verbs.GidType;
 import org.efaah.verbs.PortAttributes;
 import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.VerbsProvider;
@@ -114,6 +115,37 @@ final class DevicesCommand implements Callable<Integer> {
         return Integer.toString(bytes);
     }
 
+    private static GidType gidType(Device device, int port, int index) {
+        try {
+            return device.gidType(port, index);
+        } catch (VerbsException e) {
+            return null; // as ibv_devinfo, which then prints no type
+        }
+    }
+
+    /**
+     * A GID as {@code ibv_devinfo -v} prints it (rdma-core's {@code print_formated_gid}): a RoCE v2
+     * entry in IPv6 notation, an InfiniBand, EFA or RoCE v1 entry as eight groups of four hex
+     * digits; on an Ethernet port followed by {@code , RoCE v1} or {@code , RoCE v2}.
+     */
+    static String gidLine(Gid gid, GidType type, int linkLayer) {
+        String text;
+        if (type == GidType.ROCE_V2 || type == null) {
+            text = gid.toString();
+        } else {
+            byte[] b = gid.toBytes();
+            StringBuilder sb = new StringBuilder();
+            for (int i = 0; i < b.length; i += 2) {
+                sb.append(i == 0 ? "" : ":").append(String.format("%02x%02x", b[i], b[i + 1]));
+            }
+            text = sb.toString();
+        }
+        if (linkLayer == PortAttributes.LINK_LAYER_ETHERNET && type != null && type != GidType.IB) {
+            text += type == GidType.ROCE_V2 ? ", RoCE v2" : ", RoCE v1";
+        }
+        return text;
+    }
+
     private Map<String, Object> port(Report report, Device device, int port) {
         PortAttributes p = device.port(port);
         // ibv_devinfo prints the name from ibv_port_state_str and the enum value: PORT_ACTIVE (4).
@@ -142,7 +174,8 @@ final class DevicesCommand implements Callable<Integer> {
                     continue; // newer kernels answer an empty slot with an error (ENODATA)
                 }
                 if (!gid.isZero()) {
-                    report.line("\t\t\tGID[%3d]:\t\t%s", i, gid);
+                    GidType type = gidType(device, port, i);
+                    report.line("\t\t\tGID[%3d]:\t\t%s", i, gidLine(gid, type, p.linkLayer()));
                     gids.put(Integer.toString(i), gid.toString());
                 }
             }

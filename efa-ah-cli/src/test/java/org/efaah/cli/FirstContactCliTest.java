@@ -92,6 +92,20 @@ class FirstContactCliTest {
         assertEquals("8928", DevicesCommand.mtu(8928));
     }
 
+    @Test
+    void gidsReadAsIbvDevinfoPrintsThemWithTheirType() {
+        org.efaah.verbs.Gid roce = org.efaah.verbs.Gid.parse("::ffff:10.9.0.1");
+        int ethernet = org.efaah.verbs.PortAttributes.LINK_LAYER_ETHERNET;
+        assertEquals("::ffff:10.9.0.1, RoCE v2", DevicesCommand.gidLine(roce, org.efaah.verbs.GidType.ROCE_V2, ethernet));
+        assertEquals("0000:0000:0000:0000:0000:ffff:0a09:0001, RoCE v1",
+                DevicesCommand.gidLine(roce, org.efaah.verbs.GidType.ROCE_V1, ethernet));
+        assertEquals("fe80:0000:0000:0000:0200:00ff:fe00:0000", DevicesCommand.gidLine(
+                org.efaah.verbs.Gid.parse("fe80::200:ff:fe00:0"), org.efaah.verbs.GidType.IB,
+                org.efaah.verbs.PortAttributes.LINK_LAYER_UNSPECIFIED));
+        Cli c = Cli.run("devices", "--provider", "mock", "-v").expect(0);
+        assertTrue(c.out().matches("(?s).*GID\\[  0\\]:\t\t[0-9a-f]{4}(:[0-9a-f]{4}){7}\n.*"), c::toString);
+    }
+
     // ---- 8: one consistent command line
 
     @Test
@@ -154,9 +168,14 @@ class FirstContactCliTest {
         StringWriter err = new StringWriter();
         int[] exit = {-1};
         Thread t = new Thread(() -> exit[0] = Main.run(new PrintWriter(out, true), new PrintWriter(err, true),
-                Map.of(), "demo", "--provider", "mock", "-t", "2", "-r", "8", "-n", "4000000000", "--quiet"));
+                Map.of(), "demo", "--provider", "mock", "-t", "2", "-r", "8", "-n", "4000000000",
+                "--progress-every", "0.2"));
         t.start();
-        Thread.sleep(2000);
+        // Interrupted once the look-ups run, as Ctrl-C in the middle of a long run.
+        long deadline = System.nanoTime() + 120_000_000_000L;
+        while (!err.toString().matches("(?s).*look-ups [1-9].*") && t.isAlive() && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
         t.interrupt();
         t.join(30_000);
         assertEquals(Main.INTERRUPTED, exit[0], () -> out + "\n" + err);
@@ -167,7 +186,8 @@ class FirstContactCliTest {
 
     @Test
     void stressOperationsAreItsAcquiresFailedAcquiresAndCloses() {
-        Cli c = Cli.run("stress", "-t", "2", "--duration", "0.5", "--fault-probability", "0.2", "--quiet").expect(0);
+        Cli c = Cli.run("stress", "-t", "2", "--duration", "120", "--ops", "3000", "--fault-probability", "0.2", "--quiet")
+                .expect(0);
         Matcher m = Pattern.compile("operations ([\\d,]+) \\(acquires ([\\d,]+), failed acquires ([\\d,]+), "
                 + "closes ([\\d,]+)\\)").matcher(c.out());
         assertTrue(m.find(), c::toString);
