@@ -53,7 +53,7 @@ final class StressCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Override
-    public Integer call() throws InterruptedException {
+    public Integer call() {
         Check.range(spec, "--threads", threads, 1, 1024, "");
         Check.range(spec, "--duration", seconds, 0.1, 604_800, "s");
         Check.range(spec, "--ops", operations, 1, Long.MAX_VALUE, "");
@@ -82,6 +82,8 @@ final class StressCommand implements Callable<Integer> {
                         run.operationsSoFar(), run.injectedFailuresSoFar(), run.violationsSoFar(), seconds))) {
             r = run.run();
         }
+        // Ctrl-C ended the run early: the report below is what it did; the closes are done.
+        boolean interrupted = Thread.interrupted() || r.interrupted();
         report.line("operations %,d (acquires %,d, failed acquires %,d, closes %,d) in %.1f s; injected create failures "
                         + "seen %,d", r.operations(), r.acquires(), r.failedAcquires(), r.closes(), r.elapsedNanos() / 1e9,
                 r.injectedFailures());
@@ -111,11 +113,17 @@ final class StressCommand implements Callable<Integer> {
                 .put("injected_create_failures", r.injectedFailures()).put("cache", cache)
                 .put("device_duplicates_refused", r.device().duplicatesRefused())
                 .put("violations", r.violations()).put("passed", r.passed() && r.acquires() > 0);
+        report.put("interrupted", interrupted);
         report.finish();
         if (!r.passed()) {
             spec.commandLine().getErr().printf("%s: %d violation(s) of the cache's invariants%n",
                     spec.qualifiedName(), r.violations().size());
             return Main.FAILED;
+        }
+        if (interrupted) {
+            spec.commandLine().getErr().printf("%s: interrupted after %,d operations%n", spec.qualifiedName(),
+                    r.operations());
+            return Main.INTERRUPTED;
         }
         if (r.acquires() == 0) {
             // A run that exercised nothing checked nothing: not a pass.

@@ -185,6 +185,26 @@ class FirstContactCliTest {
     }
 
     @Test
+    void ctrlCStopsStressWithItsChecksAndExits130() throws Exception {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int[] exit = {-1};
+        Thread t = new Thread(() -> exit[0] = Main.run(new PrintWriter(out, true), new PrintWriter(err, true),
+                Map.of(), "stress", "-t", "2", "--duration", "600", "--progress-every", "0.2"));
+        t.start();
+        long deadline = System.nanoTime() + 120_000_000_000L;
+        while (!err.toString().matches("(?s).*stress: [1-9][\\d,]* operations.*") && t.isAlive()
+                && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        t.interrupt();
+        t.join(60_000);
+        assertEquals(Main.INTERRUPTED, exit[0], () -> out + "\n" + err);
+        assertTrue(out.toString().contains("violations: 0"), out::toString);
+        assertTrue(err.toString().contains("stress: interrupted after "), err::toString);
+    }
+
+    @Test
     void stressOperationsAreItsAcquiresFailedAcquiresAndCloses() {
         Cli c = Cli.run("stress", "-t", "2", "--duration", "120", "--ops", "3000", "--fault-probability", "0.2", "--quiet")
                 .expect(0);
