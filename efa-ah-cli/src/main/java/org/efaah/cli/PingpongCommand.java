@@ -102,7 +102,7 @@ final class PingpongCommand implements Callable<Integer> {
     CommandSpec spec;
 
     /** How long a server still waits for the client's goodbye after its TCP connection closed. */
-    private static final long GRACE_NANOS = TimeUnit.SECONDS.toNanos(2);
+    private static final long GRACE_NANOS = TimeUnit.SECONDS.toNanos(5);
 
     private final AtomicLong roundTrips = new AtomicLong();
     private final AtomicLong answered = new AtomicLong();
