@@ -10,7 +10,6 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
-import java.util.function.Consumer;
 import org.efaah.ud.EndpointAddress;
 
 /**
@@ -70,15 +69,28 @@ final class AddressExchange {
         }
     }
 
+    /** What the server hears of its clients over TCP. */
+    interface Clients {
+        /** A client sent its address: {@code who} is the address and where from. */
+        void connected(String who);
+
+        /** That client's TCP connection closed: it has finished or failed, or went away. */
+        void closed(String who);
+
+        /** A client failed the address exchange. */
+        void failed(String why);
+    }
+
     /**
      * Listens on {@code port} (0: any free port) and answers each client with {@code mine} on a
-     * daemon thread until closed, reporting each client's address to {@code onClient}.
+     * daemon thread until closed. A client's connection stays open while it runs; its closing is
+     * how the server learns the client has gone, whatever became of its datagrams.
      */
     static final class Server implements AutoCloseable {
         private final ServerSocket socket;
         private final Thread acceptor;
 
-        Server(int port, EndpointAddress mine, Consumer<String> onClient) throws IOException {
+        Server(int port, EndpointAddress mine, Clients clients) throws IOException {
             socket = new ServerSocket();
             socket.setReuseAddress(true);
             try {
@@ -89,14 +101,26 @@ final class AddressExchange {
             }
             acceptor = new Thread(() -> {
                 while (!socket.isClosed()) {
+                    String who = null;
                     try (Socket s = socket.accept()) {
                         s.setSoTimeout(10_000);
-                        String theirs = exchange(s, mine);
-                        onClient.accept(theirs + " from " + s.getRemoteSocketAddress());
-                    } catch (IOException e) {
-                        if (!socket.isClosed()) {
-                            onClient.accept("a client failed the address exchange: " + e.getMessage());
+                        who = exchange(s, mine) + " from " + s.getRemoteSocketAddress();
+                        clients.connected(who);
+                        s.setSoTimeout(0);
+                        // Whatever the client writes from now on is ignored; the end of the stream is its leaving.
+                        while (s.getInputStream().read() >= 0) {
+                            // drain
                         }
+                    } catch (IOException e) {
+                        if (socket.isClosed()) {
+                            return;
+                        }
+                        if (who == null) {
+                            clients.failed("a client failed the address exchange: " + e.getMessage());
+                        }
+                    }
+                    if (who != null) {
+                        clients.closed(who);
                     }
                 }
             }, "pingpong-tcp");
@@ -114,9 +138,30 @@ final class AddressExchange {
         }
     }
 
-    /** Connects to the server, sends {@code mine}, returns the server's address. */
-    static EndpointAddress connect(Target target, EndpointAddress mine, int timeoutMillis) throws IOException {
-        try (Socket s = new Socket()) {
+    /** A client's side of the exchange: the server's address, and the connection held open while the client runs. */
+    static final class Connection implements AutoCloseable {
+        private final Socket socket;
+        private final EndpointAddress server;
+
+        private Connection(Socket socket, EndpointAddress server) {
+            this.socket = socket;
+            this.server = server;
+        }
+
+        EndpointAddress server() {
+            return server;
+        }
+
+        @Override
+        public void close() throws IOException {
+            socket.close();
+        }
+    }
+
+    /** Connects to the server, sends {@code mine}, returns the server's address with the open connection. */
+    static Connection connect(Target target, EndpointAddress mine, int timeoutMillis) throws IOException {
+        Socket s = new Socket();
+        try {
             try {
                 s.connect(new InetSocketAddress(target.host(), target.port()), timeoutMillis);
             } catch (SocketTimeoutException e) {
@@ -128,10 +173,13 @@ final class AddressExchange {
             s.setSoTimeout(timeoutMillis);
             String theirs = exchange(s, mine);
             try {
-                return EndpointAddress.parse(theirs);
+                return new Connection(s, EndpointAddress.parse(theirs));
             } catch (IllegalArgumentException e) {
                 throw new IOException(target + " answered '" + theirs + "', not an efa-ah pingpong address", e);
             }
+        } catch (IOException | RuntimeException e) {
+            s.close();
+            throw e;
         }
     }
 

@@ -9,6 +9,7 @@ import org.efaah.verbs.VerbsProviders;
 import org.efaah.verbs.mock.MockConfig;
 import picocli.CommandLine.IDefaultValueProvider;
 import picocli.CommandLine.Model.ArgSpec;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Model.OptionSpec;
 
 /**
@@ -98,11 +99,22 @@ final class Defaults implements IDefaultValueProvider {
         return null;
     }
 
-    /** The option-property-variable table for the help footer. */
-    String table() {
+    /**
+     * The option-property-variable table for {@code command}'s help footer: only the options it
+     * has, each on two lines so that no line is wrapped inside a name at 80 columns.
+     */
+    String table(CommandSpec command) {
         StringBuilder sb = new StringBuilder(String.format("%n"));
-        SOURCES.forEach((option, s) -> sb.append(String.format("  %s: -D%s, $%s%n", option, s.property(),
-                s.environment())));
+        SOURCES.forEach((option, s) -> {
+            if (command.findOption(option) != null) {
+                sb.append(String.format("  %s%n      -D%s, $%s%n", option, s.property(), s.environment()));
+            }
+        });
         return sb.toString().replace("%", "%%");
+    }
+
+    /** Whether {@code command} takes any setting from a property or the environment. */
+    static boolean hasSettings(CommandSpec command) {
+        return SOURCES.keySet().stream().anyMatch(o -> command.findOption(o) != null);
     }
 }

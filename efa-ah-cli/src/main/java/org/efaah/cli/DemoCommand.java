@@ -61,7 +61,7 @@ final class DemoCommand implements Callable<Integer> {
                     + "On a real device the peers must be reachable (neighbour entries).")
     String firstPeer = "fd00::1";
 
-    @Option(names = "--sgid-index", description = "sgid_index of every AH (default: ${DEFAULT-VALUE}).")
+    @Option(names = {"-g", "--gid-idx", "--sgid-index"}, description = "sgid_index of every AH (default: ${DEFAULT-VALUE}).")
     int sgidIndex = 0;
 
     @Option(names = "--create-latency-us", paramLabel = "MICROSECONDS",
@@ -83,6 +83,8 @@ final class DemoCommand implements Callable<Integer> {
 
     /** Set when the run is interrupted: workers stop at their next step. */
     private volatile boolean stop;
+    /** Set when Ctrl-C (an interrupt) stopped the run: it reports what was done and exits 130. */
+    private volatile boolean interrupted;
     private final AtomicLong connectsDone = new AtomicLong();
     private final AtomicLong lookupsDone = new AtomicLong();
 
@@ -111,11 +113,16 @@ final class DemoCommand implements Callable<Integer> {
                 throw Check.fail(spec, "--sgid-index", sgidIndex + " is out of range; valid 0.." + (gidTableLength - 1)
                         + " (gid_tbl_len of " + device.name() + " port 1)");
             }
-            report.line("provider %s, device %s%s", providerOptions.describe(provider), device.name(),
+            report.line("provider %s, device %s%s", providerOptions.describe(provider, output.verbose), device.name(),
                     provider instanceof MockVerbsProvider m ? String.format(" (mock: %s, create %s µs, max_ah %d)",
                             m.config().duplicatePolicy().cliName(), createLatencyMicros, m.config().maxAh()) : "");
-            report.line("%d workers x %d peers x %d PD(s), then %,d look-ups per worker, %s%n", threads, peers, pds,
-                    lookups, noCache ? "WITHOUT the cache (each worker creates its own AHs)" : "through AddressHandleCache");
+            if (noCache) {
+                report.line("%d workers x %d peers x %d PD(s), WITHOUT the cache: each worker creates its own AH per "
+                        + "peer with ibv_create_ah (no look-up phase)%n", threads, peers, pds);
+            } else {
+                report.line("%d workers x %d peers x %d PD(s), then %,d look-ups per worker, through "
+                        + "AddressHandleCache%n", threads, peers, pds, lookups);
+            }
             report.put("command", "demo").put("provider", provider.name()).put("device", device.name())
                     .put("workers", threads).put("peers", peers).put("pds", pds).put("cache", !noCache);
             List<ProtectionDomain> domains = new ArrayList<>();
@@ -124,8 +131,9 @@ final class DemoCommand implements Callable<Integer> {
             }
             long connectsPlanned = (long) threads * pds * peers;
             try (Progress p = Progress.start(spec.commandLine().getErr(), output, progressMillis,
-                    () -> String.format("demo: connects %,d of %,d, look-ups %,d of %,d", connectsDone.get(),
-                            connectsPlanned, lookupsDone.get(), noCache ? 0 : lookups * threads))) {
+                    () -> noCache ? String.format("demo: creates %,d of %,d", connectsDone.get(), connectsPlanned)
+                            : String.format("demo: connects %,d of %,d, look-ups %,d of %,d", connectsDone.get(),
+                            connectsPlanned, lookupsDone.get(), lookups * threads))) {
                 int exit = noCache ? runWithoutCache(report, provider, domains, peerAttributes)
                         : runWithCache(report, provider, domains, peerAttributes);
                 report.finish();
@@ -241,6 +249,9 @@ final class DemoCommand implements Callable<Integer> {
                     .put("lookups", lookupsDone.get()).put("failed_lookups", lookupFailures.toMap())
                     .put("hit_latency", hit.toMap()).put("connect_latency", connect.toMap());
             putDevice(report, provider);
+            if (interrupted) {
+                return interruptedExit(report);
+            }
             if (connectFailures.count() > 0 || lookupFailures.count() > 0) {
                 spec.commandLine().getErr().printf("%s: %,d of %,d connects and %,d of %,d look-ups failed%s%n",
                         spec.qualifiedName(), connectFailures.count(), connectsDone.get(), lookupFailures.count(),
@@ -345,7 +356,17 @@ final class DemoCommand implements Callable<Integer> {
                 .put("distinct_pd_gid_pairs", domains.size() * peerAttributes.size())
                 .put("failed_creates", failed.toMap());
         putDevice(report, provider);
-        // Refused duplicates are what this mode shows, not a failure of the run.
+        if (interrupted) {
+            return interruptedExit(report);
+        }
+        if (failed.count() > 0) {
+            // What this mode shows, and the exit says it: without a cache, workers went without AHs.
+            spec.commandLine().getErr().printf("%s: %,d of %,d creates failed without the cache %s%s%n",
+                    spec.qualifiedName(), failed.count(), requests.get(), failed.byErrno(),
+                    failed.has(Errno.EINVAL) ? ": the device refuses a second AH for one (PD, GID); through the "
+                            + "cache each pair gets one" : "");
+            return Main.FAILED;
+        }
         return 0;
     }
 
@@ -371,6 +392,13 @@ final class DemoCommand implements Callable<Integer> {
         }
     }
 
+    private int interruptedExit(Report report) {
+        report.put("interrupted", true);
+        spec.commandLine().getErr().printf("%s: interrupted after %,d connects and %,d look-ups%n",
+                spec.qualifiedName(), connectsDone.get(), lookupsDone.get());
+        return Main.INTERRUPTED;
+    }
+
     interface Worker {
         void run(int index) throws Exception;
     }
@@ -379,6 +407,20 @@ final class DemoCommand implements Callable<Integer> {
      * Runs one thread per worker and waits for all. Interrupted, it stops them and throws; the
      * first worker failure stops the others and is thrown with its own message.
      */
+    private static void joinUninterruptibly(Thread t) {
+        boolean again = false;
+        while (t.isAlive()) {
+            try {
+                t.join();
+            } catch (InterruptedException e) {
+                again = true;
+            }
+        }
+        if (again) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     private void runWorkers(Worker worker) throws Exception {
         List<Thread> list = new ArrayList<>();
         List<Throwable> errors = new ArrayList<>();
@@ -405,13 +447,14 @@ final class DemoCommand implements Callable<Integer> {
                 t.join();
             }
         } catch (InterruptedException e) {
+            // Ctrl-C: stop the workers; the caller reports what they did.
+            interrupted = true;
             stop = true;
             list.forEach(Thread::interrupt);
             for (Thread t : list) {
-                t.join(10_000);
+                joinUninterruptibly(t);
             }
-            throw new InterruptedException("demo interrupted after " + connectsDone.get() + " connects and "
-                    + lookupsDone.get() + " look-ups");
+            return;
         }
         synchronized (errors) {
             if (!errors.isEmpty()) {

@@ -13,13 +13,16 @@ import picocli.CommandLine.ScopeType;
         footerHeading = "%nSettings:%n",
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:done; every check passed", "1:failed: the reason is printed on one line (--verbose adds the trace)",
-                "2:usage error: a bad option or value"},
+                "2:usage error: a bad option or value (also a device name that is not present)",
+                "130:interrupted (Ctrl-C): the summary so far is printed first"},
         subcommands = {DevicesCommand.class, DemoCommand.class, StressCommand.class, PingpongCommand.class})
 public final class Main {
     /** Exit code when the command ran and failed (a device error, a violation, no answer). */
     static final int FAILED = 1;
     /** Exit code for a bad option or value. */
     static final int USAGE = 2;
+    /** Exit code after Ctrl-C (SIGINT), as shells report it: 128 + 2. */
+    static final int INTERRUPTED = 130;
 
     private Main() {
     }
@@ -33,7 +36,28 @@ public final class Main {
         if (System.getProperty("logback.configurationFile") == null) {
             System.setProperty("logback.configurationFile", "org/efaah/cli/logback-cli.xml");
         }
-        System.exit(run(new PrintWriter(System.out, true), new PrintWriter(System.err, true), System.getenv(), args));
+        // Ctrl-C: the JVM runs its shutdown hooks; this one interrupts the command, which stops, prints
+        // what it did so far and returns. The JVM then exits with SIGINT's status, 130.
+        Thread command = Thread.currentThread();
+        java.util.concurrent.atomic.AtomicBoolean signalled = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicBoolean finished = new java.util.concurrent.atomic.AtomicBoolean();
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            if (!finished.get()) {
+                signalled.set(true);
+                command.interrupt();
+                try {
+                    command.join(10_000);
+                } catch (InterruptedException e) {
+                    // exiting anyway
+                }
+            }
+        }, "efa-ah-ctrl-c"));
+        int exit = run(new PrintWriter(System.out, true), new PrintWriter(System.err, true), System.getenv(), args);
+        finished.set(true);
+        if (!signalled.get()) {
+            System.exit(exit);
+        }
+        // Signalled: returning lets the hook's join end; the JVM is already exiting with 130.
     }
 
     /**
@@ -62,9 +86,15 @@ public final class Main {
         cli.setOut(out);
         cli.setErr(err);
         cli.setDefaultValueProvider(defaults);
-        cli.getCommandSpec().usageMessage().footer(Defaults.PRECEDENCE, defaults.table());
-        cli.getSubcommands().values().forEach(c -> c.getCommandSpec().usageMessage()
-                .footer(Defaults.PRECEDENCE, defaults.table()));
+        cli.getCommandSpec().usageMessage().footerHeading("%n").footer("Every command's --help lists the settings "
+                + "it takes from a system property or the environment.");
+        for (CommandLine c : cli.getSubcommands().values()) {
+            if (Defaults.hasSettings(c.getCommandSpec())) {
+                c.getCommandSpec().usageMessage().footer(Defaults.PRECEDENCE, defaults.table(c.getCommandSpec()));
+            } else {
+                c.getCommandSpec().usageMessage().footerHeading("");
+            }
+        }
         Failures failures = new Failures(defaults, args);
         cli.setParameterExceptionHandler(failures::onParameterException);
         cli.setExecutionExceptionHandler(failures::onExecutionException);

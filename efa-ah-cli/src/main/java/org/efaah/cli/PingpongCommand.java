@@ -15,6 +15,7 @@ import org.efaah.cache.AddressHandleCache;
 import org.efaah.cache.CacheStats;
 import org.efaah.ud.Datagram;
 import org.efaah.ud.EndpointAddress;
+import org.efaah.ud.EndpointInterruptedException;
 import org.efaah.ud.UdEndpoint;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
@@ -38,7 +39,9 @@ import picocli.CommandLine.Spec;
         description = "UD ping-pong through cached AHs (server, client, or both in one process); "
                 + "reports round-trip latency and throughput. Addresses are exchanged over TCP as "
                 + "ibv_ud_pingpong does (server: --server; client: --connect HOST[:PORT]), or given as "
-                + "text (--connect GID/QPN/QKEY) or in a file (--address-file).")
+                + "text (--connect GID/QPN/QKEY) or in a file (--address-file). On the mock provider only the "
+                + "one-process form (neither --server nor --connect) can work: the mock joins the endpoints of "
+                + "one process; --server and --connect across processes or hosts need an RDMA device.")
 final class PingpongCommand implements Callable<Integer> {
     /** First payload byte: what a datagram is. A self-echo arrives as PING, never as PONG. */
     private static final byte BYE = 1;
@@ -52,8 +55,9 @@ final class PingpongCommand implements Callable<Integer> {
     Role role = new Role();
 
     static final class Role {
-        @Option(names = "--server", description = "Serve until the client says goodbye; listen on TCP --port "
-                + "for clients' address exchange.")
+        @Option(names = "--server", description = "Serve until the client says goodbye or its TCP connection "
+                + "closes; listen on TCP --port for the address exchange. Waits for a client without limit unless "
+                + "--timeout is given.")
         boolean server;
 
         @Option(names = "--connect", paramLabel = "HOST[:PORT]|GID/QPN/QKEY",
@@ -72,13 +76,14 @@ final class PingpongCommand implements Callable<Integer> {
     @Option(names = {"-s", "--size"}, description = "Payload bytes, 1..path MTU (default: ${DEFAULT-VALUE}).")
     int size = 64;
 
-    @Option(names = {"-n", "--iterations"}, description = "Round trips, >= 1 (default: ${DEFAULT-VALUE}).")
+    @Option(names = {"-n", "--iters", "--iterations"}, description = "Round trips, >= 1 (default: ${DEFAULT-VALUE}).")
     long iterations = 10_000;
 
-    @Option(names = "--sgid-index", description = "This side's GID index (default: ${DEFAULT-VALUE}).")
+    @Option(names = {"-g", "--gid-idx", "--sgid-index"}, description = "This side's GID index, sgid_index "
+            + "(default: ${DEFAULT-VALUE}).")
     int sgidIndex = 0;
 
-    @Option(names = "--device", description = "Device name (default: the first).")
+    @Option(names = {"-d", "--ib-dev", "--device"}, paramLabel = "NAME", description = "Device name (default: the first).")
     String deviceName;
 
     @Option(names = "--transport", paramLabel = "ud|srd",
@@ -86,7 +91,8 @@ final class PingpongCommand implements Callable<Integer> {
     String transport = "ud";
 
     @Option(names = "--timeout", paramLabel = "SECONDS",
-            description = "Seconds to wait for any one datagram or connection, 1..86400 (default: ${DEFAULT-VALUE}).")
+            description = "Seconds to wait for any one datagram or TCP connection, 1..86400 (default: "
+                    + "${DEFAULT-VALUE}); a server waits for its first client without limit unless it is given.")
     int timeoutSeconds = 10;
 
     @Mixin
@@ -95,7 +101,11 @@ final class PingpongCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
+    /** How long a server still waits for the client's goodbye after its TCP connection closed. */
+    private static final long GRACE_NANOS = TimeUnit.SECONDS.toNanos(5);
+
     private final AtomicLong roundTrips = new AtomicLong();
+    private final AtomicLong answered = new AtomicLong();
 
     @Override
     public Integer call() throws Exception {
@@ -127,13 +137,15 @@ final class PingpongCommand implements Callable<Integer> {
         Report report = new Report(spec.commandLine().getOut(), output.json);
         report.put("command", "pingpong");
         try (VerbsProvider provider = providerOptions.open(spec, 0);
-             Device device = deviceName == null ? Device.openFirst(provider) : Device.open(provider, deviceName)) {
+             Device device = providerOptions.openDevice(spec, provider, "--ib-dev", deviceName)) {
             ProtectionDomain pd = device.allocatePd();
             AddressHandleCache cache = AddressHandleCache.create();
             UdEndpoint.Options options = UdEndpoint.Options.defaults().withSgidIndex(sgidIndex)
                     .withTransport(queuePairType);
+            // A server counts what it answered: the client's -n is the client's.
             try (Progress p = Progress.start(spec.commandLine().getErr(), output, progressMillis,
-                    () -> String.format("pingpong: %,d round trips of %,d", roundTrips.get(), iterations))) {
+                    () -> role.server ? String.format("pingpong server: %,d datagrams answered", answered.get())
+                            : String.format("pingpong: %,d round trips of %,d", roundTrips.get(), iterations))) {
                 int exit;
                 if (role.server) {
                     exit = serve(report, pd, cache, options);
@@ -169,9 +181,9 @@ final class PingpongCommand implements Callable<Integer> {
 
     private int serve(Report report, ProtectionDomain pd, AddressHandleCache cache, UdEndpoint.Options options)
             throws Exception {
+        ClientState clients = new ClientState();
         try (UdEndpoint server = UdEndpoint.open(pd, cache, options);
-             AddressExchange.Server tcp = new AddressExchange.Server(port, server.address(),
-                     client -> spec.commandLine().getErr().println("pingpong server: client " + client))) {
+             AddressExchange.Server tcp = new AddressExchange.Server(port, server.address(), clients)) {
             String text = server.address().toText();
             report.line("server address: %s", text);
             report.line("listening on TCP port %d", tcp.port());
@@ -184,7 +196,17 @@ final class PingpongCommand implements Callable<Integer> {
                 spec.commandLine().getErr().println("pingpong server: listening on TCP port " + tcp.port()
                         + ", address " + text);
             }
-            long served = serveLoop(server, Long.MAX_VALUE);
+            long served;
+            try {
+                served = serveLoop(server, clients, mockHint(pd));
+            } catch (EndpointInterruptedException e) {
+                Thread.interrupted();
+                report.line("server: interrupted after answering %,d datagrams", answered.get());
+                report.put("datagrams_answered", answered.get()).put("interrupted", true);
+                spec.commandLine().getErr().printf("%s: interrupted after answering %,d datagrams%n",
+                        spec.qualifiedName(), answered.get());
+                return Main.INTERRUPTED;
+            }
             server.flush(timeoutSeconds, TimeUnit.SECONDS);
             CacheStats s = cache.stats();
             report.line("server: answered %,d datagrams with %d return-path AH(s) created (hits %,d)", served,
@@ -192,6 +214,33 @@ final class PingpongCommand implements Callable<Integer> {
             report.put("datagrams_answered", served).put("return_path_ahs", s.hardwareCreates());
         }
         return 0;
+    }
+
+    /** What the server knows of its clients, from the TCP exchange. */
+    private final class ClientState implements AddressExchange.Clients {
+        private final java.util.concurrent.atomic.AtomicInteger count = new java.util.concurrent.atomic.AtomicInteger();
+        private volatile String current;
+        private volatile String gone;
+        private volatile long goneNanos;
+
+        @Override
+        public void connected(String who) {
+            gone = null;
+            current = who;
+            count.incrementAndGet();
+            spec.commandLine().getErr().println("pingpong server: client " + who);
+        }
+
+        @Override
+        public void closed(String who) {
+            goneNanos = System.nanoTime();
+            gone = who;
+        }
+
+        @Override
+        public void failed(String why) {
+            spec.commandLine().getErr().println("pingpong server: " + why);
+        }
     }
 
     private void writeAddressFile(String text) throws IOException {
@@ -205,25 +254,53 @@ final class PingpongCommand implements Callable<Integer> {
         }
     }
 
-    private long serveLoop(UdEndpoint server, long limit) {
+    /**
+     * Answers datagrams until the client's goodbye. Before any client, waits without limit unless
+     * --timeout was given; then at most --timeout between datagrams, and a short grace after the
+     * client's TCP connection closed. {@code clients} is null when nobody connects over TCP.
+     */
+    private long serveLoop(UdEndpoint server, ClientState clients, String hint) {
+        boolean waitForever = !spec.commandLine().getParseResult().hasMatchedOption("--timeout");
+        long timeoutNanos = TimeUnit.SECONDS.toNanos(timeoutSeconds);
         long served = 0;
-        while (served < limit) {
-            Datagram d = server.receive(timeoutSeconds, TimeUnit.SECONDS);
-            if (d == null) {
-                throw new IllegalStateException("server: no datagram in " + timeoutSeconds + " s"
-                        + (served == 0 ? " (no client came; --timeout sets the wait)" : " after " + served));
+        long since = System.nanoTime();
+        int clientsSeen = 0;
+        for (;;) {
+            Datagram d = server.receive(100, TimeUnit.MILLISECONDS);
+            long now = System.nanoTime();
+            if (clients != null && clients.count.get() != clientsSeen) {
+                clientsSeen = clients.count.get();
+                since = now;
             }
+            if (d == null) {
+                if (clients != null && clients.gone != null && now - clients.goneNanos > GRACE_NANOS) {
+                    throw new IllegalStateException("server: the client " + clients.gone + " closed its connection "
+                            + "after " + served + " datagram(s) without saying goodbye" + hint);
+                }
+                if (served == 0 && clientsSeen == 0) {
+                    if (!waitForever && now - since > timeoutNanos) {
+                        throw new IllegalStateException("server: no client came in " + timeoutSeconds + " s (--timeout)"
+                                + hint);
+                    }
+                } else if (now - since > timeoutNanos) {
+                    throw new IllegalStateException("server: no datagram in " + timeoutSeconds + " s after " + served
+                            + (clients != null && clients.current != null ? " from the client " + clients.current : "")
+                            + hint);
+                }
+                continue;
+            }
+            since = now;
             served++;
+            answered.incrementAndGet();
             byte[] payload = d.payload();
             if (payload.length > 0 && payload[0] == BYE) {
-                break;
+                return served;
             }
             if (payload.length > 0 && payload[0] == PING) {
                 payload[0] = PONG;
                 server.reply(d, ByteBuffer.wrap(payload));
             }
         }
-        return served;
     }
 
     private int client(Report report, ProtectionDomain pd, AddressHandleCache cache, UdEndpoint.Options options,
@@ -231,16 +308,20 @@ final class PingpongCommand implements Callable<Integer> {
         try (UdEndpoint client = UdEndpoint.open(pd, cache, options)) {
             checkSize(client);
             EndpointAddress server = given;
+            AddressExchange.Connection connection = null;
             if (target != null) {
-                server = AddressExchange.connect(target, client.address(), timeoutSeconds * 1000);
+                connection = AddressExchange.connect(target, client.address(), timeoutSeconds * 1000);
+                server = connection.server();
                 report.line("server %s at %s", server, target);
             }
-            if (server.equals(client.address())) {
-                throw new IllegalStateException("the server address " + server + " is this client's own endpoint: "
-                        + "no server answers there" + (pd.device().provider().name().equals("mock")
-                        ? " (the mock provider joins endpoints of one process only)" : ""));
+            // The connection stays open while the client runs: its closing tells the server it left.
+            try (AddressExchange.Connection held = connection) {
+                if (server.equals(client.address())) {
+                    throw new IllegalStateException("the server address " + server + " is this client's own endpoint: "
+                            + "no server answers there" + mockHint(pd));
+                }
+                return runClient(report, client, cache, server, pd);
             }
-            return runClient(report, client, cache, server);
         }
     }
 
@@ -251,7 +332,13 @@ final class PingpongCommand implements Callable<Integer> {
         }
     }
 
-    private int runClient(Report report, UdEndpoint client, AddressHandleCache cache, EndpointAddress server) {
+    private static String mockHint(ProtectionDomain pd) {
+        return pd.device().provider().name().equals("mock")
+                ? " (the mock provider joins the endpoints of one process only: across processes, use a device)" : "";
+    }
+
+    private int runClient(Report report, UdEndpoint client, AddressHandleCache cache, EndpointAddress server,
+                          ProtectionDomain pd) {
         Latencies rtt = new Latencies();
         ByteBuffer message = ByteBuffer.allocate(size);
         long start;
@@ -259,30 +346,44 @@ final class PingpongCommand implements Callable<Integer> {
                 AddressHandleAttributes.builder().dgid(server.gid()).sgidIndex(sgidIndex).build())) {
             start = System.nanoTime();
             for (long i = 0; i < iterations; i++) {
-                if (Thread.interrupted()) {
-                    throw new IllegalStateException("client: interrupted after " + i + " round trips");
-                }
                 fill(message, i);
                 long t0 = System.nanoTime();
-                client.send(ah, server, message.duplicate());
-                Datagram echo = client.receive(timeoutSeconds, TimeUnit.SECONDS);
+                Datagram echo = null;
+                boolean interrupted = Thread.currentThread().isInterrupted();
+                try {
+                    if (!interrupted) {
+                        client.send(ah, server, message.duplicate());
+                        echo = client.receive(timeoutSeconds, TimeUnit.SECONDS);
+                    }
+                } catch (EndpointInterruptedException e) {
+                    interrupted = true;
+                }
+                if (interrupted) {
+                    // Ctrl-C: what was done so far, then exit 130. The closes below must not see the interrupt.
+                    Thread.interrupted();
+                    report(report, rtt, System.nanoTime() - start, client, i);
+                    report.put("interrupted", true);
+                    spec.commandLine().getErr().printf("%s: interrupted after %,d of %,d round trips%n",
+                            spec.qualifiedName(), i, iterations);
+                    return Main.INTERRUPTED;
+                }
                 rtt.record(System.nanoTime() - t0);
-                check(echo, i, message.array(), server);
+                check(echo, i, message.array(), server, pd);
                 roundTrips.incrementAndGet();
             }
             long elapsed = System.nanoTime() - start;
             client.send(ah, server, ByteBuffer.wrap(new byte[] {BYE}));
             client.flush(timeoutSeconds, TimeUnit.SECONDS);
-            report(report, rtt, elapsed, client);
+            report(report, rtt, elapsed, client, iterations);
         }
         return 0;
     }
 
     /** The echo of message {@code i} must come from the server's QPN and GID, marked PONG, bytes intact. */
-    private void check(Datagram echo, long i, byte[] sent, EndpointAddress server) {
+    private void check(Datagram echo, long i, byte[] sent, EndpointAddress server, ProtectionDomain pd) {
         if (echo == null) {
             throw new IllegalStateException("client: no echo of message " + i + " from " + server + " in "
-                    + timeoutSeconds + " s" + (i == 0 ? " (is the server running?)" : ""));
+                    + timeoutSeconds + " s" + (i == 0 ? " (is the server running?)" + mockHint(pd) : ""));
         }
         if (echo.sourceQpn() != server.qpn() || !echo.sourceGid().equals(server.gid())) {
             throw new IllegalStateException(String.format("client: the answer to message %d came from GID %s QPN 0x%06x,"
@@ -303,14 +404,14 @@ final class PingpongCommand implements Callable<Integer> {
         a[0] = PING;
     }
 
-    private void report(Report report, Latencies rtt, long elapsedNanos, UdEndpoint client) {
+    private void report(Report report, Latencies rtt, long elapsedNanos, UdEndpoint client, long done) {
         double seconds = elapsedNanos / 1e9;
         report.line("%,d round trips of %d bytes in %.3f s, every echo from the server and every payload verified (%s)",
-                iterations, size, seconds, client.pd().device().name());
+                done, size, seconds, client.pd().device().name());
         report.line("round trip: %s", rtt.summaryMicros());
-        report.line("throughput: %,.0f round trips/s, %.2f MB/s of payload each way", iterations / seconds,
-                (double) iterations * size / seconds / 1e6);
-        report.put("device", client.pd().device().name()).put("round_trips", iterations).put("size_bytes", size)
+        report.line("throughput: %,.0f round trips/s, %.2f MB/s of payload each way", done / seconds,
+                (double) done * size / seconds / 1e6);
+        report.put("device", client.pd().device().name()).put("round_trips", done).put("size_bytes", size)
                 .put("elapsed_ns", elapsedNanos).put("round_trip", rtt.toMap()).put("verified", true);
     }
 
@@ -323,7 +424,7 @@ final class PingpongCommand implements Callable<Integer> {
             AtomicReference<Throwable> serverFailure = new AtomicReference<>();
             Thread serving = new Thread(() -> {
                 try {
-                    serveLoop(server, Long.MAX_VALUE);
+                    serveLoop(server, null, "");
                     server.flush(timeoutSeconds, TimeUnit.SECONDS);
                 } catch (Throwable t) {
                     serverFailure.set(t);
@@ -331,7 +432,10 @@ final class PingpongCommand implements Callable<Integer> {
             }, "pingpong-server");
             serving.setDaemon(true);
             serving.start();
-            int result = runClient(report, client, cache, server.address());
+            int result = runClient(report, client, cache, server.address(), pd);
+            if (result == Main.INTERRUPTED) {
+                return result; // closing the endpoints ends the server thread's wait
+            }
             serving.join(TimeUnit.SECONDS.toMillis(timeoutSeconds + 5L));
             if (serverFailure.get() != null) {
                 throw new IllegalStateException("server side failed: " + Failures.describe(serverFailure.get()),

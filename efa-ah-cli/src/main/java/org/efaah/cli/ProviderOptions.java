@@ -1,5 +1,7 @@
 package org.efaah.cli;
 
+import java.util.List;
+import org.efaah.verbs.Device;
 import org.efaah.verbs.VerbsProvider;
 import org.efaah.verbs.VerbsProviderFactory;
 import org.efaah.verbs.VerbsProviders;
@@ -33,7 +35,13 @@ final class ProviderOptions {
     static final class PolicyConverter implements picocli.CommandLine.ITypeConverter<DuplicatePolicy> {
         @Override
         public DuplicatePolicy convert(String value) {
-            return DuplicatePolicy.parse(value);
+            try {
+                return DuplicatePolicy.parse(value);
+            } catch (IllegalArgumentException e) {
+                // picocli would name the Java type; the user knows only the option.
+                throw new picocli.CommandLine.TypeConversionException(
+                        e.getMessage().replaceFirst("^behaviour: ", ""));
+            }
         }
     }
 
@@ -60,15 +68,58 @@ final class ProviderOptions {
         return f.create();
     }
 
-    /** "mock (native unavailable: ...)" style description of the choice. */
-    String describe(VerbsProvider p) {
+    /**
+     * Opens the device named by {@code option}, or the first; a name the provider does not have is
+     * a usage error (exit 2) in every command, naming the devices present.
+     */
+    Device openDevice(CommandSpec spec, VerbsProvider provider, String option, String name) {
+        if (name == null) {
+            return Device.openFirst(provider);
+        }
+        List<String> names = provider.deviceNames();
+        if (!names.contains(name)) {
+            throw Check.fail(spec, option, "'" + name + "' is not a device of the " + provider.name()
+                    + " provider; present: " + (names.isEmpty() ? "none" : String.join(", ", names)));
+        }
+        return Device.open(provider, name);
+    }
+
+    /** Whether the user chose the mock (option, property or environment), rather than auto falling back to it. */
+    boolean mockChosen() {
+        return provider != null && provider.trim().equalsIgnoreCase("mock");
+    }
+
+    /**
+     * The provider in use and, when auto fell back from a better one, why: once, in short (the
+     * text before the first colon or semicolon of the reason), or whole with {@code verbose}.
+     */
+    String describe(VerbsProvider p, boolean verbose) {
         StringBuilder sb = new StringBuilder(p.name());
+        if (!provider.trim().equalsIgnoreCase(VerbsProviders.AUTO)) {
+            return sb.toString();
+        }
         for (VerbsProviderFactory f : VerbsProviders.factories()) {
-            if (!f.name().equals(p.name()) && !f.isAvailable() && f.unavailabilityCause() != null) {
-                sb.append(" (").append(f.name()).append(" unavailable: ")
-                        .append(VerbsProviders.describe(f.unavailabilityCause())).append(')');
+            if (f.name().equals(p.name())) {
+                break;
+            }
+            if (!f.isAvailable() && f.unavailabilityCause() != null) {
+                sb.append(" (").append(f.name()).append(" unavailable: ").append(verbose
+                        ? VerbsProviders.describe(f.unavailabilityCause())
+                        : shortReason(f.unavailabilityCause()) + "; --verbose says more").append(')');
             }
         }
         return sb.toString();
+    }
+
+    static String shortReason(Throwable cause) {
+        String m = String.valueOf(cause.getMessage());
+        int end = m.length();
+        for (String stop : new String[] {": ", "; "}) {
+            int i = m.indexOf(stop);
+            if (i > 0 && i < end) {
+                end = i;
+            }
+        }
+        return m.substring(0, end);
     }
 }

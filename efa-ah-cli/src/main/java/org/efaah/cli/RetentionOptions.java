@@ -22,8 +22,10 @@ final class RetentionOptions {
      * @throws IllegalArgumentException naming the option, the value and the valid range
      */
     RetentionPolicy policy() {
-        if (idleMillis < 0) {
-            throw new IllegalArgumentException("--idle-ms: " + idleMillis + " is negative; valid 0 or more");
+        long maxMillis = RetentionPolicy.MAX_IDLE_TIME.toMillis();
+        if (idleMillis < 0 || idleMillis > maxMillis) {
+            throw new IllegalArgumentException("--idle-ms: " + idleMillis + " is out of range; valid 0.." + maxMillis
+                    + " ms (a long of nanoseconds)");
         }
         if (maxUnreferenced < 0 || maxUnreferenced > 65536) {
             throw new IllegalArgumentException("--max-unreferenced: " + maxUnreferenced + " is out of range; valid 0..65536");

@@ -18,7 +18,8 @@ final class StressCommand implements Callable<Integer> {
     @Option(names = {"-t", "--threads"}, description = "Threads, 1..1024 (default: ${DEFAULT-VALUE}).")
     int threads = 8;
 
-    @Option(names = {"-d", "--duration"}, paramLabel = "SECONDS",
+    // No -d: in rdma-core's tools (and devices, pingpong) -d names the device.
+    @Option(names = "--duration", paramLabel = "SECONDS",
             description = "Seconds to run, 0.1..604800 (default: ${DEFAULT-VALUE}).")
     double seconds = 10;
 
@@ -52,7 +53,7 @@ final class StressCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Override
-    public Integer call() throws InterruptedException {
+    public Integer call() {
         Check.range(spec, "--threads", threads, 1, 1024, "");
         Check.range(spec, "--duration", seconds, 0.1, 604_800, "s");
         Check.range(spec, "--ops", operations, 1, Long.MAX_VALUE, "");
@@ -81,8 +82,11 @@ final class StressCommand implements Callable<Integer> {
                         run.operationsSoFar(), run.injectedFailuresSoFar(), run.violationsSoFar(), seconds))) {
             r = run.run();
         }
-        report.line("operations %,d (acquires %,d, closes %,d) in %.1f s; injected create failures seen %,d",
-                r.operations(), r.acquires(), r.closes(), r.elapsedNanos() / 1e9, r.injectedFailures());
+        // Ctrl-C ended the run early: the report below is what it did; the closes are done.
+        boolean interrupted = Thread.interrupted() || r.interrupted();
+        report.line("operations %,d (acquires %,d, failed acquires %,d, closes %,d) in %.1f s; injected create failures "
+                        + "seen %,d", r.operations(), r.acquires(), r.failedAcquires(), r.closes(), r.elapsedNanos() / 1e9,
+                r.injectedFailures());
         report.line("cache: hits %,d, misses %,d, creates %,d, destroys %,d, create failures %,d, destroy failures %,d",
                 r.cache().hits(), r.cache().misses(), r.cache().hardwareCreates(), r.cache().hardwareDestroys(),
                 r.cache().createFailures(), r.cache().destroyFailures());
@@ -105,15 +109,21 @@ final class StressCommand implements Callable<Integer> {
         cache.put("evicted", r.cache().evictions());
         cache.put("invalidated", r.cache().invalidated());
         report.put("command", "stress").put("operations", r.operations()).put("acquires", r.acquires())
-                .put("closes", r.closes()).put("elapsed_ns", r.elapsedNanos())
+                .put("failed_acquires", r.failedAcquires()).put("closes", r.closes()).put("elapsed_ns", r.elapsedNanos())
                 .put("injected_create_failures", r.injectedFailures()).put("cache", cache)
                 .put("device_duplicates_refused", r.device().duplicatesRefused())
                 .put("violations", r.violations()).put("passed", r.passed() && r.acquires() > 0);
+        report.put("interrupted", interrupted);
         report.finish();
         if (!r.passed()) {
             spec.commandLine().getErr().printf("%s: %d violation(s) of the cache's invariants%n",
                     spec.qualifiedName(), r.violations().size());
             return Main.FAILED;
+        }
+        if (interrupted) {
+            spec.commandLine().getErr().printf("%s: interrupted after %,d operations%n", spec.qualifiedName(),
+                    r.operations());
+            return Main.INTERRUPTED;
         }
         if (r.acquires() == 0) {
             // A run that exercised nothing checked nothing: not a pass.

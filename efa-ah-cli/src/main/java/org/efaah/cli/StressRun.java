@@ -51,10 +51,15 @@ final class StressRun {
     }
 
     /** What a run did and what it found wrong (empty {@link #violations()} means none). */
-    record Result(long operations, long acquires, long closes, long injectedFailures, CacheStats cache,
-                         MockCounters device, List<String> violations, long elapsedNanos) {
+    record Result(long acquires, long failedAcquires, long closes, long injectedFailures, CacheStats cache,
+                         MockCounters device, List<String> violations, long elapsedNanos, boolean interrupted) {
         boolean passed() {
             return violations.isEmpty();
+        }
+
+        /** Every acquire tried, failed or not, and every close: the parts add up to this. */
+        long operations() {
+            return acquires + failedAcquires + closes;
         }
     }
 
@@ -65,6 +70,8 @@ final class StressRun {
     private final AtomicLong acquires = new AtomicLong();
     private final AtomicLong closes = new AtomicLong();
     private final AtomicLong failures = new AtomicLong();
+    /** Set by an interrupt (Ctrl-C): workers stop, and the run ends with its checks as usual. */
+    private volatile boolean stopped;
 
     StressRun(Settings settings) {
         this.settings = settings;
@@ -76,9 +83,9 @@ final class StressRun {
         return this;
     }
 
-    /** Operations started so far, for progress lines. */
+    /** Operations done so far (acquires, failed acquires, closes), for progress lines. */
     long operationsSoFar() {
-        return Math.min(operations.get(), settings.maxOperations());
+        return acquires.get() + failures.get() + closes.get();
     }
 
     long injectedFailuresSoFar() {
@@ -89,7 +96,8 @@ final class StressRun {
         return violations.size();
     }
 
-    Result run() throws InterruptedException {
+    /** Runs to the end, or until interrupted: then the workers stop and the end checks still run. */
+    Result run() {
         MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder()
                 .maxAh(Math.min(65536, settings.peers() * settings.pds() + 16))
                 .createLatencyNanos(settings.createLatencyNanos())
@@ -119,12 +127,12 @@ final class StressRun {
             faults.setDaemon(true);
             faults.start();
             for (Thread w : workers) {
-                w.join(TimeUnit.NANOSECONDS.toMillis(settings.durationNanos()) + 60_000);
+                join(w, TimeUnit.NANOSECONDS.toMillis(settings.durationNanos()) + 60_000);
                 if (w.isAlive()) {
                     violation(w.getName() + " is stuck");
                 }
             }
-            faults.join(10_000);
+            join(faults, 10_000);
             mock.failNextDestroys(0, Errno.EIO);
             checkEnd(mock, cache);
             try {
@@ -152,15 +160,15 @@ final class StressRun {
                 pd.close();
             }
         }
-        return new Result(operationsSoFar(), acquires.get(), closes.get(), failures.get(), stats, mock.counters(),
-                List.copyOf(violations), System.nanoTime() - start);
+        return new Result(acquires.get(), failures.get(), closes.get(), failures.get(), stats, mock.counters(),
+                List.copyOf(violations), System.nanoTime() - start, stopped);
     }
 
     private void work(SplittableRandom random, MockVerbsProvider mock, AddressHandleCache cache,
                       List<ProtectionDomain> pds, List<AddressHandleAttributes> peers, long deadline) {
         List<AddressHandle> held = new ArrayList<>();
         try {
-            while (violations.isEmpty() && System.nanoTime() < deadline
+            while (violations.isEmpty() && !stopped && System.nanoTime() < deadline
                     && operations.incrementAndGet() <= settings.maxOperations()) {
                 if (held.isEmpty() || (held.size() < 64 && random.nextBoolean())) {
                     ProtectionDomain pd = pds.get(random.nextInt(pds.size()));
@@ -213,7 +221,7 @@ final class StressRun {
 
     private void injectDestroyFaults(MockVerbsProvider mock, long deadline, long seed) {
         SplittableRandom random = new SplittableRandom(seed ^ 0x5DEECE66DL);
-        while (System.nanoTime() < deadline && violations.isEmpty()) {
+        while (System.nanoTime() < deadline && violations.isEmpty() && !stopped) {
             if (random.nextDouble() < settings.faultProbability() * 10) {
                 mock.failNextDestroys(1, Errno.EIO);
             }
@@ -240,6 +248,24 @@ final class StressRun {
         // Only AHs whose destroy failed may remain before close, kept for reuse and retry.
         if (m.liveAhs() != cache.liveEntries()) {
             violation("device holds " + m.liveAhs() + " AH(s) but the cache " + cache.liveEntries() + " entries");
+        }
+    }
+
+    /** Joins {@code t}; an interrupt stops the run and the join goes on (the interrupt is kept). */
+    private void join(Thread t, long millis) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        boolean interrupted = false;
+        for (long left = millis; t.isAlive() && left > 0;
+             left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())) {
+            try {
+                t.join(left);
+            } catch (InterruptedException e) {
+                interrupted = true;
+                stopped = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 

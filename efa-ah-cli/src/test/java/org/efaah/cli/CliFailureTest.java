@@ -25,7 +25,7 @@ class CliFailureTest {
     void aClientOfATimedOutServerInAnotherProcessFails(@TempDir Path dir) {
         Path file = dir.resolve("addr");
         Cli.run("pingpong", "--provider", "mock", "--server", "--port", "0", "--address-file", file.toString(),
-                "--timeout", "1").expect(1).oneLine("no datagram in 1 s");
+                "--timeout", "1").expect(1).oneLine("no client came in 1 s (--timeout)", "mock");
         Cli c = Cli.run("pingpong", "--provider", "mock", "--address-file", file.toString(), "-n", "5",
                 "--timeout", "2").expect(1).oneLine("client");
         assertFalse(c.out().contains("verified"), c::toString);
@@ -62,7 +62,7 @@ class CliFailureTest {
     @Test
     void aServerWithoutClientOrWithAnUnwritableFileIsOneLine() {
         Cli.run("pingpong", "--provider", "mock", "--server", "--port", "0", "--timeout", "1")
-                .expect(1).oneLine("no datagram in 1 s");
+                .expect(1).oneLine("no client came in 1 s (--timeout)");
         Cli.run("pingpong", "--provider", "mock", "--server", "--port", "0", "--address-file", "/nonexistent/addr")
                 .expect(1).oneLine("/nonexistent/addr", "cannot write");
     }
@@ -77,7 +77,8 @@ class CliFailureTest {
     void helpListsTheExitCodes() {
         for (String command : new String[] {"devices", "demo", "stress", "pingpong"}) {
             Cli c = Cli.run(command, "--help").expect(0);
-            assertTrue(c.out().contains("Exit codes:") && c.out().contains("2   usage error"), c::toString);
+            assertTrue(c.out().contains("Exit codes:") && c.out().matches("(?s).*\\n +2 +usage error.*")
+                    && c.out().matches("(?s).*\\n +130 +interrupted \\(Ctrl-C\\).*"), c::toString);
         }
     }
 
@@ -85,7 +86,7 @@ class CliFailureTest {
     @Test
     void stressRefusesDurationsThatAreNotARun() {
         for (String d : new String[] {"NaN", "0.001", "1e308", "-1", "Infinity"}) {
-            Cli.run("stress", "-d", d).expect(2).oneLine("--duration: ", "out of range", "s");
+            Cli.run("stress", "--duration", d).expect(2).oneLine("--duration: ", "out of range", "s");
         }
         Cli.run("stress", "--fault-probability", "NaN").expect(2).oneLine("--fault-probability: NaN");
         Cli.run("stress", "--ops", "0").expect(2).oneLine("--ops: 0");
@@ -147,7 +148,10 @@ class CliFailureTest {
         assertRunsUntilInterrupted("pingpong", "--provider", "mock", "-n", "2000000000", "--progress-every", "0.2");
     }
 
-    /** The run must still be going (not out of heap) after its first progress lines; interrupted, it ends with exit 1. */
+    /**
+     * The run must still be going (not out of heap) after its first progress lines; interrupted (as
+     * Ctrl-C does), it prints what it did and ends with exit 130 (issue 17 case 8).
+     */
     private static void assertRunsUntilInterrupted(String... args) throws Exception {
         java.io.StringWriter out = new java.io.StringWriter();
         java.io.StringWriter err = new java.io.StringWriter();
@@ -163,7 +167,7 @@ class CliFailureTest {
         t.interrupt();
         t.join(30_000);
         assertFalse(t.isAlive(), "still running 30 s after the interrupt");
-        org.junit.jupiter.api.Assertions.assertEquals(1, exit[0], () -> out + "\n" + err);
+        org.junit.jupiter.api.Assertions.assertEquals(Main.INTERRUPTED, exit[0], () -> out + "\n" + err);
         assertTrue(err.toString().contains("interrupted"), err::toString);
         assertFalse(err.toString().contains("OutOfMemoryError") || err.toString().contains("heap"), err::toString);
     }

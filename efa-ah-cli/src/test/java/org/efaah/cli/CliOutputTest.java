@@ -11,18 +11,18 @@ class CliOutputTest {
 
     @Test
     void longRunsPrintProgressUnlessQuiet() {
-        Cli c = Cli.run("stress", "-t", "2", "-d", "1.5", "--progress-every", "0.3").expect(0);
+        Cli c = Cli.run("stress", "-t", "2", "--duration", "1.5", "--progress-every", "0.3").expect(0);
         assertTrue(c.err().lines().filter(l -> l.contains("stress: ") && l.contains(" operations")).count() >= 2,
                 c::toString);
         assertFalse(c.out().contains("operations,"), "progress goes to stderr only:\n" + c);
-        c = Cli.run("stress", "-t", "2", "-d", "1", "--progress-every", "0.2", "--quiet").expect(0);
+        c = Cli.run("stress", "-t", "2", "--duration", "1", "--progress-every", "0.2", "--quiet").expect(0);
         assertEquals("", c.err(), c::toString);
         Cli.run("stress", "--progress-every", "0").expect(2).oneLine("--progress-every: 0 s");
     }
 
     @Test
     void jsonIsOneObjectWithTheResults() {
-        Cli c = Cli.run("stress", "-t", "2", "-d", "0.5", "--json", "--quiet").expect(0);
+        Cli c = Cli.run("stress", "-t", "2", "--duration", "0.5", "--json", "--quiet").expect(0);
         String json = c.out().strip();
         assertTrue(json.startsWith("{\"command\":\"stress\"") && json.endsWith("}") && !json.contains("\n"), c::toString);
         assertTrue(json.contains("\"passed\":true") && json.contains("\"violations\":[]"), c::toString);

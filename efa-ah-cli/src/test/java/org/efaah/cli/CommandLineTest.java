@@ -1,6 +1,7 @@
 package org.efaah.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
@@ -13,7 +14,8 @@ class CommandLineTest {
         assertTrue(c.out().contains("provider: mock"), c::toString);
         assertTrue(c.out().contains("hca_id: efa_1"), c::toString);
         assertTrue(c.out().contains("0x1d0f (EFA)"), c::toString);
-        assertTrue(c.out().contains("GID[  0]:\t\tfe80::"), c::toString);
+        // As ibv_devinfo -v prints an EFA (IB-type) GID: eight groups of four hex digits.
+        assertTrue(c.out().contains("GID[  0]:\t\tfe80:0000:0000:0000:"), c::toString);
     }
 
     @Test
@@ -29,8 +31,11 @@ class CommandLineTest {
 
     @Test
     void demoWithoutTheCacheShowsTheDeviceRefusingDuplicates() {
+        // Issue 17 case 8: without the cache a strict device refuses 30 creates, and the exit says so.
         Cli c = Cli.run("demo", "--provider", "mock", "-t", "4", "-r", "10", "--no-cache", "--create-latency-us", "0")
-                .expect(0);
+                .expect(1);
+        assertTrue(c.err().contains("30 of 40 creates failed without the cache {EINVAL=30}"), c::toString);
+        assertFalse(c.out().contains("look-ups per worker"), "no look-ups promised:\n" + c);
         assertEquals(10, c.number("AHs created (ibv_create_ah succeeded):"));
         assertEquals(30, c.number("duplicates refused"));
         c = Cli.run("demo", "--provider", "mock", "-t", "4", "-r", "10", "--no-cache", "--behaviour", "legacy",
@@ -41,7 +46,7 @@ class CommandLineTest {
 
     @Test
     void stressReportsNoViolations() {
-        Cli c = Cli.run("stress", "-t", "4", "-d", "2", "--fault-probability", "0.05", "--seed", "7").expect(0);
+        Cli c = Cli.run("stress", "-t", "4", "--duration", "2", "--fault-probability", "0.05", "--seed", "7").expect(0);
         assertEquals(0, c.number("violations:"));
         assertTrue(c.number("injected create failures seen") > 0, c::toString);
     }

@@ -21,7 +21,7 @@ class DevicesCommandTest {
         assertTrue(c.out().contains("hca_id: efa_1"), c::toString);
         assertFalse(c.out().contains("efa_0") || c.out().contains("efa_2"), c::toString);
         Cli.run("devices", "--provider", "mock", "--mock-devices", "2", "-d", "mlx5_0")
-                .expect(1).oneLine("no device 'mlx5_0'", "present: efa_0, efa_1");
+                .expect(2).oneLine("--ib-dev: 'mlx5_0' is not a device of the mock provider", "present: efa_0, efa_1");
     }
 
     @Test

@@ -14,7 +14,7 @@ class RetentionCommandsTest {
 
     @Test
     void stressWithRetentionReportsRetainedEvictedAndInvalidated() {
-        String out = run(0, "stress", "-t", "4", "-d", "1", "--fault-probability", "0.02", "--seed", "3",
+        String out = run(0, "stress", "-t", "4", "--duration", "1", "--fault-probability", "0.02", "--seed", "3",
                 "--idle-ms", "5", "--max-unreferenced", "8");
         assertTrue(out.matches("(?s).*retained [1-9][0-9,]*, evicted [1-9][0-9,]*, invalidated 0 \\(retention: --idle-ms 5, "
                 + "--max-unreferenced 8\\).*"), out);
@@ -31,11 +31,14 @@ class RetentionCommandsTest {
 
     @Test
     void badRetentionSettingsAreOneLineErrors() {
-        run(2, "stress", "-d", "1", "--idle-ms", "-1");
+        run(2, "stress", "--duration", "1", "--idle-ms", "-1");
         run(2, "demo", "--provider", "mock", "--max-unreferenced", "70000");
         RetentionOptions o = new RetentionOptions();
         o.idleMillis = -1;
         IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, o::policy);
-        assertEquals("--idle-ms: -1 is negative; valid 0 or more", e.getMessage());
+        assertEquals("--idle-ms: -1 is out of range; valid 0..9223372036854 ms (a long of nanoseconds)", e.getMessage());
+        // Issue 17 case 9: beyond a long of nanoseconds is the same one-line usage error, not "long overflow".
+        Cli.run("demo", "--provider", "mock", "--idle-ms", "9223372036854775807")
+                .expect(2).oneLine("--idle-ms: 9223372036854775807 is out of range; valid 0..9223372036854 ms");
     }
 }

@@ -488,6 +488,21 @@ public final class AddressHandleCache implements AutoCloseable {
     }
 
     /**
+     * Invalidates the AHs of {@code pd} to the GID written {@code dgid}, as {@link
+     * #invalidate(ProtectionDomain, Gid)} does; the text form every other GID argument takes.
+     *
+     * @param pd   the PD whose AHs are invalidated
+     * @param dgid the destination GID in IPv6 notation, e.g. {@code fe80::1} or {@code ::ffff:10.0.0.5}
+     * @return how many entries were invalidated
+     * @throws NullPointerException     if {@code pd} or {@code dgid} is null
+     * @throws IllegalArgumentException if {@code dgid} is not a GID
+     */
+    public int invalidate(ProtectionDomain pd, String dgid) {
+        Objects.requireNonNull(dgid, "dgid");
+        return invalidate(pd, Gid.parse(dgid));
+    }
+
+    /**
      * Invalidates every AH on port {@code portNum} of {@code device}, in every PD (as a GID table
      * change or a port state change does). Never waits.
      *

@@ -20,25 +20,32 @@ import java.util.Objects;
  * pressure (ENOMEM); {@code idle(Duration.ofSeconds(30), 1024)} is a reasonable setting for
  * programs whose peers come and go, bounded in time and in count.
  *
- * @param idleTime        how long an unreferenced AH is kept; zero keeps none
+ * @param idleTime        how long an unreferenced AH is kept, 0 to {@link #MAX_IDLE_TIME} (what a
+ *                        {@code long} of nanoseconds holds, about 292 years); zero keeps none
  * @param maxUnreferenced most unreferenced AHs kept at once, 0..65536 (AHNs are 16-bit); zero
  *                        keeps none
  */
 public record RetentionPolicy(Duration idleTime, int maxUnreferenced) {
+    /** The longest idle time: {@link Long#MAX_VALUE} nanoseconds, as the reaper counts time. */
+    public static final Duration MAX_IDLE_TIME = Duration.ofNanos(Long.MAX_VALUE);
 
     /**
      * Checks the policy.
      *
-     * @param idleTime        not null, not negative
+     * @param idleTime        not null, 0 to {@link #MAX_IDLE_TIME}
      * @param maxUnreferenced 0..65536
      * @throws NullPointerException     if {@code idleTime} is null
-     * @throws IllegalArgumentException if {@code idleTime} is negative or {@code maxUnreferenced}
-     *                                  is outside 0..65536
+     * @throws IllegalArgumentException if {@code idleTime} is negative or longer than
+     *                                  {@link #MAX_IDLE_TIME}, or {@code maxUnreferenced} is outside 0..65536
      */
     public RetentionPolicy {
         Objects.requireNonNull(idleTime, "idleTime");
         if (idleTime.isNegative()) {
             throw new IllegalArgumentException("idleTime: " + idleTime + " is negative; valid 0 or more");
+        }
+        if (idleTime.compareTo(MAX_IDLE_TIME) > 0) {
+            throw new IllegalArgumentException("idleTime: " + idleTime + " is out of range; valid 0.." + MAX_IDLE_TIME
+                    + " (a long of nanoseconds)");
         }
         if (maxUnreferenced < 0 || maxUnreferenced > 65536) {
             throw new IllegalArgumentException("maxUnreferenced: " + maxUnreferenced + " is out of range; valid 0..65536");
@@ -57,7 +64,7 @@ public record RetentionPolicy(Duration idleTime, int maxUnreferenced) {
     /**
      * Keeps unreferenced AHs for {@code idleTime}, at most {@code maxUnreferenced} of them.
      *
-     * @param idleTime        how long an unreferenced AH is kept, not negative; zero keeps none
+     * @param idleTime        how long an unreferenced AH is kept, 0 to {@link #MAX_IDLE_TIME}; zero keeps none
      * @param maxUnreferenced most unreferenced AHs kept at once, 0..65536
      * @return the policy
      * @throws IllegalArgumentException if a value is out of range (see the record's constructor)

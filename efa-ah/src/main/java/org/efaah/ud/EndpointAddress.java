@@ -1,5 +1,6 @@
 package org.efaah.ud;
 
+import java.math.BigInteger;
 import java.nio.ByteBuffer;
 import java.util.Objects;
 import org.efaah.verbs.Gid;
@@ -62,16 +63,25 @@ public record EndpointAddress(Gid gid, int qpn, long qkey) {
         if (parts.length != 3) {
             throw new IllegalArgumentException("address: '" + text + "' is not GID/QPN/QKEY");
         }
-        return new EndpointAddress(Gid.parse(parts[0]), (int) number("qpn", parts[1]), number("qkey", parts[2]));
+        Gid gid = Gid.parse(parts[0]);
+        // Checked as written, before any narrowing: 0x100000101 must not become QPN 0x101.
+        return new EndpointAddress(gid, (int) number("qpn", parts[1], 0xFFFFFF),
+                number("qkey", parts[2], UdQueuePair.MAX_QKEY));
     }
 
-    private static long number(String field, String text) {
+    private static long number(String field, String text, long max) {
+        BigInteger value;
         try {
-            return text.startsWith("0x") || text.startsWith("0X") ? Long.parseLong(text.substring(2), 16)
-                    : Long.parseLong(text);
+            value = text.startsWith("0x") || text.startsWith("0X") ? new BigInteger(text.substring(2), 16)
+                    : new BigInteger(text);
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException(field + ": '" + text + "' is not a number", e);
         }
+        if (value.signum() < 0 || value.compareTo(BigInteger.valueOf(max)) > 0) {
+            throw new IllegalArgumentException(field + ": " + text + " is out of range; valid 0x0..0x"
+                    + Long.toHexString(max));
+        }
+        return value.longValueExact();
     }
 
     /**

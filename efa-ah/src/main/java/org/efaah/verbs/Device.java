@@ -203,6 +203,23 @@ public final class Device implements AutoCloseable {
     }
 
     /**
+     * The type of the GID at {@code index} of port {@code portNum}'s table, as
+     * {@code ibv_query_gid_type} reports it ({@code ibv_devinfo -v} prints it after each GID).
+     *
+     * @param portNum the port, 1-based
+     * @param index   the GID table index, 0 .. gid_tbl_len - 1
+     * @return the type; {@link GidType#IB} on InfiniBand and EFA
+     * @throws IllegalArgumentException if the port or index is out of range
+     * @throws IllegalStateException    if the device is closed
+     * @throws VerbsException           if the query fails (an empty slot on newer kernels)
+     */
+    public GidType gidType(int portNum, int index) {
+        checkPort(portNum);
+        checkSgidIndex(portNum, index);
+        return guard.get(() -> provider.queryGidType(context, portNum, index));
+    }
+
+    /**
      * Checks the fields of {@code attributes} that depend on this device: {@code port_num} within
      * 1..port count, {@code sgid_index} within the port's GID table, and a global AH on EFA and on
      * RoCE (whose frames are built from the GRH; the kernel refuses a RoCE AH without one).

@@ -77,17 +77,40 @@ final class DeviceEventReader {
         stopping = true;
         if (Thread.currentThread() != thread) {
             provider.wakeAsyncEvents(channel);
-            try {
-                thread.join(JOIN_MILLIS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            if (thread.isAlive()) {
+            if (!joinUninterruptibly(JOIN_MILLIS)) {
                 // Freeing the channel under a wait would hand freed memory to the provider: leak it instead.
                 LOG.error("{} did not stop within {} ms; its event channel is left allocated", thread.getName(), JOIN_MILLIS);
                 return;
             }
         }
         provider.closeAsyncEvents(channel);
+    }
+
+    /**
+     * Waits up to {@code millis} for the reader to end, whatever the caller's interrupt status: a
+     * device closed by an interrupted thread (a command stopped by Ctrl-C, a receive interrupted
+     * before its try-with-resources closes) must still free the channel, so the interrupt is kept
+     * for the caller instead of ending the wait at once.
+     *
+     * @return true if the reader ended
+     */
+    private boolean joinUninterruptibly(long millis) {
+        boolean interrupted = false;
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        try {
+            for (long left = millis; thread.isAlive() && left > 0;
+                 left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())) {
+                try {
+                    thread.join(left);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        return !thread.isAlive();
     }
 }

@@ -62,6 +62,34 @@ final class NativeLibrary {
         return NativeVerbs.class.getResource(platform() + "/" + System.mapLibraryName(LIBRARY_NAME));
     }
 
+    /**
+     * Why the JNI library is absent, for a library user first: the Maven coordinate of the
+     * platform jar to add; then, for a checkout, the build command and what it needs.
+     */
+    static String notOnClassPath(String platform, String version) {
+        return "efa-ah was built without the native library for " + platform + ", or its platform jar is not on "
+                + "the class path: add the dependency org.efaah:efa-ah:" + version + ":" + platform
+                + " (see the README, 'Use it from your project'); a checkout builds it only with rdma-core's headers "
+                + "(no infiniband/verbs.h at build time means none): install libibverbs-dev or rdma-core-devel, "
+                + "then run mvn install";
+    }
+
+    /** This library's version, from its jar's Maven descriptor; {@code VERSION} outside a jar. */
+    static String version() {
+        try (java.io.InputStream in = NativeLibrary.class.getResourceAsStream(
+                "/META-INF/maven/org.efaah/efa-ah/pom.properties")) {
+            if (in != null) {
+                java.util.Properties p = new java.util.Properties();
+                p.load(in);
+                return p.getProperty("version", "VERSION");
+            }
+        } catch (java.io.IOException e) {
+            // the placeholder below
+        }
+        String v = NativeLibrary.class.getPackage().getImplementationVersion();
+        return v == null ? "VERSION" : v;
+    }
+
     /** JavaCPP's name of this platform, e.g. {@code linux-x86_64}, {@code linux-arm64}. */
     static String platform() {
         return Loader.getPlatform();
@@ -109,10 +137,7 @@ final class NativeLibrary {
             URL resource = libraryResource();
             if (resource == null) {
                 // Checked first: Loader.load would fail too, but with a message that hides the reason.
-                return new Probe(null, -1, new IllegalStateException("efa-ah was built without the native library for "
-                        + platform + " (no infiniband/verbs.h at build time, or built on another platform), or its "
-                        + "platform jar efa-ah-VERSION-" + platform + ".jar is not on the class path; "
-                        + "rebuild on a host with libibverbs-dev (rdma-core) installed"));
+                return new Probe(null, -1, new IllegalStateException(notOnClassPath(platform, version())));
             }
             String cacheProblem = JavaCppCache.problem(resource);
             if (cacheProblem != null) {

@@ -168,11 +168,11 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         set("gidTableLength", Integer::parseInt, b::gidTableLength);
         set("maxAh", Integer::parseInt, b::maxAh);
         set("behaviour", DuplicatePolicy::parse, b::duplicatePolicy);
-        set("duplicateErrno", Errno::valueOf, b::duplicateErrno);
+        set("duplicateErrno", MockConfig::parseErrno, b::duplicateErrno);
         set("createLatencyNanos", Long::parseLong, b::createLatencyNanos);
         set("destroyLatencyNanos", Long::parseLong, b::destroyLatencyNanos);
         set("failureProbability", Double::parseDouble, b::failureProbability);
-        set("failureErrno", Errno::valueOf, b::randomFailureErrno);
+        set("failureErrno", MockConfig::parseErrno, b::randomFailureErrno);
         set("efa", MockConfig::parseBoolean, b::efa);
         set("seed", Long::parseLong, b::seed);
         set("maxPd", Integer::parseInt, b::maxPd);
@@ -209,6 +209,16 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
                     + (e instanceof NumberFormatException ? "not a number" : e.getMessage()), e);
         }
         setter.accept(value);
+    }
+
+    /** An errno by name, e.g. {@code ENOMEM}; the message names no Java type (Enum.valueOf's would). */
+    private static Errno parseErrno(String v) {
+        for (Errno e : Errno.values()) {
+            if (e.name().equalsIgnoreCase(v.trim())) {
+                return e;
+            }
+        }
+        throw new IllegalArgumentException("'" + v + "' is not an errno name (such as ENOMEM, EINVAL, ETIMEDOUT)");
     }
 
     private static boolean parseBoolean(String v) {

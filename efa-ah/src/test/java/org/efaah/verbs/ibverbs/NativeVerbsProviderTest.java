@@ -218,8 +218,13 @@ class NativeVerbsProviderTest {
 
     @Test
     void unbuiltLibraryReadsAsUnavailableWithTheReason() {
-        assumeTrue(NativeLibrary.libraryResource() == null, "the JNI library is built: checked elsewhere");
         VerbsProviderFactory factory = new NativeVerbsProviderFactory();
+        if (NativeLibrary.libraryResource() != null) {
+            // Built here: the unbuilt message is MissingPlatformJarTest's. Not a skip, whose surefire
+            // summary is a WARNING line in a green build.
+            assertTrue(factory.isAvailable() || factory.unavailabilityCause() != null, "unavailable without a reason");
+            return;
+        }
         assertFalse(factory.isAvailable());
         assertTrue(factory.unavailabilityCause().getMessage()
                 .startsWith("efa-ah was built without the native library"), factory.unavailabilityCause().getMessage());
