@@ -112,7 +112,16 @@ final class NetworkWatcher {
         }
     }
 
-    /** The watcher of {@code provider}, or null when none was ever made; for tests. */
+    /** Whether the reader has read the link and neighbour tables once (changes before are judged conservatively); for tests. */
+    boolean tablesRead() {
+        Reader r;
+        synchronized (WATCHERS) {
+            r = reader;
+        }
+        return r != null && r.tablesRead;
+    }
+
+    /** The watcher of {@code provider}, or null when none runs; for tests. */
     static NetworkWatcher of(VerbsProvider provider) {
         synchronized (WATCHERS) {
             return WATCHERS.get(provider);
@@ -196,6 +205,7 @@ final class NetworkWatcher {
         private final Map<NeighbourKey, byte[]> neighbours = new HashMap<>();
         private boolean linksRead;
         private boolean neighboursRead;
+        private volatile boolean tablesRead;
         private Dump dumping = Dump.NONE;
         private boolean dumpAgain;
 
@@ -290,6 +300,7 @@ final class NetworkWatcher {
                 dump(Dump.NEIGHBOURS);
             } else if (dumping == Dump.NEIGHBOURS) {
                 neighboursRead = true;
+                tablesRead = true;
                 dumping = Dump.NONE;
                 LOG.debug("network tables read: {} links, {} neighbours", links.size(), neighbours.size());
                 if (dumpAgain) {

@@ -64,6 +64,7 @@ public final class MockVerbsProvider implements VerbsProvider {
     private final AtomicLong nextHandle = new AtomicLong(0x1000);
     private final MockFabric fabric = new MockFabric(this);
     private final MockEvents events = new MockEvents(this);
+    private final MockNetwork network;
 
     private final AtomicLong createCalls = new AtomicLong();
     private final AtomicLong destroyCalls = new AtomicLong();
@@ -105,6 +106,17 @@ public final class MockVerbsProvider implements VerbsProvider {
         for (int i = 0; i < config.deviceCount(); i++) {
             devices.add(new MockDevice(i, config));
         }
+        this.network = new MockNetwork(this, config.deviceCount());
+    }
+
+    /**
+     * The host network under the RoCE devices: netdevs and a neighbour table tests change, whose
+     * changes reach the {@link #openNetworkChanges() network channels}.
+     *
+     * @return this provider's network
+     */
+    public MockNetwork network() {
+        return network;
     }
 
     /**
@@ -147,6 +159,7 @@ public final class MockVerbsProvider implements VerbsProvider {
             for (Map.Entry<Long, MockAh> e : new ArrayList<>(ahs.entrySet())) {
                 if (e.getValue().pd().context == c) {
                     ahs.remove(e.getKey());
+                    network.forget(e.getKey());
                     release(d, e.getValue());
                 }
             }
@@ -295,6 +308,9 @@ public final class MockVerbsProvider implements VerbsProvider {
             p.ahCount++;
             long h = nextHandle.getAndIncrement();
             ahs.put(h, new MockAh(p, hw, attributes));
+            if (!config.efa()) {
+                network.resolve(h, d.index, gid);
+            }
             return new CreatedAh(h, config.efa() ? hw.ahn : CreatedAh.NO_AHN);
         }
     }
@@ -331,6 +347,7 @@ public final class MockVerbsProvider implements VerbsProvider {
                 throw new VerbsException("ibv_destroy_ah", Errno.EINVAL, "unknown or destroyed AH");
             }
             release(d, a);
+            network.forget(ah);
         }
     }
 
@@ -673,6 +690,47 @@ public final class MockVerbsProvider implements VerbsProvider {
     }
 
     /**
+     * The netdev of every GID of a RoCE device's port ({@link MockNetwork#ifindex(int)}); 0 on EFA,
+     * whose GIDs have none; ENODATA for an empty slot.
+     */
+    @Override
+    public int queryGidNetdev(long context, int portNum, int index) {
+        MockDevice d = context(context, "ibv_query_gid_ex").device;
+        if (portNum != 1 || index < 0 || index >= d.gids.length) {
+            throw new VerbsException("ibv_query_gid_ex", Errno.EINVAL, "port " + portNum + " index " + index);
+        }
+        if (d.gids[index].isZero()) {
+            throw new VerbsException("ibv_query_gid_ex", Errno.ENODATA, "GID slot " + index + " is empty");
+        }
+        return config.efa() ? 0 : MockNetwork.ifindex(d.index);
+    }
+
+    @Override
+    public long openNetworkChanges() {
+        return network.open();
+    }
+
+    @Override
+    public void requestNetworkDump(long channel, boolean links) {
+        network.requestDump(channel, links);
+    }
+
+    @Override
+    public List<org.efaah.verbs.NetworkChange> awaitNetworkChanges(long channel, int timeoutMillis) {
+        return network.await(channel, timeoutMillis);
+    }
+
+    @Override
+    public void wakeNetworkChanges(long channel) {
+        network.wake(channel);
+    }
+
+    @Override
+    public void closeNetworkChanges(long channel) {
+        network.close(channel);
+    }
+
+    /**
      * Raises an asynchronous event on every open context of device {@code deviceName}, as the
      * kernel does: each context's event reader gets its own copy.
      *
@@ -697,6 +755,7 @@ public final class MockVerbsProvider implements VerbsProvider {
     }
 
     static final class MockDevice {
+        final int index;
         final String name;
         final Gid[] gids;
         final BitSet ahns = new BitSet();
@@ -706,6 +765,7 @@ public final class MockVerbsProvider implements VerbsProvider {
         final MockAdminQueue adminQueue;
 
         MockDevice(int index, MockConfig config) {
+            this.index = index;
             this.adminQueue = config.adminQueueDepth() > 0 ? new MockAdminQueue(config.adminQueueDepth()) : null;
             this.name = (config.efa() ? "efa_" : "roce_") + index;
             this.gids = new Gid[config.gidTableLength()];
