@@ -56,10 +56,15 @@ final class NetworkWatcher {
      * @throws IllegalArgumentException for a value other than true or false
      */
     static boolean enabled() {
-        String v = System.getProperty(PROPERTY);
+        return enabled(System.getProperty(PROPERTY), System.getenv(ENVIRONMENT));
+    }
+
+    /** {@link #enabled()} from the property's and the environment variable's values (null when unset). */
+    static boolean enabled(String property, String environment) {
+        String v = property;
         String from = PROPERTY;
         if (v == null || v.isBlank()) {
-            v = System.getenv(ENVIRONMENT);
+            v = environment;
             from = ENVIRONMENT;
         }
         if (v == null || v.isBlank()) {

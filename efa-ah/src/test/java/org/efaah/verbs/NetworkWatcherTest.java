@@ -174,6 +174,17 @@ class NetworkWatcherTest {
     }
 
     @Test
+    void theSettingIsThePropertyThenTheEnvironmentThenOn() {
+        assertTrue(NetworkWatcher.enabled(null, null));
+        assertFalse(NetworkWatcher.enabled(null, "FALSE"));
+        assertTrue(NetworkWatcher.enabled("true", "false"), "the property comes first");
+        assertFalse(NetworkWatcher.enabled(" false ", null));
+        assertTrue(NetworkWatcher.enabled("", "true"));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> NetworkWatcher.enabled(null, "0"));
+        assertEquals("EFA_AH_NETWORK_WATCH: '0' is not a choice; valid true, false", e.getMessage());
+    }
+
+    @Test
     void neverStartedForEfaNorWhenTurnedOff() throws Exception {
         MockVerbsProvider efa = new MockVerbsProvider();
         try (Device device = Device.openFirst(efa)) {

@@ -34,7 +34,9 @@ import org.efaah.verbs.VerbsProvider;
  * a dgid) and uses no other field to tell destinations apart.
  *
  * <p>With {@link MockConfig#efa()} false the devices model a RoCE NIC instead ({@code roce_N}):
- * no AHN, and AHs told apart by every {@code ibv_ah_attr} field.
+ * no AHN, and AHs told apart by every {@code ibv_ah_attr} field; each sits on a netdev of the
+ * {@link #network() mock network}, whose neighbour table an AH resolves its MAC from at create,
+ * and whose changes reach the network channels as rtnetlink's reach the native provider's.
  *
  * <p>As strict as the kernel where the kernel is strict: an AH without a GRH fails with EINVAL
  * (EFA and RoCE both need one), an sgid_index whose GID slot is empty ({@code ::} in
