@@ -15,8 +15,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The one reader of a provider's network changes (rtnetlink links and IP neighbours) for the RoCE
- * devices that asked for them, started with the first subscription and stopped with the last.
+ * The one reader of a {@linkplain VerbsProvider#networkSource() network source}'s changes
+ * (rtnetlink links and IP neighbours: one per process for the native providers) for the RoCE
+ * devices that asked for them, started with the first subscription and stopped with the last. It
+ * reads through the provider of the device that started it.
  *
  * <p>It keeps the host's tables (each netdev's MAC, MTU and flags; each neighbour's link-layer
  * address), filled by a dump of links then of neighbours at start, and turns each notification
@@ -38,7 +40,8 @@ final class NetworkWatcher {
     /** Environment variable read when the property is not set. */
     static final String ENVIRONMENT = "EFA_AH_NETWORK_WATCH";
     private static final Logger LOG = LoggerFactory.getLogger(NetworkWatcher.class);
-    private static final Map<VerbsProvider, NetworkWatcher> WATCHERS = new IdentityHashMap<>();
+    /** By {@link VerbsProvider#networkSource()}: one reader per source (per process for the native providers). */
+    private static final Map<Object, NetworkWatcher> WATCHERS = new IdentityHashMap<>();
     private static final int WAIT_MILLIS = 1000;
     private static final long JOIN_MILLIS = TimeUnit.SECONDS.toMillis(5);
 
@@ -85,7 +88,8 @@ final class NetworkWatcher {
         Subscription s = new Subscription(device, sink);
         s.refresh();
         synchronized (WATCHERS) {
-            NetworkWatcher watcher = WATCHERS.computeIfAbsent(device.provider(), NetworkWatcher::new);
+            NetworkWatcher watcher = WATCHERS.computeIfAbsent(device.provider().networkSource(),
+                    source -> new NetworkWatcher(device.provider()));
             s.watcher = watcher;
             watcher.subscriptions.add(s);
             if (watcher.reader == null) {
@@ -102,7 +106,7 @@ final class NetworkWatcher {
             if (subscriptions.remove(s) && subscriptions.isEmpty()) {
                 stopping = reader;
                 reader = null;
-                WATCHERS.remove(provider, this);
+                WATCHERS.remove(provider.networkSource(), this);
             }
         }
         if (stopping != null) {
@@ -129,7 +133,7 @@ final class NetworkWatcher {
     /** The watcher of {@code provider}, or null when none runs; for tests. */
     static NetworkWatcher of(VerbsProvider provider) {
         synchronized (WATCHERS) {
-            return WATCHERS.get(provider);
+            return WATCHERS.get(provider.networkSource());
         }
     }
 

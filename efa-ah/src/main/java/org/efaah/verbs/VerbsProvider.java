@@ -400,6 +400,16 @@ public interface VerbsProvider extends AutoCloseable {
     }
 
     /**
+     * What this provider's network changes come from: providers that answer the same object share
+     * one network reader (the native providers of a process all read the one kernel's rtnetlink).
+     *
+     * @return the source; by default this provider itself
+     */
+    default Object networkSource() {
+        return this;
+    }
+
+    /**
      * Opens a channel of the host's link and IP neighbour changes: from now on every change is
      * read with {@link #awaitNetworkChanges}. Natively a {@code NETLINK_ROUTE} socket subscribed to
      * the link and neighbour groups, paired with an eventfd for {@link #wakeNetworkChanges}.

@@ -165,6 +165,11 @@ public abstract class ForwardingVerbsProvider implements VerbsProvider {
     }
 
     @Override
+    public Object networkSource() {
+        return delegate.networkSource();
+    }
+
+    @Override
     public int queryGidNetdev(long context, int portNum, int index) {
         return delegate.queryGidNetdev(context, portNum, index);
     }

@@ -155,6 +155,25 @@ class NetworkWatcherTest {
     }
 
     @Test
+    void providersOfOneNetworkShareOneReader() throws Exception {
+        MockVerbsProvider mock = roce(1);
+        VerbsProvider first = new ForwardingVerbsProvider(mock) { };
+        VerbsProvider second = new ForwardingVerbsProvider(mock) { };
+        BlockingQueue<NetworkEvent> onFirst = new LinkedBlockingQueue<>();
+        BlockingQueue<NetworkEvent> onSecond = new LinkedBlockingQueue<>();
+        try (Device a = Device.openFirst(first); Device b = Device.openFirst(second)) {
+            a.addNetworkListener(onFirst::add);
+            b.addNetworkListener(onSecond::add);
+            assertEquals(1, mock.network().openChannels(), "one reader for the two providers of one network");
+            NetworkWatchers.awaitTablesRead(second, 10);
+            mock.network().setLink(0, 1400, true);
+            assertEquals(a, next(onFirst).device());
+            assertEquals(b, next(onSecond).device());
+        }
+        assertEquals(0, mock.network().openChannels());
+    }
+
+    @Test
     void removingTheLastListenerStopsTheReaderAndANewOneStartsItAgain() throws Exception {
         MockVerbsProvider mock = roce(1);
         try (Device device = Device.openFirst(mock)) {

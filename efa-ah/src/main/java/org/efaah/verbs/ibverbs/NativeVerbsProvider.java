@@ -554,6 +554,12 @@ final class NativeVerbsProvider implements VerbsProvider {
         return ifindex[0];
     }
 
+    /** Every native provider reads the same kernel: one network reader per process. */
+    @Override
+    public Object networkSource() {
+        return NativeVerbsProvider.class;
+    }
+
     /** Network changes read per wait at most; more pending ones come with the next wait, at once. */
     private static final int CHANGES_PER_WAIT = 64;
 
