@@ -23,23 +23,42 @@ static void query_gid_ex_load(void)
     query_gid_ex_ptr = (query_gid_ex_fn)dlsym(RTLD_DEFAULT, "_ibv_query_gid_ex");
 }
 
+static int query_gid_entry(uint64_t context, uint32_t port_num, uint32_t index, struct ibv_gid_entry *entry)
+{
+    pthread_once(&query_gid_ex_once, query_gid_ex_load);
+    if (query_gid_ex_ptr == NULL) {
+        return -EOPNOTSUPP;
+    }
+    memset(entry, 0, sizeof(*entry));
+    errno = 0;
+    int rc = query_gid_ex_ptr((struct ibv_context *)(uintptr_t)context, port_num, index, entry, 0, sizeof(*entry));
+    return rc != 0 ? efa_ah_error_from_rc(rc, errno) : 0;
+}
+
 int efa_ah_query_gid_type(uint64_t context, uint32_t port_num, uint32_t index, uint32_t *type)
 {
     if (context == 0 || type == NULL || port_num < 1 || port_num > UINT8_MAX) {
         return -EINVAL;
     }
     *type = 0;
-    pthread_once(&query_gid_ex_once, query_gid_ex_load);
-    if (query_gid_ex_ptr == NULL) {
-        return -EOPNOTSUPP;
-    }
     struct ibv_gid_entry entry;
-    memset(&entry, 0, sizeof(entry));
-    errno = 0;
-    int rc = query_gid_ex_ptr((struct ibv_context *)(uintptr_t)context, port_num, index, &entry, 0, sizeof(entry));
-    if (rc != 0) {
-        return efa_ah_error_from_rc(rc, errno);
+    int rc = query_gid_entry(context, port_num, index, &entry);
+    if (rc == 0) {
+        *type = entry.gid_type;
     }
-    *type = entry.gid_type;
-    return 0;
+    return rc;
+}
+
+int efa_ah_query_gid_ndev(uint64_t context, uint32_t port_num, uint32_t index, uint32_t *ifindex)
+{
+    if (context == 0 || ifindex == NULL || port_num < 1 || port_num > UINT8_MAX) {
+        return -EINVAL;
+    }
+    *ifindex = 0;
+    struct ibv_gid_entry entry;
+    int rc = query_gid_entry(context, port_num, index, &entry);
+    if (rc == 0) {
+        *ifindex = entry.ndev_ifindex;
+    }
+    return rc;
 }

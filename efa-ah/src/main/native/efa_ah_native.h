@@ -304,6 +304,71 @@ int efa_ah_efadv_poll_cq(uint64_t cq, struct efa_ah_wc *wc, uint32_t capacity, u
 int efa_ah_efadv_create_srd_qp(uint64_t pd, uint64_t send_cq, uint64_t recv_cq, uint32_t max_send_wr,
                                uint32_t max_recv_wr, uint64_t *qp, uint32_t *qpn);
 
+/* ---- Network changes for RoCE (efa_ah_netlink.c): rtnetlink, one socket per channel ---- */
+
+/* Event types: the kernel's rtnetlink message types, plus two of this layer's. */
+#define EFA_AH_NET_DUMP_DONE 3     /* NLMSG_DONE: a dump asked for with efa_ah_net_request_dump ended */
+#define EFA_AH_NET_NEWLINK 16      /* RTM_NEWLINK */
+#define EFA_AH_NET_DELLINK 17      /* RTM_DELLINK */
+#define EFA_AH_NET_NEWNEIGH 28     /* RTM_NEWNEIGH */
+#define EFA_AH_NET_DELNEIGH 29     /* RTM_DELNEIGH */
+#define EFA_AH_NET_LOST 0x100      /* the socket overflowed (ENOBUFS): notifications were dropped */
+/* Dump requests (RTM_GETLINK, RTM_GETNEIGH). */
+#define EFA_AH_NET_DUMP_LINKS 18
+#define EFA_AH_NET_DUMP_NEIGHBOURS 30
+/* Bit of flags: the message is part of a dump's answer (NLM_F_MULTI), not a notification. */
+#define EFA_AH_NET_FROM_DUMP 1u
+
+/*
+ * One link or IP neighbour message, reduced. Fixed-width fields, so that a binding can read an
+ * array of them as plain memory (the layout is checked in efa_ah_netlink.c).
+ */
+struct efa_ah_net_event {
+    uint32_t type;        /* EFA_AH_NET_* */
+    int32_t ifindex;      /* the netdev (ifi_index, ndm_ifindex) */
+    uint32_t family;      /* neighbours: AF_INET or AF_INET6; links: 0 */
+    uint32_t state;       /* neighbours: ndm_state (NUD_*); links: ifi_flags (IFF_*) */
+    uint32_t mtu;         /* links: IFLA_MTU; 0 when absent */
+    uint32_t addr_len;    /* neighbours: bytes of addr (4 or 16) */
+    uint32_t lladdr_len;  /* bytes of lladdr; 0 when absent (an unresolved neighbour) */
+    uint32_t flags;       /* EFA_AH_NET_FROM_DUMP */
+    uint8_t addr[16];     /* neighbours: NDA_DST, network order */
+    uint8_t lladdr[32];   /* NDA_LLADDR or IFLA_ADDRESS */
+    char ifname[16];      /* links: IFLA_IFNAME, NUL-terminated */
+};
+
+/*
+ * efa_ah_net_open: a non-blocking NETLINK_ROUTE socket subscribed to link and neighbour
+ * notifications, paired with an eventfd; *channel receives the handle, freed with
+ * efa_ah_net_close (no wait in progress). efa_ah_net_request_dump asks for every link
+ * (EFA_AH_NET_DUMP_LINKS) or neighbour (EFA_AH_NET_DUMP_NEIGHBOURS); its messages come through
+ * efa_ah_net_wait flagged EFA_AH_NET_FROM_DUMP and end with one EFA_AH_NET_DUMP_DONE; one dump at
+ * a time. efa_ah_net_wait waits up to timeout_ms (-1: no limit) for messages or a wake-up, then
+ * fills up to capacity events with what is pending (the rest comes with the next call);
+ * messages of other types or families are skipped. One waiter per channel. efa_ah_net_wake makes
+ * a wait in progress, or the next, return.
+ */
+int efa_ah_net_open(uint64_t *channel);
+int efa_ah_net_request_dump(uint64_t channel, uint32_t what);
+int efa_ah_net_wait(uint64_t channel, int32_t timeout_ms, struct efa_ah_net_event *events, uint32_t capacity,
+                    uint32_t *count);
+int efa_ah_net_wake(uint64_t channel);
+int efa_ah_net_close(uint64_t channel);
+
+/*
+ * Parses one rtnetlink message of length bytes into *out: 1 when it is an event, 0 when it is
+ * skipped (another type or family, an acknowledgement), a negative errno for an error answer or a
+ * malformed message. For the tests; efa_ah_net_wait uses it.
+ */
+int efa_ah_net_parse(const void *message, uint32_t length, struct efa_ah_net_event *out);
+
+/*
+ * ibv_query_gid_ex: *ifindex receives the ndev_ifindex of the GID at index (the netdev a RoCE
+ * GID belongs to; 0 on InfiniBand). -ENODATA for an empty slot; -EOPNOTSUPP where libibverbs lacks
+ * ibv_query_gid_ex.
+ */
+int efa_ah_query_gid_ndev(uint64_t context, uint32_t port_num, uint32_t index, uint32_t *ifindex);
+
 #ifdef __cplusplus
 }
 #endif

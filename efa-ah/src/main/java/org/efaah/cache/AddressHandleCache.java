@@ -51,8 +51,11 @@ import org.slf4j.LoggerFactory;
  * unreferenced the caller gets the ENOMEM.
  *
  * <p><b>Invalidation.</b> {@link #invalidate}, {@link #invalidatePort}, {@link #invalidateAll},
- * and the device's asynchronous events (GID_CHANGE, PORT_ERR and PORT_ACTIVE invalidate the
- * entries of that port; DEVICE_FATAL those of the device, whose later acquires then fail): an
+ * the device's asynchronous events (GID_CHANGE, PORT_ERR and PORT_ACTIVE invalidate the
+ * entries of that port; DEVICE_FATAL those of the device, whose later acquires then fail), and on
+ * RoCE the network under the port ({@link org.efaah.verbs.NetworkEvent}: a neighbour's new MAC or
+ * deletion invalidates the AHs to it, a change of the netdev's MAC or MTU or its link going down
+ * those of the port; on by default, off with {@code -Defaah.network.watch=false}): an
  * acquire that starts after the invalidation returns creates a fresh AH; handles already out
  * keep the old one until they close, and the last close destroys it. An invalidated AH is never
  * handed out again. On an EFA device that refuses a second AH for a GID (new hardware without
@@ -103,6 +106,7 @@ public final class AddressHandleCache implements AutoCloseable {
     // close's teardown (Reclaimer); the idle reaper thread (Reaper); invalidation and device
     // events (Invalidator); MXBean names (MXBeanRegistrations).
     private final Invalidator invalidator = new Invalidator(this);
+    private final NetworkInvalidation network = new NetworkInvalidation(this);
     private final MXBeanRegistrations mxBeans = new MXBeanRegistrations();
     final Reclaimer reclaimer;
     private final Reaper reaper;
@@ -340,6 +344,7 @@ public final class AddressHandleCache implements AutoCloseable {
             // A new PD is rare: drop the empty tables of PDs deallocated since, so they do not pile up.
             tables.entrySet().removeIf(t -> t.getValue().isEmpty() && t.getKey().isClosed());
             invalidator.listenTo(pd.device());
+            network.listenTo(pd.device());
             table = tables.computeIfAbsent(pd, p -> new ConcurrentHashMap<>());
         }
         lastTable = new PdTable(pd, table);
@@ -500,6 +505,24 @@ public final class AddressHandleCache implements AutoCloseable {
     public int invalidate(ProtectionDomain pd, String dgid) {
         Objects.requireNonNull(dgid, "dgid");
         return invalidate(pd, Gid.parse(dgid));
+    }
+
+    /**
+     * Invalidates the AHs to {@code dgid} on port {@code portNum} of {@code device}, in every PD
+     * (whatever their other fields): what a neighbour's new MAC, or its deletion, makes stale on
+     * RoCE. The cache does it by itself on RoCE ports ({@link Device#addNetworkListener}). Never waits.
+     *
+     * @param device  the device
+     * @param portNum the port number ({@code port_num}, from 1)
+     * @param dgid    the destination GID
+     *
+     * @return how many entries were invalidated
+     */
+    public int invalidate(Device device, int portNum, Gid dgid) {
+        Objects.requireNonNull(device, "device");
+        Objects.requireNonNull(dgid, "dgid");
+        return invalidateWhere(e -> e.pd.device() == device && e.attributes.portNum() == portNum
+                && dgid.equals(e.attributes.dgid()));
     }
 
     /**
@@ -670,6 +693,7 @@ public final class AddressHandleCache implements AutoCloseable {
         reaper.wake();
         mxBeans.unregisterAll();
         invalidator.stopListening();
+        network.stopListening();
         Reclaimer.Teardown teardown = reclaimer.destroyAll();
         lastTable = null;
         long openHandles = teardown.openHandles();

@@ -41,11 +41,14 @@ import org.efaah.verbs.Errno;
  *                             are absent
  * @param createFailuresByErrno {@code createFailures} by errno; failures that carried none (an
  *                             {@link Error}, a provider bug) count as {@link Errno#UNKNOWN}
+ * @param networkInvalidated   of {@code invalidated}, those invalidated by a change of the network
+ *                             under a RoCE port (a neighbour's new MAC or deletion, the netdev's
+ *                             MAC, MTU or link; {@link org.efaah.verbs.NetworkEvent})
  */
 public record CacheStats(long hits, long misses, long hardwareCreates, long hardwareDestroys, long createFailures,
                          long destroyFailures, long totalCreateNanos, long maxCreateNanos, long leaksReported,
                          long retained, long revived, long invalidated, Map<RemovalCause, Long> destroysByCause,
-                         Map<Errno, Long> createFailuresByErrno) {
+                         Map<Errno, Long> createFailuresByErrno, long networkInvalidated) {
 
     /**
      * A snapshot with the given counters; the two maps are copied (unmodifiable, null keys and
@@ -66,10 +69,37 @@ public record CacheStats(long hits, long misses, long hardwareCreates, long hard
      * @param invalidated           0 or more
      * @param destroysByCause       copied; not null
      * @param createFailuresByErrno copied; not null
+     * @param networkInvalidated    0 or more
      */
     public CacheStats {
         destroysByCause = Map.copyOf(destroysByCause);
         createFailuresByErrno = Map.copyOf(createFailuresByErrno);
+    }
+
+    /**
+     * A snapshot with no network invalidation counted ({@code networkInvalidated} 0).
+     *
+     * @param hits                  0 or more
+     * @param misses                0 or more
+     * @param hardwareCreates       0 or more
+     * @param hardwareDestroys      0 or more
+     * @param createFailures        0 or more
+     * @param destroyFailures       0 or more
+     * @param totalCreateNanos      ns, 0 or more
+     * @param maxCreateNanos        ns, 0 or more
+     * @param leaksReported         0 or more
+     * @param retained              0 or more
+     * @param revived               0 or more
+     * @param invalidated           0 or more
+     * @param destroysByCause       copied; not null
+     * @param createFailuresByErrno copied; not null
+     */
+    public CacheStats(long hits, long misses, long hardwareCreates, long hardwareDestroys, long createFailures,
+                      long destroyFailures, long totalCreateNanos, long maxCreateNanos, long leaksReported,
+                      long retained, long revived, long invalidated, Map<RemovalCause, Long> destroysByCause,
+                      Map<Errno, Long> createFailuresByErrno) {
+        this(hits, misses, hardwareCreates, hardwareDestroys, createFailures, destroyFailures, totalCreateNanos,
+                maxCreateNanos, leaksReported, retained, revived, invalidated, destroysByCause, createFailuresByErrno, 0);
     }
 
     /**
@@ -150,7 +180,8 @@ public record CacheStats(long hits, long misses, long hardwareCreates, long hard
                 d(totalCreateNanos, earlier.totalCreateNanos), maxCreateNanos,
                 d(leaksReported, earlier.leaksReported), d(retained, earlier.retained), d(revived, earlier.revived),
                 d(invalidated, earlier.invalidated), minus(destroysByCause, earlier.destroysByCause, RemovalCause.class),
-                minus(createFailuresByErrno, earlier.createFailuresByErrno, Errno.class));
+                minus(createFailuresByErrno, earlier.createFailuresByErrno, Errno.class),
+                d(networkInvalidated, earlier.networkInvalidated));
     }
 
     private static long d(long a, long b) {

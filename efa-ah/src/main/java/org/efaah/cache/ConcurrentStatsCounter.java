@@ -21,6 +21,7 @@ final class ConcurrentStatsCounter implements StatsCounter {
     private final LongAdder retained = new LongAdder();
     private final LongAdder revived = new LongAdder();
     private final LongAdder invalidated = new LongAdder();
+    private final LongAdder networkInvalidated = new LongAdder();
     private final LongAdder[] destroysByCause = adders(CAUSES.length);
     /** Indexed by {@link Errno#ordinal()}; failures without an errno count under {@link Errno#UNKNOWN}. */
     private final LongAdder[] failuresByErrno = adders(ERRNOS.length);
@@ -82,6 +83,11 @@ final class ConcurrentStatsCounter implements StatsCounter {
     }
 
     @Override
+    public void recordNetworkInvalidated(int count) {
+        networkInvalidated.add(count);
+    }
+
+    @Override
     public CacheStats snapshot(long leaksReported) {
         Map<RemovalCause, Long> byCause = new EnumMap<>(RemovalCause.class);
         long destroys = 0;
@@ -101,6 +107,6 @@ final class ConcurrentStatsCounter implements StatsCounter {
         }
         return new CacheStats(hits.sum(), misses.sum(), creates.sum(), destroys, createFailures.sum(),
                 destroyFailures.sum(), totalCreateNanos.sum(), maxCreateNanos.get(), leaksReported, retained.sum(),
-                revived.sum(), invalidated.sum(), byCause, byErrno);
+                revived.sum(), invalidated.sum(), byCause, byErrno, networkInvalidated.sum());
     }
 }

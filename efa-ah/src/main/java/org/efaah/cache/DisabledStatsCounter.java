@@ -44,6 +44,10 @@ enum DisabledStatsCounter implements StatsCounter {
     }
 
     @Override
+    public void recordNetworkInvalidated(int count) {
+    }
+
+    @Override
     public CacheStats snapshot(long leaksReported) {
         return new CacheStats(0, 0, 0, 0, 0, 0, 0, 0, leaksReported, 0, 0, 0, Map.of(), Map.of());
     }

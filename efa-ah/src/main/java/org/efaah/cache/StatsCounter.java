@@ -34,6 +34,9 @@ interface StatsCounter {
     /** Entries invalidated while live. */
     void recordInvalidated(int count);
 
+    /** Of the entries invalidated, those a network change invalidated (counted in recordInvalidated too). */
+    void recordNetworkInvalidated(int count);
+
     /** The counters now; {@code leaksReported} comes from the cache's leak detection. */
     CacheStats snapshot(long leaksReported);
 

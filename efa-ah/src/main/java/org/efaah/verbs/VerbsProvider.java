@@ -392,6 +392,100 @@ public interface VerbsProvider extends AutoCloseable {
         throw new UnsupportedOperationException("the " + name() + " provider cannot tell GID types");
     }
 
+    // Network changes under RoCE ports (rtnetlink(7)), read by one thread per provider; a provider
+    // without them keeps these defaults and its devices' network listeners hear nothing.
+
+    /**
+     * {@code ibv_query_gid_ex(3)}: the index of the netdev the GID at {@code index} of port
+     * {@code portNum}'s table belongs to ({@code ndev_ifindex}).
+     *
+     * @param context a handle {@link #openDevice} returned
+     * @param portNum the port, 1-based
+     * @param index   the GID table index
+     * @return the netdev's ifindex; 0 where the GID has none (InfiniBand)
+     * @throws VerbsException ENODATA when the slot is empty, EINVAL for a port or index out of range
+     * @throws UnsupportedOperationException if the provider cannot tell
+     */
+    default int queryGidNetdev(long context, int portNum, int index) {
+        throw new UnsupportedOperationException("the " + name() + " provider cannot tell a GID's netdev");
+    }
+
+    /**
+     * What this provider's network changes come from: providers that answer the same object share
+     * one network reader (the native providers of a process all read the one kernel's rtnetlink).
+     *
+     * @return the source; by default this provider itself
+     */
+    default Object networkSource() {
+        return this;
+    }
+
+    /**
+     * Opens a channel of the host's link and IP neighbour changes: from now on every change is
+     * read with {@link #awaitNetworkChanges}. Natively a {@code NETLINK_ROUTE} socket subscribed to
+     * the link and neighbour groups, paired with an eventfd for {@link #wakeNetworkChanges}.
+     *
+     * @return a channel handle, closed with {@link #closeNetworkChanges}
+     * @throws VerbsException with the errno of the system call that failed
+     * @throws UnsupportedOperationException if the provider reads no network changes
+     */
+    default long openNetworkChanges() {
+        throw noNetworkChanges();
+    }
+
+    /**
+     * Asks for every link ({@code links} true) or every IP neighbour: they come through
+     * {@link #awaitNetworkChanges} marked {@linkplain NetworkChange#fromDump() from a dump}, then
+     * one {@link NetworkChange.Type#DUMP_DONE}. One dump at a time per channel.
+     *
+     * @param channel a handle {@link #openNetworkChanges} returned
+     * @param links   true for links ({@code RTM_GETLINK}), false for neighbours ({@code RTM_GETNEIGH})
+     * @throws VerbsException with the errno of the request
+     * @throws UnsupportedOperationException if the provider reads no network changes
+     */
+    default void requestNetworkDump(long channel, boolean links) {
+        throw noNetworkChanges();
+    }
+
+    /**
+     * Waits up to {@code timeoutMillis} for changes, then returns those pending (more may follow
+     * with the next call, at once); empty on timeout or when {@link #wakeNetworkChanges} was
+     * called. One thread at a time per channel.
+     *
+     * @param channel       a handle {@link #openNetworkChanges} returned
+     * @param timeoutMillis the longest wait, ms; 0 polls
+     * @return the changes, oldest first
+     * @throws VerbsException with the errno of a failed read, or of an error answer to a dump request
+     * @throws UnsupportedOperationException if the provider reads no network changes
+     */
+    default List<NetworkChange> awaitNetworkChanges(long channel, int timeoutMillis) {
+        throw noNetworkChanges();
+    }
+
+    /**
+     * Makes a wait on the channel, in progress or next, return promptly. Any thread, any time before close.
+     *
+     * @param channel a handle {@link #openNetworkChanges} returned
+     * @throws UnsupportedOperationException if the provider reads no network changes
+     */
+    default void wakeNetworkChanges(long channel) {
+        throw noNetworkChanges();
+    }
+
+    /**
+     * Frees the channel; no wait may be in progress.
+     *
+     * @param channel a handle {@link #openNetworkChanges} returned; invalid afterwards
+     * @throws UnsupportedOperationException if the provider reads no network changes
+     */
+    default void closeNetworkChanges(long channel) {
+        throw noNetworkChanges();
+    }
+
+    private UnsupportedOperationException noNetworkChanges() {
+        return new UnsupportedOperationException("the " + name() + " provider reads no network changes");
+    }
+
     /** Releases provider-wide resources; does not close devices (their owners do). */
     @Override
     void close();

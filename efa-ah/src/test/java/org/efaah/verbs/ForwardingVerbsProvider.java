@@ -170,6 +170,41 @@ public abstract class ForwardingVerbsProvider implements VerbsProvider {
     }
 
     @Override
+    public Object networkSource() {
+        return delegate.networkSource();
+    }
+
+    @Override
+    public int queryGidNetdev(long context, int portNum, int index) {
+        return delegate.queryGidNetdev(context, portNum, index);
+    }
+
+    @Override
+    public long openNetworkChanges() {
+        return delegate.openNetworkChanges();
+    }
+
+    @Override
+    public void requestNetworkDump(long channel, boolean links) {
+        delegate.requestNetworkDump(channel, links);
+    }
+
+    @Override
+    public java.util.List<NetworkChange> awaitNetworkChanges(long channel, int timeoutMillis) {
+        return delegate.awaitNetworkChanges(channel, timeoutMillis);
+    }
+
+    @Override
+    public void wakeNetworkChanges(long channel) {
+        delegate.wakeNetworkChanges(channel);
+    }
+
+    @Override
+    public void closeNetworkChanges(long channel) {
+        delegate.closeNetworkChanges(channel);
+    }
+
+    @Override
     public EfaVerbs efa() {
         return delegate.efa();
     }

@@ -146,6 +146,20 @@ final class NativeVerbs {
 
     static native int efa_ah_async_close(@Cast("uint64_t") long channel);
 
+    static native int efa_ah_query_gid_ndev(@Cast("uint64_t") long context, @Cast("uint32_t") int portNum,
+                                            @Cast("uint32_t") int index, @Cast("uint32_t*") int[] ifindex);
+
+    static native int efa_ah_net_open(@Cast("uint64_t*") long[] channel);
+
+    static native int efa_ah_net_request_dump(@Cast("uint64_t") long channel, @Cast("uint32_t") int what);
+
+    static native int efa_ah_net_wait(@Cast("uint64_t") long channel, @Cast("int32_t") int timeoutMillis,
+                                      NetEvent events, @Cast("uint32_t") int capacity, @Cast("uint32_t*") int[] count);
+
+    static native int efa_ah_net_wake(@Cast("uint64_t") long channel);
+
+    static native int efa_ah_net_close(@Cast("uint64_t") long channel);
+
     /** {@code struct efa_ah_device_attr}. */
     @Name("efa_ah_device_attr")
     static final class DeviceAttr extends Pointer {
@@ -413,5 +427,77 @@ final class NativeVerbs {
         @MemberGetter
         @Cast("uint32_t")
         native int dlid_path_bits();
+    }
+
+    /**
+     * {@code struct efa_ah_net_event}, allocated as an array and read through {@link #asByteBuffer()}
+     * at the offsets below (those of the C struct, checked by {@code _Static_assert} there and
+     * against {@code offsetof} in the tests).
+     */
+    @Name("efa_ah_net_event")
+    static final class NetEvent extends Pointer {
+        static final int SIZE = 96;
+        static final int TYPE = 0;
+        static final int IFINDEX = 4;
+        static final int FAMILY = 8;
+        static final int STATE = 12;
+        static final int MTU = 16;
+        static final int ADDR_LEN = 20;
+        static final int LLADDR_LEN = 24;
+        static final int FLAGS = 28;
+        static final int ADDR = 32;
+        static final int LLADDR = 48;
+        static final int IFNAME = 80;
+        static final int IFNAME_MAX = 16;
+        // The C constants (efa_ah_native.h).
+        static final int DUMP_DONE = 3;
+        static final int NEWLINK = 16;
+        static final int DELLINK = 17;
+        static final int NEWNEIGH = 28;
+        static final int DELNEIGH = 29;
+        static final int LOST = 0x100;
+        static final int DUMP_LINKS = 18;
+        static final int DUMP_NEIGHBOURS = 30;
+        static final int FROM_DUMP = 1;
+
+        /** An array of {@code count} zeroed structs. */
+        NetEvent(long count) {
+            super((Pointer) null);
+            allocateArray(count);
+        }
+
+        private native void allocateArray(long count);
+
+        // Members declared only so that JavaCPP records their offsets for the layout test.
+        @MemberGetter
+        @Cast("uint32_t")
+        native int type();
+
+        @MemberGetter
+        native int ifindex();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int state();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int mtu();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int flags();
+
+        @MemberGetter
+        @Cast("uint8_t*")
+        native BytePointer addr();
+
+        @MemberGetter
+        @Cast("uint8_t*")
+        native BytePointer lladdr();
+
+        @MemberGetter
+        @Cast("char*")
+        native BytePointer ifname();
     }
 }

@@ -544,6 +544,104 @@ final class NativeVerbsProvider implements VerbsProvider {
         check(NativeVerbs.efa_ah_async_close(channel), "efa_ah_async_close", null);
     }
 
+    /**
+     * {@code ibv_query_gid_ex(3)}'s {@code ndev_ifindex}.
+     *
+     * @throws VerbsException                ENODATA for an empty slot
+     * @throws UnsupportedOperationException where libibverbs has no {@code ibv_query_gid_ex}
+     */
+    @Override
+    public int queryGidNetdev(long context, int portNum, int index) {
+        checkPort(portNum);
+        int[] ifindex = new int[1];
+        int rc = NativeVerbs.efa_ah_query_gid_ndev(context, portNum, index, ifindex);
+        if (rc == -org.efaah.verbs.Errno.EOPNOTSUPP.value()) {
+            throw new UnsupportedOperationException("this libibverbs has no ibv_query_gid_ex");
+        }
+        check(rc, "ibv_query_gid_ex", "port " + portNum + " index " + index);
+        return ifindex[0];
+    }
+
+    /** Every native provider reads the same kernel: one network reader per process. */
+    @Override
+    public Object networkSource() {
+        return NativeVerbsProvider.class;
+    }
+
+    /** Network changes read per wait at most; more pending ones come with the next wait, at once. */
+    private static final int CHANGES_PER_WAIT = 64;
+
+    @Override
+    public long openNetworkChanges() {
+        long[] channel = new long[1];
+        check(NativeVerbs.efa_ah_net_open(channel), "socket(NETLINK_ROUTE)", "subscribing to link and neighbour changes");
+        return channel[0];
+    }
+
+    @Override
+    public void requestNetworkDump(long channel, boolean links) {
+        check(NativeVerbs.efa_ah_net_request_dump(channel,
+                        links ? NativeVerbs.NetEvent.DUMP_LINKS : NativeVerbs.NetEvent.DUMP_NEIGHBOURS),
+                "sendto(NETLINK_ROUTE)", links ? "RTM_GETLINK dump" : "RTM_GETNEIGH dump");
+    }
+
+    @Override
+    public List<org.efaah.verbs.NetworkChange> awaitNetworkChanges(long channel, int timeoutMillis) {
+        int[] count = new int[1];
+        try (NativeVerbs.NetEvent events = new NativeVerbs.NetEvent(CHANGES_PER_WAIT)) {
+            check(NativeVerbs.efa_ah_net_wait(channel, timeoutMillis, events, CHANGES_PER_WAIT, count),
+                    "recvmsg(NETLINK_ROUTE)", null);
+            ByteBuffer view = events.capacity(CHANGES_PER_WAIT).asByteBuffer().order(ByteOrder.nativeOrder());
+            List<org.efaah.verbs.NetworkChange> changes = new ArrayList<>(count[0]);
+            for (int i = 0; i < count[0]; i++) {
+                org.efaah.verbs.NetworkChange c = networkChange(view, i * NativeVerbs.NetEvent.SIZE);
+                if (c != null) {
+                    changes.add(c);
+                }
+            }
+            return changes;
+        }
+    }
+
+    private static org.efaah.verbs.NetworkChange networkChange(ByteBuffer view, int base) {
+        int type = view.getInt(base + NativeVerbs.NetEvent.TYPE);
+        int ifindex = view.getInt(base + NativeVerbs.NetEvent.IFINDEX);
+        int state = view.getInt(base + NativeVerbs.NetEvent.STATE);
+        boolean fromDump = (view.getInt(base + NativeVerbs.NetEvent.FLAGS) & NativeVerbs.NetEvent.FROM_DUMP) != 0;
+        byte[] lladdr = new byte[Math.min(32, view.getInt(base + NativeVerbs.NetEvent.LLADDR_LEN))];
+        view.get(base + NativeVerbs.NetEvent.LLADDR, lladdr);
+        switch (type) {
+            case NativeVerbs.NetEvent.DUMP_DONE:
+                return org.efaah.verbs.NetworkChange.mark(org.efaah.verbs.NetworkChange.Type.DUMP_DONE);
+            case NativeVerbs.NetEvent.LOST:
+                return org.efaah.verbs.NetworkChange.mark(org.efaah.verbs.NetworkChange.Type.LOST);
+            case NativeVerbs.NetEvent.NEWLINK, NativeVerbs.NetEvent.DELLINK: {
+                byte[] name = new byte[NativeVerbs.NetEvent.IFNAME_MAX];
+                view.get(base + NativeVerbs.NetEvent.IFNAME, name);
+                return org.efaah.verbs.NetworkChange.link(type == NativeVerbs.NetEvent.DELLINK, ifindex,
+                        cString(name, 0, name.length), state, view.getInt(base + NativeVerbs.NetEvent.MTU), lladdr, fromDump);
+            }
+            case NativeVerbs.NetEvent.NEWNEIGH, NativeVerbs.NetEvent.DELNEIGH: {
+                byte[] address = new byte[view.getInt(base + NativeVerbs.NetEvent.ADDR_LEN) == 4 ? 4 : 16];
+                view.get(base + NativeVerbs.NetEvent.ADDR, address);
+                return org.efaah.verbs.NetworkChange.neighbour(type == NativeVerbs.NetEvent.DELNEIGH, ifindex, address,
+                        state, lladdr, fromDump);
+            }
+            default:
+                return null;
+        }
+    }
+
+    @Override
+    public void wakeNetworkChanges(long channel) {
+        check(NativeVerbs.efa_ah_net_wake(channel), "efa_ah_net_wake", null);
+    }
+
+    @Override
+    public void closeNetworkChanges(long channel) {
+        check(NativeVerbs.efa_ah_net_close(channel), "efa_ah_net_close", null);
+    }
+
     /** Nothing provider-wide is held: devices are closed by their owners. */
     @Override
     public void close() {

@@ -34,7 +34,9 @@ import org.efaah.verbs.VerbsProvider;
  * a dgid) and uses no other field to tell destinations apart.
  *
  * <p>With {@link MockConfig#efa()} false the devices model a RoCE NIC instead ({@code roce_N}):
- * no AHN, and AHs told apart by every {@code ibv_ah_attr} field.
+ * no AHN, and AHs told apart by every {@code ibv_ah_attr} field; each sits on a netdev of the
+ * {@link #network() mock network}, whose neighbour table an AH resolves its MAC from at create,
+ * and whose changes reach the network channels as rtnetlink's reach the native provider's.
  *
  * <p>As strict as the kernel where the kernel is strict: an AH without a GRH fails with EINVAL
  * (EFA and RoCE both need one), an sgid_index whose GID slot is empty ({@code ::} in
@@ -64,6 +66,7 @@ public final class MockVerbsProvider implements VerbsProvider {
     private final AtomicLong nextHandle = new AtomicLong(0x1000);
     private final MockFabric fabric = new MockFabric(this);
     private final MockEvents events = new MockEvents(this);
+    private final MockNetwork network;
 
     private final AtomicLong createCalls = new AtomicLong();
     private final AtomicLong destroyCalls = new AtomicLong();
@@ -105,6 +108,17 @@ public final class MockVerbsProvider implements VerbsProvider {
         for (int i = 0; i < config.deviceCount(); i++) {
             devices.add(new MockDevice(i, config));
         }
+        this.network = new MockNetwork(this, config.deviceCount());
+    }
+
+    /**
+     * The host network under the RoCE devices: netdevs and a neighbour table tests change, whose
+     * changes reach the {@link #openNetworkChanges() network channels}.
+     *
+     * @return this provider's network
+     */
+    public MockNetwork network() {
+        return network;
     }
 
     /**
@@ -147,6 +161,7 @@ public final class MockVerbsProvider implements VerbsProvider {
             for (Map.Entry<Long, MockAh> e : new ArrayList<>(ahs.entrySet())) {
                 if (e.getValue().pd().context == c) {
                     ahs.remove(e.getKey());
+                    network.forget(e.getKey());
                     release(d, e.getValue());
                 }
             }
@@ -295,6 +310,9 @@ public final class MockVerbsProvider implements VerbsProvider {
             p.ahCount++;
             long h = nextHandle.getAndIncrement();
             ahs.put(h, new MockAh(p, hw, attributes));
+            if (!config.efa()) {
+                network.resolve(h, d.index, gid);
+            }
             return new CreatedAh(h, config.efa() ? hw.ahn : CreatedAh.NO_AHN);
         }
     }
@@ -331,6 +349,7 @@ public final class MockVerbsProvider implements VerbsProvider {
                 throw new VerbsException("ibv_destroy_ah", Errno.EINVAL, "unknown or destroyed AH");
             }
             release(d, a);
+            network.forget(ah);
         }
     }
 
@@ -685,6 +704,47 @@ public final class MockVerbsProvider implements VerbsProvider {
     }
 
     /**
+     * The netdev of every GID of a RoCE device's port ({@link MockNetwork#ifindex(int)}); 0 on EFA,
+     * whose GIDs have none; ENODATA for an empty slot.
+     */
+    @Override
+    public int queryGidNetdev(long context, int portNum, int index) {
+        MockDevice d = context(context, "ibv_query_gid_ex").device;
+        if (portNum != 1 || index < 0 || index >= d.gids.length) {
+            throw new VerbsException("ibv_query_gid_ex", Errno.EINVAL, "port " + portNum + " index " + index);
+        }
+        if (d.gids[index].isZero()) {
+            throw new VerbsException("ibv_query_gid_ex", Errno.ENODATA, "GID slot " + index + " is empty");
+        }
+        return config.efa() ? 0 : MockNetwork.ifindex(d.index);
+    }
+
+    @Override
+    public long openNetworkChanges() {
+        return network.open();
+    }
+
+    @Override
+    public void requestNetworkDump(long channel, boolean links) {
+        network.requestDump(channel, links);
+    }
+
+    @Override
+    public List<org.efaah.verbs.NetworkChange> awaitNetworkChanges(long channel, int timeoutMillis) {
+        return network.await(channel, timeoutMillis);
+    }
+
+    @Override
+    public void wakeNetworkChanges(long channel) {
+        network.wake(channel);
+    }
+
+    @Override
+    public void closeNetworkChanges(long channel) {
+        network.close(channel);
+    }
+
+    /**
      * Raises an asynchronous event on every open context of device {@code deviceName}, as the
      * kernel does: each context's event reader gets its own copy.
      *
@@ -709,6 +769,7 @@ public final class MockVerbsProvider implements VerbsProvider {
     }
 
     static final class MockDevice {
+        final int index;
         final String name;
         final Gid[] gids;
         final BitSet ahns = new BitSet();
@@ -718,6 +779,7 @@ public final class MockVerbsProvider implements VerbsProvider {
         final MockAdminQueue adminQueue;
 
         MockDevice(int index, MockConfig config) {
+            this.index = index;
             this.adminQueue = config.adminQueueDepth() > 0 ? new MockAdminQueue(config.adminQueueDepth()) : null;
             this.name = (config.efa() ? "efa_" : "roce_") + index;
             this.gids = new Gid[config.gidTableLength()];

@@ -1,0 +1,405 @@
+package org.efaah.verbs;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The one reader of a {@linkplain VerbsProvider#networkSource() network source}'s changes
+ * (rtnetlink links and IP neighbours: one per process for the native providers) for the RoCE
+ * devices that asked for them, started with the first subscription and stopped with the last. It
+ * reads through the provider of the device that started it.
+ *
+ * <p>It keeps the host's tables (each netdev's MAC, MTU and flags; each neighbour's link-layer
+ * address), filled by a dump of links then of neighbours at start, and turns each notification
+ * into what it means for AHs: a neighbour whose address changed or that was deleted, a netdev whose
+ * MAC or MTU changed, that went down or was deleted. States that keep the address (probe, stale,
+ * reachable again) mean nothing. Until the dumps are read, a notification about an entry not yet
+ * in the table counts as a change (an AH may have been made just before it). Notifications lost
+ * to an overflowing socket mean {@link NetworkEvent.Kind#RESYNC} on every port, then the tables
+ * are read again. Each change goes to the ports whose GID table names that netdev
+ * ({@code ndev_ifindex}).
+ *
+ * <p>Locks: one lock (the map of watchers) guards subscribing, unsubscribing and the reader's
+ * start; it is never held while waiting (the reader is joined outside it). The tables belong to
+ * the reader thread.
+ */
+final class NetworkWatcher {
+    /** System property: {@code false} keeps the watcher from ever starting. */
+    static final String PROPERTY = "efaah.network.watch";
+    /** Environment variable read when the property is not set. */
+    static final String ENVIRONMENT = "EFA_AH_NETWORK_WATCH";
+    private static final Logger LOG = LoggerFactory.getLogger(NetworkWatcher.class);
+    /** By {@link VerbsProvider#networkSource()}: one reader per source (per process for the native providers). */
+    private static final Map<Object, NetworkWatcher> WATCHERS = new IdentityHashMap<>();
+    private static final int WAIT_MILLIS = 1000;
+    private static final long JOIN_MILLIS = TimeUnit.SECONDS.toMillis(5);
+
+    private final VerbsProvider provider;
+    private final List<Subscription> subscriptions = new CopyOnWriteArrayList<>();
+    private Reader reader; // guarded by WATCHERS
+
+    private NetworkWatcher(VerbsProvider provider) {
+        this.provider = provider;
+    }
+
+    /**
+     * Whether the watcher may start: the property, else the environment variable, else true.
+     *
+     * @throws IllegalArgumentException for a value other than true or false
+     */
+    static boolean enabled() {
+        return enabled(System.getProperty(PROPERTY), System.getenv(ENVIRONMENT));
+    }
+
+    /** {@link #enabled()} from the property's and the environment variable's values (null when unset). */
+    static boolean enabled(String property, String environment) {
+        String v = property;
+        String from = PROPERTY;
+        if (v == null || v.isBlank()) {
+            v = environment;
+            from = ENVIRONMENT;
+        }
+        if (v == null || v.isBlank()) {
+            return true;
+        }
+        return switch (v.trim().toLowerCase(Locale.ROOT)) {
+            case "true" -> true;
+            case "false" -> false;
+            default -> throw new IllegalArgumentException(from + ": '" + v + "' is not a choice; valid true, false");
+        };
+    }
+
+    /**
+     * Subscribes {@code device}, whose {@code sink} then hears the changes under its RoCE ports;
+     * starts the provider's reader if it is the first. Reads the ports' netdevs from the GID tables.
+     */
+    static Subscription subscribe(Device device, Consumer<NetworkEvent> sink) {
+        Subscription s = new Subscription(device, sink);
+        s.refresh();
+        synchronized (WATCHERS) {
+            NetworkWatcher watcher = WATCHERS.computeIfAbsent(device.provider().networkSource(),
+                    source -> new NetworkWatcher(device.provider()));
+            s.watcher = watcher;
+            watcher.subscriptions.add(s);
+            if (watcher.reader == null) {
+                watcher.reader = Reader.start(watcher);
+            }
+        }
+        return s;
+    }
+
+    /** Ends {@code s}; the last one forgets this watcher and stops its reader, outside the lock. */
+    private void unsubscribe(Subscription s) {
+        Reader stopping = null;
+        synchronized (WATCHERS) {
+            if (subscriptions.remove(s) && subscriptions.isEmpty()) {
+                stopping = reader;
+                reader = null;
+                WATCHERS.remove(provider.networkSource(), this);
+            }
+        }
+        if (stopping != null) {
+            stopping.stop();
+        }
+    }
+
+    /** Whether a reader thread runs now; for tests. */
+    boolean running() {
+        synchronized (WATCHERS) {
+            return reader != null && reader.thread.isAlive();
+        }
+    }
+
+    /** Whether the reader has read the link and neighbour tables once (changes before are judged conservatively); for tests. */
+    boolean tablesRead() {
+        Reader r;
+        synchronized (WATCHERS) {
+            r = reader;
+        }
+        return r != null && r.tablesRead;
+    }
+
+    /** The watcher of {@code provider}, or null when none runs; for tests. */
+    static NetworkWatcher of(VerbsProvider provider) {
+        synchronized (WATCHERS) {
+            return WATCHERS.get(provider.networkSource());
+        }
+    }
+
+    private void emit(NetworkEvent.Kind kind, int ifindex, Gid dgid, String detail) {
+        for (Subscription s : subscriptions) {
+            int[] ports = kind == NetworkEvent.Kind.RESYNC ? s.rocePorts : s.netdevs.getOrDefault(ifindex, NO_PORTS);
+            for (int port : ports) {
+                s.sink.accept(new NetworkEvent(s.device, port, kind, dgid, ifindex, detail));
+            }
+        }
+    }
+
+    private static final int[] NO_PORTS = {};
+
+    /** One device's subscription: its RoCE ports and the netdevs their GID tables name. */
+    static final class Subscription {
+        private volatile NetworkWatcher watcher; // set once, under the lock, before the reader can see it
+        final Device device;
+        private final Consumer<NetworkEvent> sink;
+        private final int[] rocePorts;
+        /** ifindex to the ports whose GID table names it; replaced whole by {@link #refresh}. */
+        private volatile Map<Integer, int[]> netdevs = Map.of();
+
+        private Subscription(Device device, Consumer<NetworkEvent> sink) {
+            this.device = device;
+            this.sink = sink;
+            this.rocePorts = device.rocePorts();
+        }
+
+        /** Reads the ports' GID tables again (after a GID_CHANGE: an address may have moved to another netdev). */
+        void refresh() {
+            Map<Integer, List<Integer>> found = new HashMap<>();
+            for (int port : rocePorts) {
+                for (int ifindex : device.gidNetdevs(port)) {
+                    List<Integer> ports = found.computeIfAbsent(ifindex, k -> new ArrayList<>());
+                    if (!ports.contains(port)) {
+                        ports.add(port);
+                    }
+                }
+            }
+            Map<Integer, int[]> map = new HashMap<>();
+            found.forEach((k, v) -> map.put(k, v.stream().mapToInt(Integer::intValue).toArray()));
+            netdevs = Map.copyOf(map);
+        }
+
+        /** Ends the subscription; the last one stops the reader (and waits for it, without a lock). */
+        void cancel() {
+            watcher.unsubscribe(this);
+        }
+
+        /** The netdevs the GID tables name, for tests and logs. */
+        Map<Integer, int[]> netdevs() {
+            return netdevs;
+        }
+    }
+
+    private record Link(String name, int flags, int mtu, byte[] lladdr) {
+        boolean usable() {
+            return (flags & (NetworkChange.IFF_UP | NetworkChange.IFF_RUNNING))
+                    == (NetworkChange.IFF_UP | NetworkChange.IFF_RUNNING);
+        }
+    }
+
+    private record NeighbourKey(int ifindex, Gid gid) {
+    }
+
+    private enum Dump { NONE, LINKS, NEIGHBOURS }
+
+    /** The thread, its channel and the tables it keeps. */
+    private static final class Reader {
+        private final NetworkWatcher watcher;
+        private final VerbsProvider provider;
+        private final long channel;
+        private final Thread thread;
+        private volatile boolean stopping;
+        private boolean channelClosed; // guarded by this: wake and close never meet
+        private final Map<Integer, Link> links = new HashMap<>();
+        private final Map<NeighbourKey, byte[]> neighbours = new HashMap<>();
+        private boolean linksRead;
+        private boolean neighboursRead;
+        private volatile boolean tablesRead;
+        private Dump dumping = Dump.NONE;
+        private boolean dumpAgain;
+
+        private Reader(NetworkWatcher watcher, long channel) {
+            this.watcher = watcher;
+            this.provider = watcher.provider;
+            this.channel = channel;
+            this.thread = new Thread(this::run, "efa-ah-network");
+            thread.setDaemon(true);
+        }
+
+        /** Opens the channel (so changes from now on are kept) and starts the thread; null when unsupported. */
+        static Reader start(NetworkWatcher watcher) {
+            long channel;
+            try {
+                channel = watcher.provider.openNetworkChanges();
+            } catch (UnsupportedOperationException e) {
+                LOG.debug("no network watcher: {}", e.getMessage());
+                return null;
+            } catch (VerbsException e) {
+                LOG.warn("network changes unavailable; AHs will not follow neighbour and link changes: {}", e.getMessage());
+                return null;
+            }
+            Reader r = new Reader(watcher, channel);
+            r.thread.start();
+            return r;
+        }
+
+        private void run() {
+            try {
+                dump(Dump.LINKS);
+                while (!stopping) {
+                    for (NetworkChange c : provider.awaitNetworkChanges(channel, WAIT_MILLIS)) {
+                        if (stopping) {
+                            break;
+                        }
+                        handle(c);
+                    }
+                }
+            } catch (Throwable t) {
+                if (!stopping) {
+                    LOG.error("reading network changes failed; AHs no longer follow neighbour and link changes", t);
+                }
+            } finally {
+                if (Thread.currentThread() == thread && stopping) {
+                    closeChannel(); // stopped from this thread itself: nobody else will
+                }
+            }
+        }
+
+        private void dump(Dump what) {
+            dumping = what;
+            provider.requestNetworkDump(channel, what == Dump.LINKS);
+        }
+
+        private void handle(NetworkChange c) {
+            switch (c.type()) {
+                case DUMP_DONE -> dumpDone();
+                case LOST -> {
+                    LOG.warn("network notifications were lost (socket overflow): every RoCE port's AHs are invalidated"
+                            + " and the link and neighbour tables read again");
+                    watcher.emit(NetworkEvent.Kind.RESYNC, 0, null, "notifications lost");
+                    if (dumping == Dump.NONE) {
+                        dump(Dump.LINKS);
+                    } else {
+                        dumpAgain = true;
+                    }
+                }
+                case LINK -> link(c);
+                case LINK_DELETED -> {
+                    Link before = links.remove(c.ifindex());
+                    neighbours.keySet().removeIf(k -> k.ifindex() == c.ifindex());
+                    if (before != null || !linksRead) {
+                        watcher.emit(NetworkEvent.Kind.NETDEV_CHANGED, c.ifindex(), null, name(c, before) + " deleted");
+                    }
+                }
+                case NEIGHBOUR -> neighbour(c);
+                case NEIGHBOUR_DELETED -> {
+                    Gid gid = c.neighbourGid();
+                    byte[] before = neighbours.remove(new NeighbourKey(c.ifindex(), gid));
+                    if (before != null || !neighboursRead) {
+                        watcher.emit(NetworkEvent.Kind.NEIGHBOUR_DELETED, c.ifindex(), gid,
+                                "neighbour deleted (lladdr was " + mac(before) + ")");
+                    }
+                }
+            }
+        }
+
+        private void dumpDone() {
+            if (dumping == Dump.LINKS) {
+                linksRead = true;
+                dump(Dump.NEIGHBOURS);
+            } else if (dumping == Dump.NEIGHBOURS) {
+                neighboursRead = true;
+                tablesRead = true;
+                dumping = Dump.NONE;
+                LOG.debug("network tables read: {} links, {} neighbours", links.size(), neighbours.size());
+                if (dumpAgain) {
+                    dumpAgain = false;
+                    dump(Dump.LINKS);
+                }
+            }
+        }
+
+        private void link(NetworkChange c) {
+            Link now = new Link(c.ifname(), c.state(), c.mtu(), c.lladdr());
+            Link before = links.put(c.ifindex(), now);
+            if (before == null) {
+                if (!c.fromDump() && !linksRead) {
+                    watcher.emit(NetworkEvent.Kind.NETDEV_CHANGED, c.ifindex(), null, now.name() + " changed while the links were read");
+                }
+                return;
+            }
+            List<String> what = new ArrayList<>(3);
+            if (before.lladdr().length > 0 && now.lladdr().length > 0 && !Arrays.equals(before.lladdr(), now.lladdr())) {
+                what.add("address " + mac(before.lladdr()) + " -> " + mac(now.lladdr()));
+            }
+            if (before.mtu() > 0 && now.mtu() > 0 && before.mtu() != now.mtu()) {
+                what.add("mtu " + before.mtu() + " -> " + now.mtu());
+            }
+            if (before.usable() && !now.usable()) {
+                what.add((now.flags() & NetworkChange.IFF_UP) == 0 ? "down" : "no carrier");
+            }
+            if (!what.isEmpty()) {
+                watcher.emit(NetworkEvent.Kind.NETDEV_CHANGED, c.ifindex(), null, now.name() + " " + String.join(", ", what));
+            }
+        }
+
+        private void neighbour(NetworkChange c) {
+            if (c.lladdr().length == 0) {
+                return; // unresolved (incomplete, failed): no address to compare, nothing an AH could hold
+            }
+            Gid gid = c.neighbourGid();
+            byte[] before = neighbours.put(new NeighbourKey(c.ifindex(), gid), c.lladdr());
+            if (before == null) {
+                if (!c.fromDump() && !neighboursRead) {
+                    watcher.emit(NetworkEvent.Kind.NEIGHBOUR_CHANGED, c.ifindex(), gid,
+                            "lladdr " + mac(c.lladdr()) + ", changed while the neighbours were read");
+                }
+            } else if (!Arrays.equals(before, c.lladdr())) {
+                watcher.emit(NetworkEvent.Kind.NEIGHBOUR_CHANGED, c.ifindex(), gid,
+                        "lladdr " + mac(before) + " -> " + mac(c.lladdr()));
+            }
+        }
+
+        private String name(NetworkChange c, Link before) {
+            return !c.ifname().isEmpty() ? c.ifname() : before != null ? before.name() : "ifindex " + c.ifindex();
+        }
+
+        private static String mac(byte[] lladdr) {
+            return lladdr == null || lladdr.length == 0 ? "none" : HexFormat.ofDelimiter(":").formatHex(lladdr);
+        }
+
+        /**
+         * Stops the thread and frees the channel. From the thread itself (a listener closing the
+         * last device) the loop ends after the current change and the thread frees the channel.
+         */
+        void stop() {
+            stopping = true;
+            if (Thread.currentThread() == thread) {
+                return;
+            }
+            synchronized (this) {
+                if (!channelClosed) {
+                    provider.wakeNetworkChanges(channel);
+                }
+            }
+            try {
+                thread.join(JOIN_MILLIS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            if (thread.isAlive()) {
+                // Freeing the channel under a wait would hand freed memory to the provider: leak it instead.
+                LOG.error("{} did not stop within {} ms; its channel is left open", thread.getName(), JOIN_MILLIS);
+                return;
+            }
+            closeChannel();
+        }
+
+        private synchronized void closeChannel() {
+            if (!channelClosed) {
+                channelClosed = true;
+                provider.closeNetworkChanges(channel);
+            }
+        }
+    }
+}
