@@ -5,7 +5,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Predicate;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.DeviceEvent;
@@ -104,6 +103,8 @@ public final class AddressHandleCache implements AutoCloseable {
     // events (Invalidator); MXBean names (MXBeanRegistrations).
     private final Invalidator invalidator = new Invalidator(this);
     private final MXBeanRegistrations mxBeans = new MXBeanRegistrations();
+    /** Listeners, recent failures and JFR events: each create, destroy, eviction and invalidation. */
+    final CacheEvents events;
     final Reclaimer reclaimer;
     private final Reaper reaper;
     volatile boolean closed;
@@ -123,6 +124,7 @@ public final class AddressHandleCache implements AutoCloseable {
         this.ticker = b.ticker;
         this.retention = b.retention;
         this.retains = retention.retains();
+        this.events = new CacheEvents(ticker);
         this.reclaimer = new Reclaimer(this);
         this.reaper = new Reaper(this, reclaimer);
         reaper.start();
@@ -358,14 +360,17 @@ public final class AddressHandleCache implements AutoCloseable {
             hw = reclaimer.createEvictingOnEnomem(e);
         } catch (Throwable t) {
             stats.recordCreateFailure(t instanceof VerbsException v ? v.errno() : null);
+            events.createFailed(e, t, System.nanoTime() - start);
             fail(table, e, t);
             throw t;
         }
-        stats.recordCreate(System.nanoTime() - start);
+        long nanos = System.nanoTime() - start;
+        stats.recordCreate(nanos);
         peakEntries.accumulateAndGet(liveEntries.incrementAndGet(), Math::max);
         e.hardware = hw;
         e.state = Entry.State.LIVE;
         ahnIndex.put(e, hw.ahn());
+        events.created(e, nanos);
         // Publishing the first reference lets lock-free hits in, so the entry must be LIVE first.
         // An add, not a set: an invalidation may have marked the entry while it was created.
         e.retainLocked();
@@ -484,7 +489,8 @@ public final class AddressHandleCache implements AutoCloseable {
     public int invalidate(ProtectionDomain pd, Gid dgid) {
         Objects.requireNonNull(pd, "pd");
         Objects.requireNonNull(dgid, "dgid");
-        return invalidateWhere(e -> e.pd == pd && dgid.equals(e.attributes.dgid()));
+        return invalidator.invalidateWhere("dgid " + dgid + " in " + JfrEvents.pdId(pd),
+                e -> e.pd == pd && dgid.equals(e.attributes.dgid()));
     }
 
     /**
@@ -498,7 +504,8 @@ public final class AddressHandleCache implements AutoCloseable {
      */
     public int invalidatePort(Device device, int portNum) {
         Objects.requireNonNull(device, "device");
-        return invalidateWhere(e -> e.pd.device() == device && e.attributes.portNum() == portNum);
+        return invalidator.invalidateWhere("port " + portNum + " of " + device.name(),
+                e -> e.pd.device() == device && e.attributes.portNum() == portNum);
     }
 
     /**
@@ -511,7 +518,7 @@ public final class AddressHandleCache implements AutoCloseable {
      */
     public int invalidate(ProtectionDomain pd) {
         Objects.requireNonNull(pd, "pd");
-        return invalidateWhere(e -> e.pd == pd);
+        return invalidator.invalidateWhere(JfrEvents.pdId(pd), e -> e.pd == pd);
     }
 
     /**
@@ -520,11 +527,7 @@ public final class AddressHandleCache implements AutoCloseable {
      * @return how many entries were invalidated
      */
     public int invalidateAll() {
-        return invalidateWhere(e -> true);
-    }
-
-    private int invalidateWhere(Predicate<Entry> which) {
-        return invalidator.invalidateWhere(which);
+        return invalidator.invalidateWhere("all", e -> true);
     }
 
     /** The cache's listener on each device it has AHs on; tests call it to simulate an event. */
@@ -636,6 +639,29 @@ public final class AddressHandleCache implements AutoCloseable {
     }
 
     /**
+     * Adds a listener told of every provider create (not of hits) and of the cache's close; see
+     * {@link AddressHandleCacheListener}. Thread-safe; a listener added to a closed cache is
+     * never called.
+     *
+     * @param listener the listener, not null
+     */
+    public void addListener(AddressHandleCacheListener listener) {
+        events.add(Objects.requireNonNull(listener, "listener"));
+        if (closed) {
+            events.remove(listener);
+        }
+    }
+
+    /**
+     * Removes a listener added with {@link #addListener}; harmless if it is not there.
+     *
+     * @param listener the listener
+     */
+    public void removeListener(AddressHandleCacheListener listener) {
+        events.remove(listener);
+    }
+
+    /**
      * Destroys every hardware AH the cache holds, exactly once, stops the reaper, stops listening
      * to device events, and refuses further acquires. Handles still open are counted and logged as
      * leaks; they refuse use afterwards. Waits for creates in progress. Idempotent.
@@ -664,6 +690,7 @@ public final class AddressHandleCache implements AutoCloseable {
                     + "garbage-collected); their AHs were destroyed and the handles refuse use", openHandles);
         }
         reaper.await();
+        events.closed();
         Throwable firstFailure = teardown.firstFailure();
         if (firstFailure != null) {
             LOG.error("{} AH(s) could not be destroyed at cache close", teardown.failed());
