@@ -5,6 +5,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.efaah.health.HealthReport;
+import org.efaah.health.HealthThresholds;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.DeviceEvent;
@@ -368,6 +370,7 @@ public final class AddressHandleCache implements AutoCloseable {
         stats.recordCreate(nanos);
         peakEntries.accumulateAndGet(liveEntries.incrementAndGet(), Math::max);
         e.hardware = hw;
+        e.createdAt = ticker.read();
         e.state = Entry.State.LIVE;
         ahnIndex.put(e, hw.ahn());
         events.created(e, nanos);
@@ -636,6 +639,51 @@ public final class AddressHandleCache implements AutoCloseable {
         Objects.requireNonNull(objectName, "objectName");
         checkOpen();
         return mxBeans.register(this, objectName);
+    }
+
+    /**
+     * The cache's health with {@link HealthThresholds#DEFAULTS}; see {@link #health(HealthThresholds)}.
+     *
+     * @return the report now
+     */
+    public HealthReport health() {
+        return health(HealthThresholds.DEFAULTS);
+    }
+
+    /**
+     * The cache's health: DOWN once closed; for each device it holds AHs on, DOWN when the device
+     * is closed or fatal, a port is not active (asked of the device now) or {@code max_ah} or
+     * {@code max_pd} is reached, DEGRADED from the thresholds' share of them; DEGRADED on any
+     * provider create failure within the thresholds' window (by errno), any AH whose destroy failed
+     * and that still exists, any leaked handle. Asks each device's ports
+     * ({@code ibv_query_port(3)}); takes no lock an acquire needs. Thread-safe.
+     *
+     * @param thresholds where figures turn DEGRADED, not null
+     * @return the report now, every check with its figure
+     */
+    public HealthReport health(HealthThresholds thresholds) {
+        return CacheHealth.check(this, Objects.requireNonNull(thresholds, "thresholds"));
+    }
+
+    /**
+     * Lists up to {@code limit} entries that {@code filter} accepts: each AH the cache holds (and
+     * each create in progress) with its key, AHN, references, age and idle time. Never waits for
+     * a lock and takes none a hit or a create needs; each row is consistent in itself (see
+     * {@link AddressHandleEntry}), rows are in no particular order, invalidated AHs still
+     * referenced come last. O(entries looked at); a million entries take a fraction of a
+     * second (see the benchmark {@code SnapshotBench}). Thread-safe.
+     *
+     * @param filter which entries, not null ({@link EntryFilter#ALL} for every one)
+     * @param limit  the most rows returned, 1..1,000,000
+     * @return the rows, at most {@code limit}
+     * @throws IllegalArgumentException if {@code limit} is out of range
+     */
+    public java.util.List<AddressHandleEntry> entries(EntryFilter filter, int limit) {
+        Objects.requireNonNull(filter, "filter");
+        if (limit < 1 || limit > EntryListing.MAX_LIMIT) {
+            throw new IllegalArgumentException("limit: " + limit + " is out of range; valid 1.." + EntryListing.MAX_LIMIT);
+        }
+        return EntryListing.list(this, filter, limit);
     }
 
     /**

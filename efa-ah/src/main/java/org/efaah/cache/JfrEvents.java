@@ -24,7 +24,7 @@ final class JfrEvents {
     }
 
     static String pdId(org.efaah.verbs.ProtectionDomain pd) {
-        return "pd@" + Integer.toHexString(System.identityHashCode(pd));
+        return AddressHandleEntry.pdId(pd);
     }
 
     static void created(Entry e, long nanos) {

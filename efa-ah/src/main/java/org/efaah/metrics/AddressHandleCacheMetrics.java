@@ -187,6 +187,9 @@ public final class AddressHandleCacheMetrics extends CacheMeterBinder<AddressHan
                     .register(registry));
             meters.add(Gauge.builder("efa_ah.handles", cache, AddressHandleCache::liveHandles).tags(tags)
                     .description("handles acquired and not yet closed").register(registry));
+            meters.add(Gauge.builder("efa_ah.health", cache, c -> c.health().status().ordinal()).tags(tags)
+                    .description("the cache's health: 0 UP, 1 DEGRADED, 2 DOWN (see AddressHandleCache.health())")
+                    .register(registry));
             meters.add(Gauge.builder("efa_ah.retained.entries", cache, AddressHandleCache::retainedEntries).tags(tags)
                     .description("unreferenced AHs kept now").register(registry));
         }
