@@ -76,6 +76,8 @@ final class QpRecovery {
                 if (!needsRecovery || endpoint.closed()) {
                     return;
                 }
+                QpRecoveryRecord event = new QpRecoveryRecord();
+                event.begin();
                 qp.reset();
                 int next = generation + 1;
                 generation = next;
@@ -84,6 +86,12 @@ final class QpRecovery {
                 receives.repostAllLocked(next);
                 needsRecovery = false;
                 recoveries.setOpaque(recoveries.getOpaque() + 1);
+                if (event.shouldCommit()) {
+                    event.device = qp.pd().device().name();
+                    event.qpn = qp.qpn();
+                    event.generation = next;
+                    event.commit();
+                }
             } finally {
                 receives.lock.unlock();
             }
