@@ -34,9 +34,11 @@ public record EntryFilter(String device, String pd, Gid dgid) {
         return s == null || s.isBlank() ? null : s.trim();
     }
 
-    boolean matches(Entry e) {
-        return (device == null || device.equals(e.pd.device().name()))
-                && (pd == null || pd.equals(AddressHandleEntry.pdId(e.pd)))
-                && (dgid == null || dgid.equals(e.attributes.dgid()));
+    boolean matchesPd(String deviceName, String pdId) {
+        return (device == null || device.equals(deviceName)) && (pd == null || pd.equals(pdId));
+    }
+
+    boolean matchesDgid(Entry e) {
+        return dgid == null || dgid.equals(e.attributes.dgid());
     }
 }
