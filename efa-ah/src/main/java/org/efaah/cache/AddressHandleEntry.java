@@ -33,6 +33,18 @@ public record AddressHandleEntry(String device, String pd, Gid dgid, int portNum
     /**
      * Checks the fields.
      *
+     * @param device        the device's name
+     * @param pd            the PD's id
+     * @param dgid          the destination GID, or null
+     * @param portNum       port_num
+     * @param sgidIndex     sgid_index
+     * @param ahn           the AHN, or -1
+     * @param references    handles open on it
+     * @param state         CREATING or LIVE
+     * @param ageNanos      since its create, ns
+     * @param idleNanos     since its last handle closed while kept, ns
+     * @param invalidated   whether it was invalidated
+     * @param destroyFailed whether a destroy of it failed
      * @throws NullPointerException if {@code device}, {@code pd} or {@code state} is null
      */
     public AddressHandleEntry {

@@ -21,6 +21,12 @@ public record HealthCheck(String name, String subject, HealthStatus status, long
     /**
      * Checks the fields.
      *
+     * @param name          what was checked
+     * @param subject       what it was checked on, or empty
+     * @param status        the status the figure gives
+     * @param value         the figure, -1 when none
+     * @param limit         the figure held against, -1 when none
+     * @param message       one line for people
      * @throws NullPointerException if a string or the status is null
      */
     public HealthCheck {

@@ -45,6 +45,8 @@ public record HealthReport(HealthStatus status, List<HealthCheck> checks) {
     /**
      * Checks the fields and copies the list.
      *
+     * @param status        the worst status of the checks
+     * @param checks        every check made
      * @throws NullPointerException     if an argument or a check is null
      * @throws IllegalArgumentException if {@code status} is not the worst of the checks'
      */

@@ -20,6 +20,9 @@ public record HealthThresholds(double ahUsage, double pdUsage, Duration failureW
     /**
      * Checks the fields.
      *
+     * @param ahUsage       share of max_ah, (0, 1]
+     * @param pdUsage       share of max_pd, (0, 1]
+     * @param failureWindow 1 s..1 h
      * @throws IllegalArgumentException if a share is outside (0, 1] or the window outside 1 s..1 h
      * @throws NullPointerException     if {@code failureWindow} is null
      */
