@@ -39,5 +39,13 @@ class DemoRecordingTest {
                 + "\n" + demo);
         assertEquals(recordedCreates, byName.get("org.efaah.AhDestroy").size(), "every AH created was destroyed");
         assertTrue(byName.get("org.efaah.AhDestroy").stream().allMatch(e -> e.getString("cause") != null));
+
+        // The README's way to read it: the JDK's jfr tool.
+        Process jfr = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jfr").toString(), "print",
+                "--categories", "efa-ah", file.toString()).redirectErrorStream(true).start();
+        String printed = new String(jfr.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertEquals(0, jfr.waitFor(), printed);
+        assertTrue(printed.contains("org.efaah.AhCreate {") && printed.contains("org.efaah.AhDestroy {")
+                && printed.contains("cause = \"CLOSED\""), printed.substring(0, Math.min(2000, printed.length())));
     }
 }
