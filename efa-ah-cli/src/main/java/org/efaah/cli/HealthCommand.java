@@ -109,6 +109,12 @@ final class HealthCommand implements Callable<Integer> {
             if (names.isEmpty()) {
                 throw new IllegalStateException("no verbs device on the " + provider.name() + " provider");
             }
+            if (provider.name().equals("mock") && !providerOptions.provider.equalsIgnoreCase("mock")) {
+                // A probe must not pass on the mock because the native library is missing.
+                out.put("provider", HealthReport.of(List.of(new HealthCheck("provider", providerOptions.describe(provider),
+                        HealthStatus.DOWN, -1, -1, "no native provider: '" + providerOptions.provider
+                        + "' fell back to the mock (--provider mock checks the mock on purpose)"))));
+            }
             for (String name : names) {
                 try (Device device = Device.open(provider, name)) {
                     out.put("device " + name, DeviceHealth.check(device, HealthThresholds.DEFAULTS));

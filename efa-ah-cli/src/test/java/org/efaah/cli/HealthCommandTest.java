@@ -16,6 +16,14 @@ class HealthCommandTest {
     }
 
     @Test
+    void autoFallingBackToTheMockIsDown() {
+        org.junit.jupiter.api.Assumptions.assumeFalse(org.efaah.verbs.VerbsProviders.factory("native").isAvailable(),
+                "the native provider is available here");
+        Cli r = Cli.run("health", "--provider", "auto").expect(1);
+        assertTrue(r.out().contains("DOWN     provider") && r.out().contains("fell back to the mock"), r::toString);
+    }
+
+    @Test
     void anUnknownDeviceFailsOnOneLine() {
         Cli.run("health", "--provider", "mock", "-d", "efa_7").expect(1).oneLine("no device 'efa_7'", "efa_0");
     }

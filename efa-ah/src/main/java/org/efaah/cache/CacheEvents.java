@@ -32,27 +32,29 @@ final class CacheEvents {
     }
 
     void created(Entry e, long nanos) {
-        JfrEvents.created(e, nanos);
+        safely(() -> JfrEvents.created(e, nanos));
         tell(l -> l.created(nanos));
     }
 
     void createFailed(Entry e, Throwable failure, long nanos) {
         Errno errno = failure instanceof VerbsException v ? v.errno() : null;
-        recentFailures.record(errno);
-        JfrEvents.createFailed(e, failure, errno, nanos);
+        safely(() -> {
+            recentFailures.record(errno);
+            JfrEvents.createFailed(e, failure, errno, nanos);
+        });
         tell(l -> l.createFailed(errno, nanos));
     }
 
     void destroyed(Entry e, RemovalCause cause) {
-        JfrEvents.destroyed(e, cause);
+        safely(() -> JfrEvents.destroyed(e, cause));
     }
 
     void evictedForEnomem(Entry creating, int wanted, int evicted) {
-        JfrEvents.evictedForEnomem(creating, wanted, evicted);
+        safely(() -> JfrEvents.evictedForEnomem(creating, wanted, evicted));
     }
 
     void invalidated(String scope, int count) {
-        JfrEvents.invalidated(scope, count);
+        safely(() -> JfrEvents.invalidated(scope, count));
     }
 
     void closed() {
@@ -62,11 +64,19 @@ final class CacheEvents {
 
     private void tell(Consumer<AddressHandleCacheListener> call) {
         for (AddressHandleCacheListener l : listeners) {
-            try {
-                call.accept(l);
-            } catch (RuntimeException | LinkageError t) {
-                LOG.error("an AddressHandleCacheListener failed; the cache goes on", t);
-            }
+            safely(() -> call.accept(l));
+        }
+    }
+
+    /**
+     * Runs an observer: whatever it throws, even an {@link Error}, is logged and goes no further,
+     * as the cache calls these in the middle of a create or a destroy, whose bookkeeping must finish.
+     */
+    private static void safely(Runnable observer) {
+        try {
+            observer.run();
+        } catch (Throwable t) {
+            LOG.error("an AddressHandleCacheListener or JFR event failed; the cache goes on", t);
         }
     }
 }

@@ -157,6 +157,9 @@ public final class AddressHandleCacheMetrics extends CacheMeterBinder<AddressHan
         }
 
         synchronized void registerAll(AddressHandleCache cache) {
+            if (removed) {
+                return; // the cache closed while binding
+            }
             counter(cache, "cache.load", "provider creates (ibv_create_ah) that succeeded or failed",
                     Tags.concat(tags, "result", "success"), c -> c.stats().hardwareCreates());
             counter(cache, "cache.load", "provider creates (ibv_create_ah) that succeeded or failed",

@@ -45,16 +45,18 @@ class HealthTest {
     @Test
     void deviceFatalIsDown() throws InterruptedException {
         try (MockFixture f = new MockFixture(); LogCapture logs = new LogCapture(Device.class, AddressHandleCache.class)) {
-            f.cache.acquire(f.pd, peer(1)).close();
+            AddressHandle held = f.cache.acquire(f.pd, peer(1));
             f.mock.raiseEvent(f.device.name(), DeviceEvent.Kind.DEVICE_FATAL, 0);
-            for (int i = 0; i < 500 && !f.device.isFatal(); i++) {
+            // The device turns fatal before its listeners run: wait for the cache's, which logs.
+            for (int i = 0; i < 500 && logs.messages().stream().noneMatch(m -> m.contains("AH(s) invalidated")); i++) {
                 Thread.sleep(10);
             }
+            held.close();
             HealthReport r = f.cache.health();
             assertEquals(HealthStatus.DOWN, r.status(), r::toString);
             assertEquals("device_fatal", names(r));
-            assertTrue(logs.messages().stream().anyMatch(m -> m.startsWith("ERROR") && m.contains("DEVICE_FATAL")),
-                    logs.messages()::toString);
+            assertTrue(logs.messages().stream().anyMatch(m -> m.startsWith("ERROR") && m.contains("DEVICE_FATAL on "
+                    + f.device.name() + ": 1 AH(s) invalidated")), logs.messages()::toString);
         }
     }
 

@@ -177,7 +177,7 @@ class MetricsStayTrueTest {
                 cacheLog.setAdditive(true);
             }
             assertEquals(1, logs.list.size());
-            assertTrue(logs.list.get(0).getFormattedMessage().contains("Listener failed"),
+            assertTrue(logs.list.get(0).getFormattedMessage().contains("AddressHandleCacheListener"),
                     logs.list.get(0).getFormattedMessage());
             cache.close();
             pd.close();
