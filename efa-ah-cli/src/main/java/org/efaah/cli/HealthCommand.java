@@ -27,7 +27,8 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "health",
         description = {"Check health: UP, DEGRADED or DOWN, with every check and its figure. Without --jmx, "
-                + "this host's devices (open, not fatal, ports active, PDs and AHs against max_pd and max_ah); "
+                + "this host's devices (open, not fatal, ports active; PDs and AHs against max_pd and max_ah as "
+                + "this process sees them); "
                 + "with --jmx, the caches of a running service (its devices, create failures of the last "
                 + "minute, undestroyed AHs, leaks).",
             "Exit 0 when the status is below --fail-on, 1 when at or above it (or nothing answers), 2 on a "

@@ -153,6 +153,25 @@ class MetricsStayTrueTest {
     }
 
     @Test
+    void theHealthGaugeFollowsTheReport() {
+        MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder().maxAh(10).build());
+        try (Device device = Device.openFirst(mock)) {
+            ProtectionDomain pd = device.allocatePd();
+            SimpleMeterRegistry registry = new SimpleMeterRegistry();
+            AddressHandleCache cache = AddressHandleCacheMetrics.monitor(registry, newCache(), "main");
+            AddressHandle held = cache.acquire(pd, AddressHandleAttributes.forGid("fe80::1"));
+            assertEquals(0.0, registry.get("efa_ah.health").gauge().value(), "UP");
+            mock.setPortState(device.name(), 1);
+            assertEquals(2.0, registry.get("efa_ah.health").gauge().value(), "DOWN: port 1 is not active");
+            mock.setPortState(device.name(), 4);
+            assertEquals(0.0, registry.get("efa_ah.health").gauge().value());
+            held.close();
+            cache.close();
+            pd.close();
+        }
+    }
+
+    @Test
     void aListenerThatThrowsLeavesTheCacheWorking() {
         try (Device device = Device.openFirst(new MockVerbsProvider())) {
             ProtectionDomain pd = device.allocatePd();
