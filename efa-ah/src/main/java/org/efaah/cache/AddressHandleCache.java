@@ -492,7 +492,7 @@ public final class AddressHandleCache implements AutoCloseable {
     public int invalidate(ProtectionDomain pd, Gid dgid) {
         Objects.requireNonNull(pd, "pd");
         Objects.requireNonNull(dgid, "dgid");
-        return invalidator.invalidateWhere("dgid " + dgid + " in " + JfrEvents.pdId(pd),
+        return invalidator.invalidateWhere("dgid " + dgid + " in " + AddressHandleEntry.pdId(pd),
                 e -> e.pd == pd && dgid.equals(e.attributes.dgid()));
     }
 
@@ -521,7 +521,7 @@ public final class AddressHandleCache implements AutoCloseable {
      */
     public int invalidate(ProtectionDomain pd) {
         Objects.requireNonNull(pd, "pd");
-        return invalidator.invalidateWhere(JfrEvents.pdId(pd), e -> e.pd == pd);
+        return invalidator.invalidateWhere(AddressHandleEntry.pdId(pd), e -> e.pd == pd);
     }
 
     /**

@@ -2,7 +2,6 @@ package org.efaah.cache;
 
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.function.Consumer;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.VerbsException;
 import org.slf4j.Logger;
@@ -31,52 +30,83 @@ final class CacheEvents {
         listeners.remove(listener);
     }
 
+    // No lambda, no iterator when nobody listens: a miss allocates nothing here for an observer
+    // that is off (JFR's events are made and dropped in place when not recording).
+
     void created(Entry e, long nanos) {
-        safely(() -> JfrEvents.created(e, nanos));
-        tell(l -> l.created(nanos));
+        try {
+            JfrEvents.created(e, nanos);
+        } catch (Throwable t) {
+            failed(t);
+        }
+        if (!listeners.isEmpty()) {
+            for (AddressHandleCacheListener l : listeners) {
+                try {
+                    l.created(nanos);
+                } catch (Throwable t) {
+                    failed(t);
+                }
+            }
+        }
     }
 
     void createFailed(Entry e, Throwable failure, long nanos) {
         Errno errno = failure instanceof VerbsException v ? v.errno() : null;
-        safely(() -> {
+        try {
             recentFailures.record(errno);
             JfrEvents.createFailed(e, failure, errno, nanos);
-        });
-        tell(l -> l.createFailed(errno, nanos));
+        } catch (Throwable t) {
+            failed(t);
+        }
+        for (AddressHandleCacheListener l : listeners) {
+            try {
+                l.createFailed(errno, nanos);
+            } catch (Throwable t) {
+                failed(t);
+            }
+        }
     }
 
     void destroyed(Entry e, RemovalCause cause) {
-        safely(() -> JfrEvents.destroyed(e, cause));
+        try {
+            JfrEvents.destroyed(e, cause);
+        } catch (Throwable t) {
+            failed(t);
+        }
     }
 
     void evictedForEnomem(Entry creating, int wanted, int evicted) {
-        safely(() -> JfrEvents.evictedForEnomem(creating, wanted, evicted));
+        try {
+            JfrEvents.evictedForEnomem(creating, wanted, evicted);
+        } catch (Throwable t) {
+            failed(t);
+        }
     }
 
     void invalidated(String scope, int count) {
-        safely(() -> JfrEvents.invalidated(scope, count));
+        try {
+            JfrEvents.invalidated(scope, count);
+        } catch (Throwable t) {
+            failed(t);
+        }
     }
 
     void closed() {
-        tell(AddressHandleCacheListener::closed);
+        for (AddressHandleCacheListener l : listeners) {
+            try {
+                l.closed();
+            } catch (Throwable t) {
+                failed(t);
+            }
+        }
         listeners.clear();
     }
 
-    private void tell(Consumer<AddressHandleCacheListener> call) {
-        for (AddressHandleCacheListener l : listeners) {
-            safely(() -> call.accept(l));
-        }
-    }
-
     /**
-     * Runs an observer: whatever it throws, even an {@link Error}, is logged and goes no further,
-     * as the cache calls these in the middle of a create or a destroy, whose bookkeeping must finish.
+     * Whatever an observer throws, even an {@link Error}, is logged and goes no further: the
+     * cache calls them in the middle of a create or a destroy, whose bookkeeping must finish.
      */
-    private static void safely(Runnable observer) {
-        try {
-            observer.run();
-        } catch (Throwable t) {
-            LOG.error("an AddressHandleCacheListener or JFR event failed; the cache goes on", t);
-        }
+    private static void failed(Throwable t) {
+        LOG.error("an AddressHandleCacheListener or JFR event failed; the cache goes on", t);
     }
 }

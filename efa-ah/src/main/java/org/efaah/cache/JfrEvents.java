@@ -19,13 +19,6 @@ final class JfrEvents {
     private JfrEvents() {
     }
 
-    static String pdId(Entry e) {
-        return pdId(e.pd);
-    }
-
-    static String pdId(org.efaah.verbs.ProtectionDomain pd) {
-        return AddressHandleEntry.pdId(pd);
-    }
 
     static void created(Entry e, long nanos) {
         AhCreate ev = new AhCreate();
@@ -49,7 +42,7 @@ final class JfrEvents {
 
     private static void fill(AhCreate ev, Entry e, long nanos) {
         ev.device = e.pd.device().name();
-        ev.pd = pdId(e);
+        ev.pd = AddressHandleEntry.pdId(e.pd);
         ev.dgid = e.attributes.dgid() == null ? null : e.attributes.dgid().toString();
         ev.createTime = nanos;
     }
@@ -58,7 +51,7 @@ final class JfrEvents {
         AhDestroy ev = new AhDestroy();
         if (ev.shouldCommit()) {
             ev.device = e.pd.device().name();
-            ev.pd = pdId(e);
+            ev.pd = AddressHandleEntry.pdId(e.pd);
             ev.dgid = e.attributes.dgid() == null ? null : e.attributes.dgid().toString();
             ev.ahn = e.hardware.ahn();
             ev.cause = cause.name();
