@@ -69,6 +69,19 @@ class MetricsStayTrueTest {
     }
 
     @Test
+    void bindingRacingCloseLeavesNoMeter() throws Exception {
+        for (int round = 0; round < 200; round++) {
+            SimpleMeterRegistry registry = new SimpleMeterRegistry();
+            AddressHandleCache cache = newCache();
+            Thread closer = new Thread(cache::close);
+            closer.start();
+            AddressHandleCacheMetrics.monitor(registry, cache, "race");
+            closer.join();
+            assertEquals("", registry.getMetersAsString(), "round " + round);
+        }
+    }
+
+    @Test
     void aClosedCacheRegistersNothing() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         AddressHandleCache cache = newCache();
