@@ -15,7 +15,8 @@ import picocli.CommandLine.ScopeType;
         exitCodeList = {"0:done; every check passed", "1:failed: the reason is printed on one line (--verbose adds the trace)",
                 "2:usage error: a bad option or value (also a device name that is not present)",
                 "130:interrupted (Ctrl-C): the summary so far is printed first"},
-        subcommands = {DevicesCommand.class, DemoCommand.class, StressCommand.class, PingpongCommand.class})
+        subcommands = {DevicesCommand.class, DemoCommand.class, StressCommand.class, PingpongCommand.class,
+                HealthCommand.class, EntriesCommand.class})
 public final class Main {
     /** Exit code when the command ran and failed (a device error, a violation, no answer). */
     static final int FAILED = 1;

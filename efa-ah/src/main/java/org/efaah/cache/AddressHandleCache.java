@@ -5,7 +5,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Predicate;
+import org.efaah.health.HealthReport;
+import org.efaah.health.HealthThresholds;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.DeviceEvent;
@@ -108,6 +109,8 @@ public final class AddressHandleCache implements AutoCloseable {
     private final Invalidator invalidator = new Invalidator(this);
     private final NetworkInvalidation network = new NetworkInvalidation(this);
     private final MXBeanRegistrations mxBeans = new MXBeanRegistrations();
+    /** Listeners, recent failures and JFR events: each create, destroy, eviction and invalidation. */
+    final CacheEvents events;
     final Reclaimer reclaimer;
     private final Reaper reaper;
     volatile boolean closed;
@@ -127,6 +130,7 @@ public final class AddressHandleCache implements AutoCloseable {
         this.ticker = b.ticker;
         this.retention = b.retention;
         this.retains = retention.retains();
+        this.events = new CacheEvents(ticker);
         this.reclaimer = new Reclaimer(this);
         this.reaper = new Reaper(this, reclaimer);
         reaper.start();
@@ -363,14 +367,18 @@ public final class AddressHandleCache implements AutoCloseable {
             hw = reclaimer.createEvictingOnEnomem(e);
         } catch (Throwable t) {
             stats.recordCreateFailure(t instanceof VerbsException v ? v.errno() : null);
+            events.createFailed(e, t, System.nanoTime() - start);
             fail(table, e, t);
             throw t;
         }
-        stats.recordCreate(System.nanoTime() - start);
+        long nanos = System.nanoTime() - start;
+        stats.recordCreate(nanos);
         peakEntries.accumulateAndGet(liveEntries.incrementAndGet(), Math::max);
         e.hardware = hw;
+        e.createdAt = ticker.read();
         e.state = Entry.State.LIVE;
         ahnIndex.put(e, hw.ahn());
+        events.created(e, nanos);
         // Publishing the first reference lets lock-free hits in, so the entry must be LIVE first.
         // An add, not a set: an invalidation may have marked the entry while it was created.
         e.retainLocked();
@@ -489,7 +497,8 @@ public final class AddressHandleCache implements AutoCloseable {
     public int invalidate(ProtectionDomain pd, Gid dgid) {
         Objects.requireNonNull(pd, "pd");
         Objects.requireNonNull(dgid, "dgid");
-        return invalidateWhere(e -> e.pd == pd && dgid.equals(e.attributes.dgid()));
+        return invalidator.invalidateWhere("dgid " + dgid + " in " + AddressHandleEntry.pdId(pd),
+                e -> e.pd == pd && dgid.equals(e.attributes.dgid()));
     }
 
     /**
@@ -521,7 +530,8 @@ public final class AddressHandleCache implements AutoCloseable {
     public int invalidate(Device device, int portNum, Gid dgid) {
         Objects.requireNonNull(device, "device");
         Objects.requireNonNull(dgid, "dgid");
-        return invalidateWhere(e -> e.pd.device() == device && e.attributes.portNum() == portNum
+        return invalidator.invalidateWhere("dgid " + dgid + " on port " + portNum + " of " + device.name(),
+                e -> e.pd.device() == device && e.attributes.portNum() == portNum
                 && dgid.equals(e.attributes.dgid()));
     }
 
@@ -536,7 +546,8 @@ public final class AddressHandleCache implements AutoCloseable {
      */
     public int invalidatePort(Device device, int portNum) {
         Objects.requireNonNull(device, "device");
-        return invalidateWhere(e -> e.pd.device() == device && e.attributes.portNum() == portNum);
+        return invalidator.invalidateWhere("port " + portNum + " of " + device.name(),
+                e -> e.pd.device() == device && e.attributes.portNum() == portNum);
     }
 
     /**
@@ -549,7 +560,7 @@ public final class AddressHandleCache implements AutoCloseable {
      */
     public int invalidate(ProtectionDomain pd) {
         Objects.requireNonNull(pd, "pd");
-        return invalidateWhere(e -> e.pd == pd);
+        return invalidator.invalidateWhere(AddressHandleEntry.pdId(pd), e -> e.pd == pd);
     }
 
     /**
@@ -558,11 +569,7 @@ public final class AddressHandleCache implements AutoCloseable {
      * @return how many entries were invalidated
      */
     public int invalidateAll() {
-        return invalidateWhere(e -> true);
-    }
-
-    private int invalidateWhere(Predicate<Entry> which) {
-        return invalidator.invalidateWhere(which);
+        return invalidator.invalidateWhere("all", e -> true);
     }
 
     /** The cache's listener on each device it has AHs on; tests call it to simulate an event. */
@@ -674,6 +681,74 @@ public final class AddressHandleCache implements AutoCloseable {
     }
 
     /**
+     * The cache's health with {@link HealthThresholds#DEFAULTS}; see {@link #health(HealthThresholds)}.
+     *
+     * @return the report now
+     */
+    public HealthReport health() {
+        return health(HealthThresholds.DEFAULTS);
+    }
+
+    /**
+     * The cache's health: DOWN once closed; for each device it holds AHs on, DOWN when the device
+     * is closed or fatal, a port is not active (asked of the device now) or {@code max_ah} or
+     * {@code max_pd} is reached, DEGRADED from the thresholds' share of them; DEGRADED on any
+     * provider create failure within the thresholds' window (by errno), any AH whose destroy failed
+     * and that still exists, any leaked handle. Asks each device's ports
+     * ({@code ibv_query_port(3)}); takes no lock an acquire needs. Thread-safe.
+     *
+     * @param thresholds where figures turn DEGRADED, not null
+     * @return the report now, every check with its figure
+     */
+    public HealthReport health(HealthThresholds thresholds) {
+        return CacheHealth.check(this, Objects.requireNonNull(thresholds, "thresholds"));
+    }
+
+    /**
+     * Lists up to {@code limit} entries that {@code filter} accepts: each AH the cache holds (and
+     * each create in progress) with its key, AHN, references, age and idle time. Never waits for
+     * a lock and takes none a hit or a create needs; each row is consistent in itself (see
+     * {@link AddressHandleEntry}), rows are in no particular order, invalidated AHs still
+     * referenced come last. O(entries looked at); a million entries take a fraction of a
+     * second (see the benchmark {@code SnapshotBench}). Thread-safe.
+     *
+     * @param filter which entries, not null ({@link EntryFilter#ALL} for every one)
+     * @param limit  the most rows returned, 1..1,000,000
+     * @return the rows, at most {@code limit}
+     * @throws IllegalArgumentException if {@code limit} is out of range
+     */
+    public java.util.List<AddressHandleEntry> entries(EntryFilter filter, int limit) {
+        Objects.requireNonNull(filter, "filter");
+        if (limit < 1 || limit > EntryListing.MAX_LIMIT) {
+            throw new IllegalArgumentException("limit: " + limit + " is out of range; valid 1.." + EntryListing.MAX_LIMIT);
+        }
+        return EntryListing.list(this, filter, limit);
+    }
+
+    /**
+     * Adds a listener told of every provider create (not of hits) and of the cache's close; see
+     * {@link AddressHandleCacheListener}. Thread-safe; a listener added to a closed cache is
+     * never called.
+     *
+     * @param listener the listener, not null
+     */
+    public void addListener(AddressHandleCacheListener listener) {
+        events.add(Objects.requireNonNull(listener, "listener"));
+        if (closed) {
+            events.remove(listener);
+        }
+    }
+
+    /**
+     * Removes a listener added with {@link #addListener}; harmless if it is not there.
+     *
+     * @param listener the listener
+     */
+    public void removeListener(AddressHandleCacheListener listener) {
+        events.remove(listener);
+    }
+
+    /**
      * Destroys every hardware AH the cache holds, exactly once, stops the reaper, stops listening
      * to device events, and refuses further acquires. Handles still open are counted and logged as
      * leaks; they refuse use afterwards. Waits for creates in progress. Idempotent.
@@ -703,6 +778,7 @@ public final class AddressHandleCache implements AutoCloseable {
                     + "garbage-collected); their AHs were destroyed and the handles refuse use", openHandles);
         }
         reaper.await();
+        events.closed();
         Throwable firstFailure = teardown.firstFailure();
         if (firstFailure != null) {
             LOG.error("{} AH(s) could not be destroyed at cache close", teardown.failed());

@@ -1,12 +1,25 @@
 package org.efaah.cache;
 
 import java.util.Map;
+import javax.management.openmbean.CompositeData;
 
 /**
  * The JMX view of one {@link AddressHandleCache}, registered on request with
  * {@link AddressHandleCache#registerMXBean(String)}. Every attribute is read from a fresh
  * {@link CacheStats} snapshot or a cache query, as {@link AddressHandleCache#stats()} documents
- * (times in ns). Thread-safe.
+ * (times in ns); the MBean info describes each attribute and operation. Thread-safe.
+ *
+ * <p>Besides the members below, the registered MBean has two whose open types are their own, read
+ * with {@code MBeanServerConnection.getAttribute} and {@code invoke} (a proxy of this interface
+ * does not reach them):
+ * <ul>
+ * <li>attribute {@code Health}: the {@link org.efaah.health.HealthReport} as
+ *     {@link org.efaah.health.HealthReport#toCompositeData() open data}, which
+ *     {@link org.efaah.health.HealthReport#from} turns back into a report;</li>
+ * <li>operation {@code entries(int limit, String device, String pd, String dgid)}: the
+ *     {@link AddressHandleCache#entries} listing, one composite per {@link AddressHandleEntry}
+ *     with its component names as items (the GID as text, empty strings matching any).</li>
+ * </ul>
  */
 public interface AddressHandleCacheMXBean {
     /**
@@ -150,4 +163,20 @@ public interface AddressHandleCacheMXBean {
      * @return {@link AddressHandleCache#retainedEntries()}
      */
     long getRetainedEntries();
+
+    /**
+     * The status of the cache's health report ({@link AddressHandleCache#health()}); the whole
+     * report is the MBean's {@code Health} attribute.
+     *
+     * @return {@code UP}, {@code DEGRADED} or {@code DOWN}
+     */
+    String getHealthStatus();
+
+    /**
+     * Invalidates every AH of the cache ({@link AddressHandleCache#invalidateAll()}): the next
+     * acquires create fresh AHs, handles already out keep theirs until they close.
+     *
+     * @return how many entries were invalidated
+     */
+    int invalidateAll();
 }

@@ -58,6 +58,8 @@ final class Entry {
     private volatile int refs;
     volatile State state = State.CREATING;
     volatile HardwareAddressHandle hardware;
+    /** Ticker time at which the create completed, ns; written before {@link #state} turns LIVE. */
+    long createdAt;
     Throwable failure;        // guarded by lock
     boolean destroyFailed;    // guarded by lock
     /**

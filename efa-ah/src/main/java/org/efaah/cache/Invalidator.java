@@ -35,7 +35,7 @@ final class Invalidator {
      * Invalidates every entry {@code which} accepts; returns how many. An {@link Error} from
      * destroying one is thrown after all were handled.
      */
-    int invalidateWhere(Predicate<Entry> which) {
+    int invalidateWhere(String scope, Predicate<Entry> which) {
         int n = 0;
         Error error = null;
         for (ConcurrentHashMap<Object, Entry> table : cache.tables.values()) {
@@ -58,6 +58,7 @@ final class Invalidator {
             }
         }
         cache.stats.recordInvalidated(n);
+        cache.events.invalidated(scope, n);
         if (error != null) {
             throw error;
         }
@@ -73,7 +74,7 @@ final class Invalidator {
             }
             case DEVICE_FATAL -> {
                 fatalDevices.add(event.device());
-                int n = invalidateWhere(e -> e.pd.device() == event.device());
+                int n = invalidateWhere("DEVICE_FATAL on " + event.device().name(), e -> e.pd.device() == event.device());
                 LOG.error("DEVICE_FATAL on {}: {} AH(s) invalidated; acquires on it fail from now on",
                         event.device().name(), n);
             }

@@ -77,8 +77,13 @@ final class Reclaimer {
                 try {
                     return e.pd.createAh(e.attributes);
                 } catch (VerbsException ex) {
-                    if (ex.errno() != Errno.ENOMEM || retry == ENOMEM_RETRIES
-                            || evictUnreferenced(e.pd.device(), createsInFlight.get()) == 0) {
+                    if (ex.errno() != Errno.ENOMEM || retry == ENOMEM_RETRIES) {
+                        throw ex;
+                    }
+                    int wanted = createsInFlight.get();
+                    int evicted = evictUnreferenced(e.pd.device(), wanted);
+                    cache.events.evictedForEnomem(e, wanted, evicted);
+                    if (evicted == 0) {
                         throw ex;
                     }
                 }
@@ -219,6 +224,7 @@ final class Reclaimer {
             return failure;
         }
         stats.recordDestroy(cause);
+        cache.events.destroyed(e, cause);
         e.setRefs(Entry.GONE);
         e.state = Entry.State.DEAD;
         ahnIndex.remove(e, e.hardware.ahn());
@@ -284,6 +290,7 @@ final class Reclaimer {
                 Throwable failure = destroyHardware(e);
                 if (failure == null) {
                     stats.recordDestroy(RemovalCause.CACHE_CLOSED);
+                    cache.events.destroyed(e, RemovalCause.CACHE_CLOSED);
                 } else {
                     failed++;
                     firstFailure = chain(firstFailure, failure);

@@ -90,12 +90,20 @@ final class QpRecovery {
                 if (!(receives.drainedLocked() && sendsDrained)) {
                     return;
                 }
+                QpRecoveryRecord event = new QpRecoveryRecord();
+                event.begin();
                 qp.reset();
                 qp.activate(portNum, 0, qkey, rnrRetry);
                 receives.repostAllLocked();
                 flushRequested = false;
                 needsRecovery = false;
                 recoveries.setOpaque(recoveries.getOpaque() + 1);
+                if (event.shouldCommit()) {
+                    event.device = qp.pd().device().name();
+                    event.qpn = qp.qpn();
+                    event.recovery = recoveries.getOpaque();
+                    event.commit();
+                }
             } finally {
                 receives.lock.unlock();
             }

@@ -611,6 +611,7 @@ public final class Device implements AutoCloseable {
 
     /** Hands {@code event} to every listener; called by the device's event reader. */
     void publish(DeviceEvent event) {
+        DeviceEventRecord.emit(event);
         for (Consumer<? super DeviceEvent> listener : eventListeners) {
             try {
                 listener.accept(event);

@@ -183,11 +183,11 @@ public final class MockVerbsProvider implements VerbsProvider {
 
     @Override
     public PortAttributes queryPort(long context, int portNum) {
-        context(context, "ibv_query_port");
+        MockDevice device = context(context, "ibv_query_port").device();
         if (portNum != 1) {
             throw new VerbsException("ibv_query_port", Errno.EINVAL, "port " + portNum);
         }
-        return new PortAttributes(1, PortAttributes.STATE_ACTIVE,
+        return new PortAttributes(1, device.portState,
                 config.efa() ? PortAttributes.LINK_LAYER_UNSPECIFIED : PortAttributes.LINK_LAYER_ETHERNET,
                 config.gidTableLength(), 4096, 0, config.efa() ? EFA_MAX_MESSAGE_SIZE : 4096);
     }
@@ -768,9 +768,28 @@ public final class MockVerbsProvider implements VerbsProvider {
         events.raise(open, new org.efaah.verbs.AsyncEvent(kind.value(), portNum));
     }
 
+    /**
+     * Sets the state {@code ibv_query_port} reports for port 1 of {@code deviceName}, without an
+     * event: as an EFA port that goes down, for which the EFA driver raises no port event (the
+     * kernel's EFA driver handles only completion EQEs: no PORT_* event reaches user space). Raise {@code PORT_ERR} with
+     * {@link #raiseEvent} too to model a device that reports it.
+     *
+     * @param deviceName the device's name, e.g. {@code efa_0}
+     * @param state      {@code enum ibv_port_state}: 1 DOWN .. 5 ACTIVE_DEFER ({@link PortAttributes#STATE_ACTIVE} is 4)
+     * @throws IllegalArgumentException if there is no such device or {@code state} is outside 0..5
+     */
+    public void setPortState(String deviceName, int state) {
+        Ranges.check("state", state, 0, 5);
+        devices.stream().filter(d -> d.name.equals(deviceName)).findFirst()
+                .orElseThrow(() -> new IllegalArgumentException("device: '" + deviceName + "' is not a mock device"))
+                .portState = state;
+    }
+
     static final class MockDevice {
         final int index;
         final String name;
+        /** What ibv_query_port reports for port 1; see {@link #setPortState}. */
+        volatile int portState = PortAttributes.STATE_ACTIVE;
         final Gid[] gids;
         final BitSet ahns = new BitSet();
         final Map<DestinationKey, HardwareAh> byDestination = new HashMap<>();

@@ -1,0 +1,44 @@
+package org.efaah.cli;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+/** Issue 18: {@code health} without {@code --jmx} checks this host's devices; its help states the exit codes. */
+class HealthCommandTest {
+
+    @Test
+    void theHostsMockDevicesAreUp() {
+        Cli r = Cli.run("health", "--provider", "mock", "--mock-devices", "2").expect(0);
+        assertTrue(r.out().contains("device efa_0: UP") && r.out().contains("device efa_1: UP"), r::toString);
+        assertTrue(r.out().contains("UP       port_state       efa_0 port 1: PORT_ACTIVE (4)"), r::toString);
+        assertTrue(r.out().contains("status: UP"), r::toString);
+    }
+
+    @Test
+    void autoFallingBackToTheMockIsDown() {
+        org.junit.jupiter.api.Assumptions.assumeFalse(org.efaah.verbs.VerbsProviders.factory("native").isAvailable(),
+                "the native provider is available here");
+        Cli r = Cli.run("health", "--provider", "auto").expect(1);
+        assertTrue(r.out().contains("DOWN     provider") && r.out().contains("fell back to the mock"), r::toString);
+    }
+
+    @Test
+    void anUnknownDeviceFailsOnOneLine() {
+        Cli.run("health", "--provider", "mock", "-d", "efa_7").expect(1).oneLine("no device 'efa_7'", "efa_0");
+    }
+
+    @Test
+    void failOnUpIsAUsageError() {
+        Cli.run("health", "--provider", "mock", "--fail-on", "UP").expect(2).oneLine("--fail-on", "DEGRADED, DOWN");
+    }
+
+    @Test
+    void helpStatesTheExitCodes() {
+        Cli r = Cli.run("health", "--help").expect(0);
+        assertTrue(r.out().contains("--jmx=HOST:PORT") && r.out().contains("Kubernetes exec probe"), r::toString);
+        assertTrue(r.out().contains("1   status at or above --fail-on"), r::toString);
+        Cli top = Cli.run("--help").expect(0);
+        assertTrue(top.out().contains("health") && top.out().contains("entries"), top::toString);
+    }
+}

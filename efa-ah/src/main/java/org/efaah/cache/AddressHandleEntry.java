@@ -1,0 +1,66 @@
+package org.efaah.cache;
+
+import java.util.Objects;
+import org.efaah.verbs.Gid;
+import org.efaah.verbs.ProtectionDomain;
+
+/**
+ * One entry of an {@link AddressHandleCache} as {@link AddressHandleCache#entries} saw it: the
+ * AH's key and numbers, who holds it and for how long. Each row is consistent in itself (the
+ * reference count and the invalidation mark come from one read of the entry's count); rows of
+ * one listing are taken one after the other, not at one instant. Immutable.
+ *
+ * @param device        the device's name, e.g. {@code efa_0}
+ * @param pd            the PD's id, as {@link #pdId(ProtectionDomain)} gives it
+ * @param dgid          the destination GID ({@code ibv_ah_attr.grh.dgid}); null for an AH without GRH
+ * @param portNum       {@code port_num}
+ * @param sgidIndex     {@code sgid_index}
+ * @param ahn           the AH number read with {@code efadv_query_ah} when the AH was created, on
+ *                      EFA; -1 where the device has none
+ * @param references    handles open on it now
+ * @param state         {@code CREATING} (its create in progress) or {@code LIVE}
+ * @param ageNanos      time since its create completed, ns (0 while creating)
+ * @param idleNanos     time since its last handle closed, ns, for an AH kept unreferenced by the
+ *                      retention policy; 0 while referenced
+ * @param invalidated   whether it was invalidated (no acquire gets it again; it goes with its
+ *                      last handle)
+ * @param destroyFailed whether an {@code ibv_destroy_ah} of it failed (it still exists and is retried)
+ */
+public record AddressHandleEntry(String device, String pd, Gid dgid, int portNum, int sgidIndex, int ahn,
+                                 int references, String state, long ageNanos, long idleNanos, boolean invalidated,
+                                 boolean destroyFailed) {
+
+    /**
+     * Checks the fields.
+     *
+     * @param device        the device's name
+     * @param pd            the PD's id
+     * @param dgid          the destination GID, or null
+     * @param portNum       port_num
+     * @param sgidIndex     sgid_index
+     * @param ahn           the AHN, or -1
+     * @param references    handles open on it
+     * @param state         CREATING or LIVE
+     * @param ageNanos      since its create, ns
+     * @param idleNanos     since its last handle closed while kept, ns
+     * @param invalidated   whether it was invalidated
+     * @param destroyFailed whether a destroy of it failed
+     * @throws NullPointerException if {@code device}, {@code pd} or {@code state} is null
+     */
+    public AddressHandleEntry {
+        Objects.requireNonNull(device, "device");
+        Objects.requireNonNull(pd, "pd");
+        Objects.requireNonNull(state, "state");
+    }
+
+    /**
+     * The id a listing gives a PD: {@code pd@} and its identity hash in hex (the PD's native
+     * address is reused after {@code ibv_dealloc_pd}, so it is not shown). Stable for the PD's life.
+     *
+     * @param pd the PD
+     * @return e.g. {@code pd@1b6d3586}
+     */
+    public static String pdId(ProtectionDomain pd) {
+        return "pd@" + Integer.toHexString(System.identityHashCode(pd));
+    }
+}

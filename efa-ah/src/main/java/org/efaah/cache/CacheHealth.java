@@ -1,0 +1,81 @@
+package org.efaah.cache;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.efaah.health.HealthCheck;
+import org.efaah.health.HealthReport;
+import org.efaah.health.HealthStatus;
+import org.efaah.health.HealthThresholds;
+import org.efaah.verbs.Device;
+import org.efaah.verbs.DeviceHealth;
+import org.efaah.verbs.ProtectionDomain;
+
+/**
+ * A cache's health report: open; each device it holds AHs on ({@link DeviceHealth}); create
+ * failures within the window, by errno; AHs whose destroy failed and that still exist; leaked
+ * handles. Reads without taking any lock a hit or a create needs: the figures of a cache in use
+ * are a moment's, not a snapshot.
+ */
+final class CacheHealth {
+    private CacheHealth() {
+    }
+
+    static HealthReport check(AddressHandleCache cache, HealthThresholds t) {
+        List<HealthCheck> checks = new ArrayList<>();
+        if (cache.closed) {
+            checks.add(new HealthCheck("cache_open", "", HealthStatus.DOWN, 0, -1, "the cache is closed"));
+            return HealthReport.of(checks);
+        }
+        checks.add(new HealthCheck("cache_open", "", HealthStatus.UP, 1, -1,
+                "open, " + cache.liveEntries() + " AH(s) on " + devices(cache).size() + " device(s)"));
+        HealthReport report = HealthReport.of(checks);
+        for (Device d : devices(cache)) {
+            report = report.and(DeviceHealth.check(d, t));
+        }
+        List<HealthCheck> own = new ArrayList<>();
+        long windowNanos = t.failureWindow().toNanos();
+        Map<String, Long> failures = cache.events.recentFailures.byErrno(windowNanos);
+        String window = t.failureWindow().toString().substring(2).toLowerCase(java.util.Locale.ROOT);
+        if (failures.isEmpty()) {
+            own.add(new HealthCheck("create_failures", "", HealthStatus.UP, 0, 0,
+                    "no provider create failed in the last " + window + "; DEGRADED from 1"));
+        }
+        failures.forEach((errno, n) -> own.add(new HealthCheck("create_failures", errno, HealthStatus.DEGRADED, n, 0,
+                n + " provider create(s) failed with " + errno + " in the last " + window + "; DEGRADED from 1")));
+        long undestroyed = undestroyed(cache);
+        own.add(new HealthCheck("undestroyed_ahs", "", undestroyed > 0 ? HealthStatus.DEGRADED : HealthStatus.UP,
+                undestroyed, 0, undestroyed + " AH(s) whose ibv_destroy_ah failed still exist (retried); DEGRADED from 1"));
+        long leaks = cache.stats().leaksReported();
+        own.add(new HealthCheck("leaked_handles", "", leaks > 0 ? HealthStatus.DEGRADED : HealthStatus.UP, leaks, 0,
+                leaks + " handle(s) leaked (collected unclosed, or open at close); DEGRADED from 1"));
+        return report.and(HealthReport.of(own));
+    }
+
+    /** The devices of the PDs the cache has tables for (PDs deallocated with an empty table apart). */
+    static Set<Device> devices(AddressHandleCache cache) {
+        Set<Device> out = new LinkedHashSet<>();
+        for (Map.Entry<ProtectionDomain, ConcurrentHashMap<Object, Entry>> t : cache.tables.entrySet()) {
+            if (!t.getKey().isClosed() || !t.getValue().isEmpty()) {
+                out.add(t.getKey().device());
+            }
+        }
+        return out;
+    }
+
+    private static long undestroyed(AddressHandleCache cache) {
+        long n = 0;
+        for (ConcurrentHashMap<Object, Entry> table : cache.tables.values()) {
+            for (Entry e : table.values()) {
+                n += e.destroyFailed && e.state == Entry.State.LIVE ? 1 : 0;
+            }
+        }
+        for (Entry e : cache.detached) {
+            n += e.destroyFailed && e.state == Entry.State.LIVE ? 1 : 0;
+        }
+        return n;
+    }
+}

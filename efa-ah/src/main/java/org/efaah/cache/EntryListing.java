@@ -1,0 +1,76 @@
+package org.efaah.cache;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.efaah.verbs.HardwareAddressHandle;
+import org.efaah.verbs.ProtectionDomain;
+
+/**
+ * {@link AddressHandleCache#entries}: walks the tables, then the invalidated entries still
+ * referenced, reading each entry's volatile fields and its count once, without its lock.
+ */
+final class EntryListing {
+    static final int MAX_LIMIT = 1_000_000;
+
+    private EntryListing() {
+    }
+
+    static List<AddressHandleEntry> list(AddressHandleCache cache, EntryFilter filter, int limit) {
+        long now = cache.ticker.read();
+        List<AddressHandleEntry> out = new ArrayList<>(Math.min(limit, 1024));
+        for (Map.Entry<ProtectionDomain, ConcurrentHashMap<Object, Entry>> t : cache.tables.entrySet()) {
+            // Each PD's id and device are made once per table, not once per entry.
+            String pdId = AddressHandleEntry.pdId(t.getKey());
+            String device = t.getKey().device().name();
+            if (!filter.matchesPd(device, pdId)) {
+                continue;
+            }
+            for (Entry e : t.getValue().values()) {
+                if (out.size() == limit) {
+                    return out;
+                }
+                if (!e.isStale()) { // an invalidated entry is listed once, from the detached set
+                    add(out, e, filter, device, pdId, now);
+                }
+            }
+        }
+        for (Entry e : cache.detached) {
+            if (out.size() == limit) {
+                return out;
+            }
+            String pdId = AddressHandleEntry.pdId(e.pd);
+            String device = e.pd.device().name();
+            if (filter.matchesPd(device, pdId)) {
+                add(out, e, filter, device, pdId, now);
+            }
+        }
+        return out;
+    }
+
+    private static void add(List<AddressHandleEntry> out, Entry e, EntryFilter filter, String device, String pdId,
+                            long now) {
+        if (!filter.matchesDgid(e)) {
+            return;
+        }
+        Entry.State state = e.state; // volatile: createdAt and hardware were written before it turned LIVE
+        if (state != Entry.State.LIVE && state != Entry.State.CREATING) {
+            return; // failed or destroyed meanwhile
+        }
+        int refs = e.refs(); // one read: references and the invalidation mark agree
+        if (refs <= Entry.GONE) {
+            return;
+        }
+        boolean invalidated = refs < 0;
+        int references = refs >= 0 ? refs : refs - Entry.STALE;
+        HardwareAddressHandle hw = state == Entry.State.LIVE ? e.hardware : null;
+        long idleNanos = 0;
+        if (references == 0 && e.idle) {
+            idleNanos = Math.max(0, now - e.idleSince);
+        }
+        out.add(new AddressHandleEntry(device, pdId, e.attributes.dgid(),
+                e.attributes.portNum(), e.attributes.sgidIndex(), hw == null ? -1 : hw.ahn(), references, state.name(),
+                hw == null ? 0 : Math.max(0, now - e.createdAt), idleNanos, invalidated, e.destroyFailed));
+    }
+}

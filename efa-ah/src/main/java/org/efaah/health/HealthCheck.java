@@ -1,0 +1,48 @@
+package org.efaah.health;
+
+import java.util.Objects;
+
+/**
+ * One check of a {@link HealthReport} with its figure: what was looked at, the value found, the
+ * limit it was held against, and the status that gives. Immutable.
+ *
+ * @param name    what was checked, snake_case: {@code device_open}, {@code device_fatal},
+ *                {@code port_state}, {@code ah_usage}, {@code pd_usage}, {@code create_failures},
+ *                {@code undestroyed_ahs}, {@code leaked_handles}, {@code cache_open}
+ * @param subject what it was checked on, e.g. {@code efa_0}, {@code efa_0 port 1},
+ *                {@code ENOMEM}; empty for the whole cache
+ * @param status  the status the figure gives
+ * @param value   the figure found (a count, or a port state number); -1 when not a number
+ * @param limit   the figure it was held against (such as {@code max_ah}); -1 when none
+ * @param message one line for people, naming the figure and the threshold
+ */
+public record HealthCheck(String name, String subject, HealthStatus status, long value, long limit, String message) {
+
+    /**
+     * Checks the fields.
+     *
+     * @param name          what was checked
+     * @param subject       what it was checked on, or empty
+     * @param status        the status the figure gives
+     * @param value         the figure, -1 when none
+     * @param limit         the figure held against, -1 when none
+     * @param message       one line for people
+     * @throws NullPointerException if a string or the status is null
+     */
+    public HealthCheck {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(subject, "subject");
+        Objects.requireNonNull(status, "status");
+        Objects.requireNonNull(message, "message");
+    }
+
+    /**
+     * The check on one line: {@code STATUS name subject: message}.
+     *
+     * @return the line
+     */
+    @Override
+    public String toString() {
+        return status + " " + name + (subject.isEmpty() ? "" : " " + subject) + ": " + message;
+    }
+}
