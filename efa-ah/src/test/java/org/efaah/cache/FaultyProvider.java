@@ -23,6 +23,8 @@ final class FaultyProvider extends ForwardingVerbsProvider {
     volatile java.util.function.LongConsumer onCreated;
     volatile java.util.function.LongConsumer onDestroy;
     volatile java.util.concurrent.CountDownLatch createEntered;
+    /** When set, called with each PD's handle before it is deallocated. */
+    volatile java.util.function.LongConsumer onDeallocatePd;
 
     FaultyProvider(MockVerbsProvider mock) {
         super(mock);
@@ -77,6 +79,15 @@ final class FaultyProvider extends ForwardingVerbsProvider {
             hook.accept(ah);
         }
         mock.destroyAh(ah);
+    }
+
+    @Override
+    public void deallocatePd(long pd) {
+        java.util.function.LongConsumer hook = onDeallocatePd;
+        if (hook != null) {
+            hook.accept(pd);
+        }
+        mock.deallocatePd(pd);
     }
 
     private static RuntimeException sneaky(Throwable t) {

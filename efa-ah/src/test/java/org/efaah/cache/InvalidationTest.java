@@ -12,14 +12,17 @@ import org.efaah.verbs.mock.DuplicatePolicy;
 import org.efaah.verbs.mock.MockConfig;
 import org.junit.jupiter.api.Test;
 
-/** Issue 10 item 3, the cache side: invalidation by call and by device event. */
+/**
+ * Issue 10 item 3, the cache side: invalidation by call and by device event, on a device whose
+ * AHs can go stale (a RoCE one: rxe, mlx5). EFA's invalidation is {@link EfaInvalidationTest}'s.
+ */
 class InvalidationTest {
-    /** A device that takes a second AH for a GID, as rxe, mlx5 and older EFA do. */
-    static final MockConfig LEGACY = MockConfig.builder().duplicatePolicy(DuplicatePolicy.LEGACY).build();
+    /** A RoCE device, which takes a second AH for a destination while the first is held. */
+    static final MockConfig ROCE = MockConfig.builder().efa(false).duplicatePolicy(DuplicatePolicy.LEGACY).build();
 
     @Test
     void aHandleOutKeepsItsAhNewAcquiresGetAFreshOneAndTheOldGoesAtItsLastClose() {
-        try (FaultyFixture f = FaultyFixture.withRetention(LEGACY, 3600, 100)) {
+        try (FaultyFixture f = FaultyFixture.withRetention(ROCE, 3600, 100)) {
             AddressHandle old = f.cache.acquire(f.pd, peer(1));
             AddressHandle oldTwin = old.duplicate();
             HardwareAddressHandle oldHw = old.hardware();
@@ -88,7 +91,7 @@ class InvalidationTest {
     void gidChangeAndPortEventsInvalidateThatPort() {
         for (DeviceEvent.Kind kind : new DeviceEvent.Kind[] {DeviceEvent.Kind.GID_CHANGE, DeviceEvent.Kind.PORT_ERR,
                 DeviceEvent.Kind.PORT_ACTIVE}) {
-            try (FaultyFixture f = FaultyFixture.withRetention(LEGACY, 3600, 100)) {
+            try (FaultyFixture f = FaultyFixture.withRetention(ROCE, 3600, 100)) {
                 AddressHandle held = f.cache.acquire(f.pd, peer(1));
                 f.cache.acquire(f.pd, peer(2)).close();
                 f.cache.onDeviceEvent(new DeviceEvent(f.device, kind, 1));
