@@ -132,4 +132,66 @@ class InvalidationTest {
         f.pd.close();
         f.device.close();
     }
+
+    /**
+     * Issue 22, seen item: an invalidation that meets an entry while its create is in progress,
+     * and the create then fails: the entry was counted as invalidated though no AH was ever made,
+     * and could stay in the detached set until close. Counted only once its AH exists.
+     */
+    @Test
+    void anEntryInvalidatedWhileItsCreateFailsIsNeitherCountedNorKept() throws Exception {
+        try (FaultyFixture f = FaultyFixture.withRetention(ROCE, 3600, 100)) {
+            java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+            f.provider.createGate = gate;
+            f.provider.createEntered = entered;
+            java.util.concurrent.CompletableFuture<Throwable> acquire = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try {
+                    f.cache.acquire(f.pd, peer(1)).close();
+                    return null;
+                } catch (Throwable t) {
+                    return t;
+                }
+            });
+            assertTrue(entered.await(10, java.util.concurrent.TimeUnit.SECONDS));
+            assertEquals(1, f.cache.invalidate(f.pd, peer(1).dgid()), "the entry being created is invalidated");
+            f.provider.failNextCreate(new org.efaah.verbs.VerbsException("ibv_create_ah", org.efaah.verbs.Errno.ETIMEDOUT, "test"));
+            f.provider.createEntered = null;
+            f.provider.createGate = null;
+            gate.countDown();
+            Throwable failed = acquire.get(10, java.util.concurrent.TimeUnit.SECONDS);
+            assertTrue(failed instanceof org.efaah.verbs.VerbsException, String.valueOf(failed));
+            assertEquals(0, f.cache.stats().invalidated(), "no AH was made, none invalidated");
+            assertTrue(f.cache.detached.isEmpty());
+            try (AddressHandle h = f.cache.acquire(f.pd, peer(1))) {
+                h.nativeHandle();
+            }
+        }
+    }
+
+    /** The same race when the create succeeds: counted once, the AH reaches its acquirer and goes at its close. */
+    @Test
+    void anEntryInvalidatedWhileCreatedIsCountedOnceAndGoesAtItsLastClose() throws Exception {
+        try (FaultyFixture f = FaultyFixture.withRetention(ROCE, 3600, 100)) {
+            java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+            f.provider.createGate = gate;
+            f.provider.createEntered = entered;
+            java.util.concurrent.CompletableFuture<AddressHandle> acquire =
+                    java.util.concurrent.CompletableFuture.supplyAsync(() -> f.cache.acquire(f.pd, peer(1)));
+            assertTrue(entered.await(10, java.util.concurrent.TimeUnit.SECONDS));
+            assertEquals(1, f.cache.invalidate(f.pd, peer(1).dgid()));
+            f.provider.createEntered = null;
+            f.provider.createGate = null;
+            gate.countDown();
+            AddressHandle h = acquire.get(10, java.util.concurrent.TimeUnit.SECONDS);
+            h.nativeHandle(); // began before the invalidation returned: may get that AH
+            assertEquals(1, f.cache.stats().invalidated());
+            h.close();
+            assertEquals(0, f.provider.mock.counters().liveAhs(), "destroyed at its last close, not retained");
+            assertEquals(1, f.cache.stats().destroysBy(RemovalCause.INVALIDATED));
+            assertEquals(0, f.cache.retainedEntries());
+            assertTrue(f.cache.detached.isEmpty());
+        }
+    }
 }
