@@ -158,6 +158,13 @@ final class Invalidator {
             Listeners l = new Listeners(this::onDeviceEvent, this::onDeviceClose);
             device.addEventListener(l.events());
             device.addCloseListener(l.close());
+            // isClosed waits for a close in progress: false means the close, if any, has yet to
+            // call its listeners, ours among them; true means it may have missed ours.
+            if (device.isClosed()) {
+                device.removeEventListener(l.events());
+                device.removeCloseListener(l.close());
+                return; // nothing is created on it any more: the acquire fails on its own
+            }
             listeners.put(device, l);
         }
     }
