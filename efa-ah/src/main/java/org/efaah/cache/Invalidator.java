@@ -32,7 +32,8 @@ import org.slf4j.LoggerFactory;
  * meanwhile, it is taken out of the set again, so a DEAD or FAILED entry never stays there. An
  * unreferenced entry's lock is only tried ({@link Reclaimer#tryDestroyUnreferenced}); a holder
  * that wins that race sees the mark and destroys it. So invalidation never waits. Listener
- * registration and removal hold this object's monitor (never while waiting for anything), and
+ * registration and removal hold this object's monitor (never while waiting for anything: a
+ * device's close calls {@link #onDeviceClose} under its own lock, which takes the monitor), and
  * registration after the cache began closing is refused: a closed cache listens to no device.
  */
 final class Invalidator {
@@ -150,22 +151,29 @@ final class Invalidator {
      *
      * @throws IllegalStateException if the cache is closed (or closing)
      */
-    synchronized void listenTo(Device device) {
-        if (stopped) {
-            throw new IllegalStateException("address handle cache is closed");
-        }
-        if (!listeners.containsKey(device)) {
-            Listeners l = new Listeners(this::onDeviceEvent, this::onDeviceClose);
+    void listenTo(Device device) {
+        Listeners l;
+        synchronized (this) {
+            if (stopped) {
+                throw new IllegalStateException("address handle cache is closed");
+            }
+            if (listeners.containsKey(device)) {
+                return;
+            }
+            l = new Listeners(this::onDeviceEvent, this::onDeviceClose);
             device.addEventListener(l.events());
             device.addCloseListener(l.close());
-            // isClosed waits for a close in progress: false means the close, if any, has yet to
-            // call its listeners, ours among them; true means it may have missed ours.
-            if (device.isClosed()) {
-                device.removeEventListener(l.events());
-                device.removeCloseListener(l.close());
-                return; // nothing is created on it any more: the acquire fails on its own
-            }
             listeners.put(device, l);
+        }
+        // Outside the monitor, which a close in progress may need (it calls onDeviceClose):
+        // isClosed waits for that close. False: the close, if any, has yet to call its listeners,
+        // ours among them. True: it may have missed ours, which nothing calls any more.
+        if (device.isClosed()) {
+            synchronized (this) {
+                listeners.remove(device, l);
+            }
+            device.removeEventListener(l.events());
+            device.removeCloseListener(l.close());
         }
     }
 

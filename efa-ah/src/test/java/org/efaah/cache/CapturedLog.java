@@ -7,6 +7,9 @@ import ch.qos.logback.core.AppenderBase;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -17,6 +20,7 @@ import org.slf4j.LoggerFactory;
 final class CapturedLog extends AppenderBase<ILoggingEvent> implements AutoCloseable {
     private final List<Logger> loggers = new ArrayList<>();
     private final List<Level> levels = new ArrayList<>();
+    private final List<Boolean> additive = new ArrayList<>();
     private final List<ILoggingEvent> events = new ArrayList<>();
     volatile Consumer<ILoggingEvent> onEvent;
     /** Whether events are dropped rather than kept (long runs whose logs no assertion reads). */
@@ -30,6 +34,7 @@ final class CapturedLog extends AppenderBase<ILoggingEvent> implements AutoClose
             Logger log = (Logger) LoggerFactory.getLogger(source);
             loggers.add(log);
             levels.add(log.getLevel());
+            additive.add(log.isAdditive());
             log.setLevel(Level.INFO);
             log.setAdditive(false);
             log.addAppender(this);
@@ -66,9 +71,28 @@ final class CapturedLog extends AppenderBase<ILoggingEvent> implements AutoClose
     public void close() {
         for (int i = 0; i < loggers.size(); i++) {
             loggers.get(i).detachAppender(this);
-            loggers.get(i).setAdditive(true);
+            loggers.get(i).setAdditive(additive.get(i));
             loggers.get(i).setLevel(levels.get(i));
         }
         stop();
+    }
+
+    /**
+     * For a test class whose tests provoke warnings on purpose (leaks at close, failed destroys,
+     * devices closed under PDs): each test's log of the cache and the device is captured, not
+     * printed.
+     */
+    static final class Quiet implements BeforeEachCallback, AfterEachCallback {
+        private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(Quiet.class);
+
+        @Override
+        public void beforeEach(ExtensionContext context) {
+            context.getStore(NAMESPACE).put("log", new CapturedLog(AddressHandleCache.class, org.efaah.verbs.Device.class));
+        }
+
+        @Override
+        public void afterEach(ExtensionContext context) {
+            context.getStore(NAMESPACE).remove("log", CapturedLog.class).close();
+        }
     }
 }

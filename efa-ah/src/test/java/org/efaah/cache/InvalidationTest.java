@@ -11,11 +11,13 @@ import org.efaah.verbs.HardwareAddressHandle;
 import org.efaah.verbs.mock.DuplicatePolicy;
 import org.efaah.verbs.mock.MockConfig;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Issue 10 item 3, the cache side: invalidation by call and by device event, on a device whose
  * AHs can go stale (a RoCE one: rxe, mlx5). EFA's invalidation is {@link EfaInvalidationTest}'s.
  */
+@ExtendWith(CapturedLog.Quiet.class)
 class InvalidationTest {
     /** A RoCE device, which takes a second AH for a destination while the first is held. */
     static final MockConfig ROCE = MockConfig.builder().efa(false).duplicatePolicy(DuplicatePolicy.LEGACY).build();

@@ -81,6 +81,45 @@ class RegistrationRaceTest {
         }
     }
 
+    /**
+     * The kind of case 5 against a device's close: the first acquire on a PD registers the
+     * cache's listeners while that PD's device is being closed, after the close took its lock and
+     * before it called its listeners. The close then calls the cache's; the acquire must neither
+     * wait for the close while holding what the cache's listener needs (a deadlock), nor succeed.
+     */
+    @Test
+    void theFirstAcquireOnAPdWhoseDeviceIsClosingNeitherDeadlocksNorSucceeds() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try (CapturedLog log = new CapturedLog(AddressHandleCache.class, org.efaah.verbs.Device.class)) {
+            FaultyFixture f = new FaultyFixture();
+            ProtectionDomain fresh = f.device.allocatePd();
+            CountDownLatch closing = new CountDownLatch(1);
+            CountDownLatch letGo = new CountDownLatch(1);
+            f.provider.onCloseAsyncEvents = () -> {
+                closing.countDown();
+                await(letGo);
+            };
+            Future<?> deviceClose = pool.submit(f.device::close);
+            assertTrue(closing.await(10, TimeUnit.SECONDS), "the device's close holds its lock");
+            Thread[] acquirer = {null};
+            Future<?> acquire = pool.submit(() -> {
+                acquirer[0] = Thread.currentThread();
+                return f.cache.acquire(fresh, peer(1));
+            });
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while ((acquirer[0] == null || acquirer[0].getState() != Thread.State.WAITING) && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
+            letGo.countDown();
+            deviceClose.get(10, TimeUnit.SECONDS);
+            ExecutionException refused = assertThrows(ExecutionException.class, () -> acquire.get(10, TimeUnit.SECONDS));
+            assertTrue(refused.getCause() instanceof IllegalStateException, refused.getCause().toString());
+            f.cache.close();
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
     /** Issue 18: A registers N; someone else unregisters N; B registers N; A's close must leave B's bean. */
     @Test
     void aCacheUnregistersOnlyTheBeanItRegistered() throws Exception {

@@ -312,10 +312,11 @@ class RetentionStressTest {
                          AtomicLong closeReturned, String where) {
         AddressHandle h = held.handle();
         AtomicInteger count = counts.get(held.nativeHandle());
+        long invoked = System.nanoTime();
         try {
             h.nativeHandle(); // usable until closed, or until a close
-            if (System.nanoTime() > closeReturned.get()) {
-                violations.add(where + "a handle worked after its cache's or device's close returned");
+            if (invoked > closeReturned.get()) {
+                violations.add(where + "a handle used after its cache's or device's close returned worked");
             }
         } catch (IllegalStateException refused) {
             checkRefusal(refused, closing, where);
