@@ -9,8 +9,6 @@ import javax.management.MBeanRegistrationException;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
 import javax.management.StandardMBean;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The {@link AddressHandleCacheMXBean}s a cache registered with the platform MBean server, so
@@ -25,7 +23,6 @@ import org.slf4j.LoggerFactory;
  * which never calls back into it.
  */
 final class MXBeanRegistrations {
-    private static final Logger LOG = LoggerFactory.getLogger(AddressHandleCache.class);
     /** The registrations whose close is unregistering on this thread, for {@link OwnBean#preDeregister}. */
     private static final ThreadLocal<MXBeanRegistrations> CLOSING = new ThreadLocal<>();
 
@@ -76,7 +73,7 @@ final class MXBeanRegistrations {
 
     /**
      * Unregisters every bean this cache registered that is still registered, and refuses
-     * registrations from now on; a failure is logged, never thrown (the cache is closing).
+     * registrations from now on; never throws (the cache is closing).
      */
     synchronized void unregisterAll() {
         closed = true;
@@ -91,8 +88,6 @@ final class MXBeanRegistrations {
                     server.unregisterMBean(bean.name);
                 } catch (InstanceNotFoundException | MBeanRegistrationException notOurs) {
                     // Unregistered by someone else meanwhile, or another cache's bean took the name.
-                } catch (JMException e) {
-                    LOG.warn("could not unregister {}: {}", bean.name, e.toString());
                 }
             }
             beans.clear();
