@@ -95,9 +95,14 @@ public final class AddressHandle implements AutoCloseable {
         HardwareAddressHandle hw = entry.hardware;
         // An invalidated AH stays LIVE for its handles until the last one closes.
         if (hw == null || hw.isDestroyed() || entry.state != Entry.State.LIVE) {
-            throw new IllegalStateException("the AH to " + dgid() + " was destroyed (its cache was closed)");
+            throw destroyed();
         }
         return hw;
+    }
+
+    private IllegalStateException destroyed() {
+        return new IllegalStateException("the AH to " + dgid() + " was destroyed ("
+                + (pd().device().isClosed() ? "its device " + pd().device().name() : "its cache") + " was closed)");
     }
 
     /**
@@ -112,7 +117,7 @@ public final class AddressHandle implements AutoCloseable {
     public AddressHandle duplicate() {
         hardware();
         if (!entry.retainHeld()) {
-            throw new IllegalStateException("the AH to " + dgid() + " was destroyed (its cache was closed)");
+            throw destroyed();
         }
         return cache.adopt(entry);
     }

@@ -56,12 +56,25 @@ import org.slf4j.LoggerFactory;
  * entries of that port; DEVICE_FATAL those of the device, whose later acquires then fail), and on
  * RoCE the network under the port ({@link org.efaah.verbs.NetworkEvent}: a neighbour's new MAC or
  * deletion invalidates the AHs to it, a change of the netdev's MAC or MTU or its link going down
- * those of the port; on by default, off with {@code -Defaah.network.watch=false}): an
- * acquire that starts after the invalidation returns creates a fresh AH; handles already out
- * keep the old one until they close, and the last close destroys it. An invalidated AH is never
- * handed out again. On an EFA device that refuses a second AH for a GID (new hardware without
- * the kernel's AH cache), the fresh create for a GID whose old AH is still referenced fails with
- * that device's errno until the old handles close.
+ * those of the port; on by default, off with {@code -Defaah.network.watch=false}). On IB and RoCE
+ * (rxe, mlx5): an acquire that starts after the invalidation returns creates a fresh AH; handles
+ * already out keep the old one until they close, and the last close destroys it. An invalidated
+ * AH is never handed out again.
+ *
+ * <p><b>Invalidation on EFA</b> means something else, since nothing in an EFA AH can go stale
+ * (the kernel's {@code efa_create_ah} takes the dgid alone) and the device holds one AH per (PD,
+ * GID): it ends the AH's retention. An unreferenced AH is destroyed at once; a held one stays the
+ * AH every acquire of its GID gets (also {@link #acquireByAhn}), and is destroyed at its last
+ * close, however it was retained before; the next acquire after that creates a new one. No
+ * acquire fails because of an invalidation. The EFA driver raises no asynchronous events at all
+ * (its event queues carry completions only), so on real EFA only the calls invalidate; nothing
+ * in this cache waits for an event. DEVICE_FATAL (never raised by EFA) and a device's close
+ * invalidate as on IB and RoCE.
+ *
+ * <p><b>Device closed underneath.</b> A forced {@link Device#close()} frees every AH of the
+ * device; the cache hears it first (a close listener) and invalidates them: none is handed out
+ * again or counted as live, handles out refuse use, and acquires on its PDs fail with
+ * {@link IllegalStateException}.
  *
  * <p><b>Failure.</b> When the provider's create fails with a {@link VerbsException}, the
  * acquiring caller and every caller waiting on the same key get its errno; the key is forgotten
@@ -79,6 +92,28 @@ import org.slf4j.LoggerFactory;
  * while the cache holds AHs in it ({@code ibv_dealloc_pd} answers EBUSY): close the handles (and,
  * with retention, call {@link #invalidate(ProtectionDomain)}), or the cache, first. With
  * retention the reaper thread keeps the cache reachable: close it.
+ *
+ * <p><b>Lifecycle rules</b> (each path that moves an entry, against each that snapshots or drains):
+ * <ul>
+ *   <li><em>Tables, detached set.</em> An entry whose AH may exist (being created or LIVE) is in
+ *       its PD's table or in the detached set: an invalidation adds it to the set before it
+ *       takes it out of the table, and only a destroy (or a failed create) takes it out of the
+ *       set. {@link #close()} walks the tables, then the set, until both are empty.</li>
+ *   <li><em>Idle list.</em> An entry joins and leaves it only under its lock; the reaper, the
+ *       bound and an ENOMEM eviction walk it and take an entry off only by destroying it under
+ *       its lock, passing over a busy one ({@link IdleList}).</li>
+ *   <li><em>Revival.</em> Every look-up that finds an entry without a reference (acquire,
+ *       {@link #acquireByAhn}) takes its lock and then either takes a reference (as a hit, or
+ *       reviving it from 0), or finishes what an invalidation or a device close left to the lock
+ *       holder; never null for an AH that stays live. An AH its device freed is never revived.</li>
+ *   <li><em>Registrations.</em> Device listeners and MXBeans are registered under the monitor
+ *       that close takes to remove them, and refused once close began: a closed cache is
+ *       reachable from no device and no MBean server. Close unregisters only beans it
+ *       registered.</li>
+ *   <li><em>Locks.</em> Invalidation, the reaper, eviction, the bound and the leak detector never
+ *       wait for an entry lock; a lock holder that leaves an entry unreferenced and LIVE has
+ *       retained it, or its destroy failed (kept for a retry).</li>
+ * </ul>
  *
  * <pre>{@code
  * try (AddressHandleCache cache = AddressHandleCache.create();
@@ -231,14 +266,16 @@ public final class AddressHandleCache implements AutoCloseable {
      * Returns a handle to the live AH numbered {@code ahn} in {@code pd}, as a hit with no device
      * call, or null when the cache holds none: how an EFA receiver turns {@code wc.slid} (the
      * AHN of the receiver's own AH for the sender) into that AH. AHN 0 is a valid number;
-     * {@code 0xFFFF} (EFA's "no AH") is never one. An invalidated AH is not found. Close the
-     * handle when done. Thread-safe.
+     * {@code 0xFFFF} (EFA's "no AH") is never one. An AH that stays live is always found, also
+     * while other threads revive or release it; an invalidated AH is not, but on EFA a held one,
+     * which stays in use (see the class comment). Close the handle when done. Thread-safe.
      *
      * @param pd  the PD the AH belongs to
      * @param ahn the AH number ({@code efadv_query_ah}, efadv.h), 0..0xFFFE
      * @return a new open handle to that AH, or null if the cache holds no live AH with that number
      * @throws IllegalArgumentException    if {@code ahn} is outside 0..0xFFFE
-     * @throws IllegalStateException       if the cache is closed
+     * @throws IllegalStateException       if the cache is closed, or the PD is (its device's close
+     *                                     freed every AH of it)
      * @throws AcquireInterruptedException if interrupted while waiting for a destroy of that AH
      */
     public AddressHandle acquireByAhn(ProtectionDomain pd, int ahn) {
@@ -247,25 +284,70 @@ public final class AddressHandleCache implements AutoCloseable {
             throw new IllegalArgumentException("ahn: " + ahn + " is out of range; valid 0..65534 (0xFFFF means none)");
         }
         checkOpen();
-        Entry e = ahnIndex.get(pd, ahn);
-        if (e == null) {
-            return null;
-        }
-        if (e.tryRetain()) {
-            stats.recordHit();
-            return handleFor(e);
-        }
-        lockToWait(e);
-        try {
-            if (e.state == Entry.State.LIVE && e.reviveLocked()) {
-                idle.remove(e);
-                stats.recordRevived();
+        for (Entry seen = null; ; ) {
+            Entry e = ahnIndex.get(pd, ahn);
+            if (e == null || e == seen) {
+                if (pd.isClosed()) {
+                    throw new IllegalStateException("protection domain is closed: it holds no AH");
+                }
+                return null;
+            }
+            if (e.tryRetain()) {
                 stats.recordHit();
                 return handleFor(e);
             }
-            return null;
-        } finally {
-            e.lock.unlock();
+            lockToWait(e);
+            try {
+                if (e.state == Entry.State.LIVE && retainLocked(e)) {
+                    stats.recordHit();
+                    return handleFor(e);
+                }
+            } finally {
+                e.lock.unlock();
+            }
+            // Not to be handed out, or gone: the AHN may name a newer AH by now; look once more.
+            seen = e;
+        }
+    }
+
+    /**
+     * With {@code e}'s lock held and {@code e} LIVE: takes a reference if its AH may still be
+     * handed out (referenced, or unreferenced and revivable), the revival path every look-up
+     * shares. Otherwise finishes what an invalidation or a device close left to the lock holder
+     * (destroys it if unreferenced) and returns false. A doomed (EFA) entry's AH whose destroy
+     * fails is revived instead: it still exists, and the device allows no other for its GID.
+     */
+    private boolean retainLocked(Entry e) {
+        if (e.hardware.isDestroyed()) {
+            // Freed with its device (closed underneath): never handed out, whatever its count.
+            e.markStale();
+            throwIfError(reclaimer.settleLocked(e));
+            return false;
+        }
+        if (e.tryRetain()) {
+            return true;
+        }
+        if (e.refs() == 0 && e.isDoomed()) {
+            Throwable failure = reclaimer.settleLocked(e);
+            throwIfError(failure);
+            if (failure == null) {
+                return false;
+            }
+        }
+        if (e.reviveLocked()) {
+            // Unreferenced but not destroyed: retained, or its destroy is yet to run (or failed).
+            idle.remove(e);
+            stats.recordRevived();
+            return true;
+        }
+        // Invalidated: finish an invalidation whose tryLock this thread's lock beat.
+        throwIfError(reclaimer.settleLocked(e));
+        return false;
+    }
+
+    private static void throwIfError(Throwable failure) {
+        if (failure instanceof Error error) {
+            throw error;
         }
     }
 
@@ -296,20 +378,16 @@ public final class AddressHandleCache implements AutoCloseable {
             try {
                 switch (e.state) {
                     case LIVE:
-                        if (e.tryRetain()) {
+                        if (retainLocked(e)) {
                             stats.recordHit();
                             return handleFor(e);
                         }
-                        if (e.reviveLocked()) {
-                            // Unreferenced but not destroyed: retained, or its destroy is yet to run.
-                            idle.remove(e);
-                            stats.recordRevived();
-                            stats.recordHit();
-                            return handleFor(e);
+                        if (e.state == Entry.State.LIVE) {
+                            // Invalidated and still referenced: its holders release it. Into the
+                            // detached set before out of the table, as the invalidator does.
+                            detached.add(e);
+                            table.remove(key, e);
                         }
-                        // Invalidated: finish an invalidation whose tryLock this thread's lock beat.
-                        reclaimer.destroyIfStaleAndUnreferenced(e);
-                        table.remove(key, e);
                         break;
                     case FAILED:
                         if (e.failure instanceof VerbsException v) {
@@ -382,6 +460,9 @@ public final class AddressHandleCache implements AutoCloseable {
         // Publishing the first reference lets lock-free hits in, so the entry must be LIVE first.
         // An add, not a set: an invalidation may have marked the entry while it was created.
         e.retainLocked();
+        if ((e.isStale() || e.isDoomed()) && e.claimInvalidationCount()) {
+            stats.recordInvalidated(1); // invalidated while made: counted now that the AH exists
+        }
     }
 
     private void fail(ConcurrentHashMap<Object, Entry> table, Entry e, Throwable cause) {
@@ -439,10 +520,10 @@ public final class AddressHandleCache implements AutoCloseable {
                 return; // already gone
             }
             int r = e.refs();
-            if (r == Entry.STALE) {
-                failure = reclaimer.destroyLocked(e, RemovalCause.INVALIDATED, false);
-            } else if (r != 0) {
+            if (r != 0 && r != Entry.STALE) {
                 return; // revived meanwhile
+            } else if (Reclaimer.mustGo(e)) {
+                failure = reclaimer.destroyLocked(e, RemovalCause.INVALIDATED, false);
             } else if (retains && !closed) {
                 idle.addLast(e, ticker.read());
                 stats.recordRetained();
@@ -453,7 +534,7 @@ public final class AddressHandleCache implements AutoCloseable {
         } finally {
             e.lock.unlock();
         }
-        if (kept && e.isStale()) {
+        if (kept && (e.isStale() || e.isDoomed())) {
             // An invalidation marked it after our check and found the lock taken: finish it.
             reclaimer.tryDestroyUnreferenced(e, RemovalCause.INVALIDATED);
         }
@@ -498,7 +579,7 @@ public final class AddressHandleCache implements AutoCloseable {
         Objects.requireNonNull(pd, "pd");
         Objects.requireNonNull(dgid, "dgid");
         return invalidator.invalidateWhere("dgid " + dgid + " in " + AddressHandleEntry.pdId(pd),
-                e -> e.pd == pd && dgid.equals(e.attributes.dgid()));
+                e -> e.pd == pd && dgid.equals(e.attributes.dgid()), false);
     }
 
     /**
@@ -532,7 +613,7 @@ public final class AddressHandleCache implements AutoCloseable {
         Objects.requireNonNull(dgid, "dgid");
         return invalidator.invalidateWhere("dgid " + dgid + " on port " + portNum + " of " + device.name(),
                 e -> e.pd.device() == device && e.attributes.portNum() == portNum
-                && dgid.equals(e.attributes.dgid()));
+                && dgid.equals(e.attributes.dgid()), false);
     }
 
     /**
@@ -547,7 +628,7 @@ public final class AddressHandleCache implements AutoCloseable {
     public int invalidatePort(Device device, int portNum) {
         Objects.requireNonNull(device, "device");
         return invalidator.invalidateWhere("port " + portNum + " of " + device.name(),
-                e -> e.pd.device() == device && e.attributes.portNum() == portNum);
+                e -> e.pd.device() == device && e.attributes.portNum() == portNum, false);
     }
 
     /**
@@ -560,7 +641,7 @@ public final class AddressHandleCache implements AutoCloseable {
      */
     public int invalidate(ProtectionDomain pd) {
         Objects.requireNonNull(pd, "pd");
-        return invalidator.invalidateWhere(AddressHandleEntry.pdId(pd), e -> e.pd == pd);
+        return invalidator.invalidateWhere(AddressHandleEntry.pdId(pd), e -> e.pd == pd, false);
     }
 
     /**
@@ -569,7 +650,7 @@ public final class AddressHandleCache implements AutoCloseable {
      * @return how many entries were invalidated
      */
     public int invalidateAll() {
-        return invalidator.invalidateWhere("all", e -> true);
+        return invalidator.invalidateWhere("all", e -> true, false);
     }
 
     /** The cache's listener on each device it has AHs on; tests call it to simulate an event. */
@@ -624,7 +705,8 @@ public final class AddressHandleCache implements AutoCloseable {
      * {@link AddressHandle}s acquired (or duplicated) and not yet closed, garbage-collected ones
      * that were never closed included: the references the cache's AHs hold. Counted from the
      * entries when asked (O(entries)), so that a hit pays for no counter of its own; a snapshot
-     * that races acquires and closes is approximate.
+     * that races acquires and closes is approximate. Handles whose AH their device's close freed
+     * are not counted.
      *
      * @return the open handles now
      */
@@ -655,9 +737,11 @@ public final class AddressHandleCache implements AutoCloseable {
     }
 
     /**
-     * Unreferenced AHs kept by the retention policy now.
+     * Unreferenced AHs the cache keeps now, in its idle list: retained by the policy, or kept
+     * after a failed destroy for a retry ({@link #cleanUp()}, an ENOMEM eviction, a later revival
+     * and last close, or {@link #close()}); invalidated ones whose destroy failed are not counted.
      *
-     * @return the count now; 0 without retention
+     * @return the count now; without retention only AHs whose destroy failed
      */
     public int retainedEntries() {
         return idle.size();
@@ -666,7 +750,9 @@ public final class AddressHandleCache implements AutoCloseable {
     /**
      * Registers an {@link AddressHandleCacheMXBean} for this cache with the platform MBean server
      * under {@code objectName} (for example {@code org.efaah:type=AddressHandleCache,name=main});
-     * {@link #close()} unregisters it.
+     * {@link #close()} unregisters it, unless someone else unregistered it before (then the name
+     * may name another cache's bean, which it leaves alone). A registration racing the cache's
+     * close is either undone by that close or refused.
      *
      * @param objectName the JMX object name, in {@code ObjectName} syntax
      * @return the registered name
@@ -766,9 +852,10 @@ public final class AddressHandleCache implements AutoCloseable {
             closed = true;
         }
         reaper.wake();
-        mxBeans.unregisterAll();
+        // Each refuses registrations from now on, under the monitor its registrations take.
         invalidator.stopListening();
         network.stopListening();
+        mxBeans.unregisterAll();
         Reclaimer.Teardown teardown = reclaimer.destroyAll();
         lastTable = null;
         long openHandles = teardown.openHandles();

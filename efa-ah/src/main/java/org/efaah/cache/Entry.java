@@ -18,6 +18,8 @@ import org.efaah.verbs.ProtectionDomain;
  * </pre>
  * A destroy that fails leaves the entry LIVE and unreferenced (the AH still exists), to be
  * retried by the reaper, an ENOMEM eviction, a revival's later last release, or the cache's close.
+ * One transition keeps the count: the close of the entry's device retires it (DEAD) while handles
+ * are out, which then refuse use and release into nothing.
  * The reference count is changed without the lock only by {@link #tryRetain()}, which succeeds
  * only while it is positive, so the lock-free hit path can never revive an entry that a release
  * has taken to zero: reviving (0 to 1) happens under the lock, where a pending destroy is seen.
@@ -30,6 +32,11 @@ import org.efaah.verbs.ProtectionDomain;
  * counting down, and the release that brings the count to exactly {@code STALE} was the last
  * one. Ranges: {@code >= 0} valid; {@code [STALE, 0)} invalidated with {@code refs - STALE}
  * references; {@code <= GONE} destroyed.
+ *
+ * <p><b>On EFA</b> an invalidation does not mark the count: the device holds one AH per (PD,
+ * GID), so the held AH stays the one every acquire gets. It sets {@link #doomed} instead (also a
+ * single lock-free step): the entry is never retained again, and an unreferenced doomed entry is
+ * destroyed by whoever finds it so under its lock.
  */
 final class Entry {
     enum State { CREATING, LIVE, FAILED, DEAD }
@@ -39,11 +46,21 @@ final class Entry {
     /** Added to the count by an invalidation; see the class comment. */
     static final int STALE = GONE / 2;
 
+    /** {@link #collectedLeaks} once the cache's close has counted the entry's open handles. */
+    private static final int LEAKS_COUNTED_AT_CLOSE = Integer.MIN_VALUE;
+
     private static final VarHandle REFS;
+    private static final VarHandle DOOMED;
+    private static final VarHandle INVALIDATION_COUNTED;
+    private static final VarHandle COLLECTED_LEAKS;
 
     static {
         try {
-            REFS = MethodHandles.lookup().findVarHandle(Entry.class, "refs", int.class);
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            REFS = lookup.findVarHandle(Entry.class, "refs", int.class);
+            DOOMED = lookup.findVarHandle(Entry.class, "doomed", boolean.class);
+            INVALIDATION_COUNTED = lookup.findVarHandle(Entry.class, "invalidationCounted", boolean.class);
+            COLLECTED_LEAKS = lookup.findVarHandle(Entry.class, "collectedLeaks", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -60,13 +77,21 @@ final class Entry {
     volatile HardwareAddressHandle hardware;
     /** Ticker time at which the create completed, ns; written before {@link #state} turns LIVE. */
     long createdAt;
+    /** EFA's invalidation: never retained again; destroyed once unreferenced. Set once, lock-free. */
+    private volatile boolean doomed;
+    /** Whether the invalidation of this entry was counted, by the invalidator or by its creator. */
+    @SuppressWarnings("unused") // accessed through INVALIDATION_COUNTED
+    private volatile boolean invalidationCounted;
     Throwable failure;        // guarded by lock
     boolean destroyFailed;    // guarded by lock
     /**
      * References held by handles the leak detector saw garbage-collected, already counted as
-     * leaks, so that cache close does not count them again. Guarded by lock.
+     * leaks, so that cache close does not count them again; {@link #LEAKS_COUNTED_AT_CLOSE} once
+     * close has counted. Changed only atomically, never under the lock (the leak detector's
+     * shared thread must not wait for an entry lock).
      */
-    int collectedLeaks;
+    @SuppressWarnings("unused") // accessed through COLLECTED_LEAKS
+    private volatile int collectedLeaks;
 
     // Retention: guarded by the cache's IdleList monitor.
     Entry idlePrev;
@@ -138,6 +163,46 @@ final class Entry {
                 return true;
             }
         }
+    }
+
+    /** EFA's invalidation: returns whether this call doomed the entry (false if it already was). */
+    boolean markDoomed() {
+        return DOOMED.compareAndSet(this, false, true);
+    }
+
+    boolean isDoomed() {
+        return doomed;
+    }
+
+    /**
+     * Whether the caller is the one to count this entry's invalidation: the invalidator, when it
+     * finds the entry made, or its creator, when it finds the entry invalidated while it was
+     * being made; so that an entry whose create fails is never counted, and none twice.
+     */
+    boolean claimInvalidationCount() {
+        return INVALIDATION_COUNTED.compareAndSet(this, false, true);
+    }
+
+    /**
+     * The leak detector's report of one collected handle; returns false if the cache's close
+     * counted the entry's open handles already (that handle among them).
+     */
+    boolean addCollectedLeak() {
+        for (;;) {
+            int n = collectedLeaks;
+            if (n == LEAKS_COUNTED_AT_CLOSE) {
+                return false;
+            }
+            if (COLLECTED_LEAKS.compareAndSet(this, n, n + 1)) {
+                return true;
+            }
+        }
+    }
+
+    /** At the cache's close: the collected handles reported so far; later reports defer to close's count. */
+    int sealCollectedLeaks() {
+        int n = (int) COLLECTED_LEAKS.getAndSet(this, LEAKS_COUNTED_AT_CLOSE);
+        return n == LEAKS_COUNTED_AT_CLOSE ? 0 : n;
     }
 
     boolean isStale() {

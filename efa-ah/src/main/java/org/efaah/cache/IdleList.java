@@ -5,13 +5,20 @@ import java.util.List;
 import java.util.function.Predicate;
 
 /**
- * The unreferenced AHs a cache keeps, least recently used first: an intrusive doubly-linked list
- * through {@link Entry#idlePrev}/{@link Entry#idleNext}, in the order their last handle closed
- * (the time is stamped here, so the order and the times agree). One monitor guards it; every
- * operation is O(1) but {@link #pollOldest}.
+ * The unreferenced AHs a cache keeps (retained, or kept for a retry after a failed destroy),
+ * least recently used first: an intrusive doubly-linked list through
+ * {@link Entry#idlePrev}/{@link Entry#idleNext}, in the order their last handle closed (the time
+ * is stamped here, so the order and the times agree). One monitor guards it; adding and removing
+ * are O(1), snapshots O(n).
  *
- * <p>An entry is in the list while it is LIVE, unreferenced, not invalidated and the cache is
- * open; callers change membership with the entry's lock held.
+ * <p><b>Membership rule.</b> An entry joins and leaves the list only with its lock held
+ * ({@code lastReleased} retaining it, a destroy, a failed destroy putting it back, a revival), so
+ * a path that drains the list (the reaper, an ENOMEM eviction, the bound) only ever looks at a
+ * snapshot of it ({@link #oldest}, {@link #idleSince}) and takes an entry off by destroying it
+ * under its lock: an entry whose lock it cannot get stays listed, for its holder or the next
+ * round. Every listed entry is LIVE and was unreferenced when listed; an invalidation (a
+ * lock-free mark) may make a listed entry stale, and whoever destroys it then takes it off.
+ * Outside the lock of an entry only {@link #size()} and snapshots read the list.
  */
 final class IdleList {
     private Entry first;
@@ -60,32 +67,37 @@ final class IdleList {
         return true;
     }
 
-    /** The least recently used entry whose idle time began at or before {@code before}, or null. */
-    synchronized Entry firstIdleSince(long before) {
-        Entry e = first;
-        return e != null && e.idleSince - before <= 0 ? e : null;
-    }
-
-    /** The least recently used entry, or null. */
-    synchronized Entry first() {
-        return first;
+    /**
+     * The entry after {@code e}, or the least recently used one when {@code e} is null or no
+     * longer listed; null past the end. For walks that must not allocate.
+     */
+    synchronized Entry after(Entry e) {
+        return e == null || !e.idle ? first : e.idleNext;
     }
 
     /**
-     * Removes and returns up to {@code max} entries matching {@code filter}, least recently used
-     * first. The caller then owns their fate: it destroys them, or leaves them to whoever holds
-     * their lock (a revival or a destroy), which never needs them in the list.
+     * The entries whose idle time began at or before {@code before}, least recently used first
+     * (a prefix of the list, since times are stamped in list order). A snapshot: the list is not
+     * changed.
      */
-    synchronized List<Entry> pollOldest(Predicate<Entry> filter, int max) {
+    synchronized List<Entry> idleSince(long before) {
         List<Entry> found = new ArrayList<>();
-        Entry e = first;
-        while (e != null && found.size() < max) {
-            Entry next = e.idleNext;
+        for (Entry e = first; e != null && e.idleSince - before <= 0; e = e.idleNext) {
+            found.add(e);
+        }
+        return found;
+    }
+
+    /**
+     * Up to {@code max} entries matching {@code filter}, least recently used first. A snapshot:
+     * the list is not changed.
+     */
+    synchronized List<Entry> oldest(Predicate<Entry> filter, int max) {
+        List<Entry> found = new ArrayList<>();
+        for (Entry e = first; e != null && found.size() < max; e = e.idleNext) {
             if (filter.test(e)) {
-                remove(e);
                 found.add(e);
             }
-            e = next;
         }
         return found;
     }

@@ -1,5 +1,7 @@
 package org.efaah.cache;
 
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
@@ -10,45 +12,81 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A cache's invalidation: marks entries stale so no acquire gets their AH again, takes them out
- * of their tables, and destroys those nobody references; and the listening to devices'
- * asynchronous events that invalidate (GID_CHANGE, PORT_ERR, PORT_ACTIVE a port's entries,
- * DEVICE_FATAL a device's, whose later acquires then fail).
+ * A cache's invalidation, and its listening to devices: their asynchronous events that
+ * invalidate (GID_CHANGE, PORT_ERR, PORT_ACTIVE a port's entries, DEVICE_FATAL a device's, whose
+ * later acquires then fail) and their close (a forced {@link Device#close()} frees every AH of
+ * the device, so its entries are invalidated first).
  *
- * <p>Locks: none held while marking ({@link Entry#markStale()} is one atomic step); an
- * unreferenced entry's lock is only tried ({@code tryLock}), through
- * {@link Reclaimer#tryDestroyUnreferenced}, so invalidation never waits. Listener
- * registration goes through a concurrent map's {@code computeIfAbsent}.
+ * <p><b>What an invalidation does.</b> Off EFA, and on any device that is fatal or closing, it
+ * marks an entry stale ({@link Entry#markStale()}) so that no acquire gets its AH again, moves it
+ * to the detached set, and destroys it if nobody references it. On EFA (GID_CHANGE, PORT_*, and
+ * the {@code invalidate*} calls) it dooms the entry instead ({@link Entry#markDoomed()}): EFA holds
+ * one AH per (PD, GID), which a new acquire could not replace while it is held, and nothing an
+ * EFA AH holds can go stale (the kernel's {@code efa_create_ah} uses the dgid alone). A doomed
+ * entry stays in its table and keeps being handed out while referenced, is never retained again,
+ * and is destroyed once unreferenced; the next acquire after that creates a new AH.
+ *
+ * <p><b>Rules.</b> Marking takes no lock (one atomic step). A stale entry is added to the detached
+ * set <em>before</em> it leaves its table, so an entry on the move is always in one of the two
+ * (close and the reaper walk the tables first); if it was destroyed or its create failed
+ * meanwhile, it is taken out of the set again, so a DEAD or FAILED entry never stays there. An
+ * unreferenced entry's lock is only tried ({@link Reclaimer#tryDestroyUnreferenced}); a holder
+ * that wins that race sees the mark and destroys it. So invalidation never waits. Listener
+ * registration and removal hold this object's monitor (never while waiting for anything: a
+ * device's close calls {@link #onDeviceClose} under its own lock, which takes the monitor), and
+ * registration after the cache began closing is refused: a closed cache listens to no device.
  */
 final class Invalidator {
     private static final Logger LOG = LoggerFactory.getLogger(AddressHandleCache.class);
 
     private final AddressHandleCache cache;
-    private final ConcurrentHashMap<Device, Consumer<DeviceEvent>> listeners = new ConcurrentHashMap<>();
+    /** Per device, the event and close listeners registered on it. Guarded by this. */
+    private final Map<Device, Listeners> listeners = new HashMap<>();
+    private boolean stopped; // guarded by this
     private final Set<Device> fatalDevices = ConcurrentHashMap.newKeySet();
+
+    private record Listeners(Consumer<DeviceEvent> events, Consumer<Device> close) {
+    }
 
     Invalidator(AddressHandleCache cache) {
         this.cache = cache;
     }
 
     /**
-     * Invalidates every entry {@code which} accepts; returns how many. An {@link Error} from
-     * destroying one is thrown after all were handled.
+     * Invalidates every entry {@code which} accepts; returns how many. {@code hard} marks every
+     * entry stale, as on a device that is fatal or closing; otherwise entries on EFA are doomed
+     * instead (see the class comment). An {@link Error} from destroying one is thrown after all
+     * were handled.
      */
-    int invalidateWhere(String scope, Predicate<Entry> which) {
+    int invalidateWhere(String scope, Predicate<Entry> which, boolean hard) {
         int n = 0;
+        int counted = 0;
         Error error = null;
         for (ConcurrentHashMap<Object, Entry> table : cache.tables.values()) {
             for (Entry e : table.values()) {
-                if (!which.test(e) || !e.markStale()) {
+                if (!which.test(e)) {
+                    continue;
+                }
+                boolean stale = hard || !e.pd.device().isEfa();
+                if (stale ? !e.markStale() : !e.markDoomed()) {
                     continue;
                 }
                 n++;
-                cache.detached.add(e);
-                table.remove(e.key, e);
+                // Counted once the AH exists; an entry still being created is counted by its creator.
+                if (e.state != Entry.State.CREATING && e.claimInvalidationCount()) {
+                    counted++;
+                }
+                if (stale) {
+                    cache.detached.add(e);
+                    if (e.state == Entry.State.DEAD || e.state == Entry.State.FAILED) {
+                        cache.detached.remove(e); // ended between the mark and the add
+                    }
+                    table.remove(e.key, e);
+                }
                 // Unreferenced: nobody will release it, so destroy it now unless a lock holder
                 // (which sees the mark) is at it.
-                if (e.refs() == Entry.STALE) {
+                int r = e.refs();
+                if (r == Entry.STALE || r == 0) {
                     try {
                         cache.reclaimer.tryDestroyUnreferenced(e, RemovalCause.INVALIDATED);
                     } catch (Error t) {
@@ -57,8 +95,8 @@ final class Invalidator {
                 }
             }
         }
-        cache.stats.recordInvalidated(n);
-        cache.events.invalidated(scope, n);
+        cache.stats.recordInvalidated(counted);
+        cache.events.invalidated(scope, counted);
         if (error != null) {
             throw error;
         }
@@ -69,12 +107,16 @@ final class Invalidator {
     void onDeviceEvent(DeviceEvent event) {
         switch (event.kind()) {
             case GID_CHANGE, PORT_ERR, PORT_ACTIVE -> {
-                int n = cache.invalidatePort(event.device(), event.portNum());
-                LOG.info("{} on {} port {}: {} AH(s) invalidated", event.kind(), event.device().name(), event.portNum(), n);
+                Device device = event.device();
+                int n = invalidateWhere(event.kind() + " on " + device.name() + " port " + event.portNum(),
+                        e -> e.pd.device() == device && e.attributes.portNum() == event.portNum(), false);
+                LOG.info("{} on {} port {}: {} AH(s) invalidated{}", event.kind(), device.name(), event.portNum(), n,
+                        device.isEfa() ? " (EFA: each held one stays in use until its last close)" : "");
             }
             case DEVICE_FATAL -> {
                 fatalDevices.add(event.device());
-                int n = invalidateWhere("DEVICE_FATAL on " + event.device().name(), e -> e.pd.device() == event.device());
+                int n = invalidateWhere("DEVICE_FATAL on " + event.device().name(), e -> e.pd.device() == event.device(),
+                        true);
                 LOG.error("DEVICE_FATAL on {}: {} AH(s) invalidated; acquires on it fail from now on",
                         event.device().name(), n);
             }
@@ -84,18 +126,67 @@ final class Invalidator {
         }
     }
 
-    /** Starts listening to {@code device}'s events, once per device. */
-    void listenTo(Device device) {
-        listeners.computeIfAbsent(device, d -> {
-            Consumer<DeviceEvent> listener = this::onDeviceEvent;
-            d.addEventListener(listener);
-            return listener;
-        });
+    /**
+     * A device of the cache's is being closed ({@link Device#close()}, on the closing thread,
+     * before it frees its children): its AHs go with it, so none may be handed out again.
+     */
+    private void onDeviceClose(Device device) {
+        int n = invalidateWhere("close of " + device.name(), e -> e.pd.device() == device, true);
+        for (Entry e : cache.detached) {
+            if (e.pd.device() == device) {
+                cache.reclaimer.destroyUnderClosingDevice(e); // referenced: would count as live otherwise
+            }
+        }
+        synchronized (this) {
+            Listeners l = listeners.remove(device);
+            if (l != null) {
+                device.removeEventListener(l.events()); // the device keeps no reference to this cache
+            }
+        }
+        fatalDevices.remove(device);
+        if (n > 0) {
+            LOG.info("{} is being closed: {} AH(s) of this cache invalidated", device.name(), n);
+        }
     }
 
-    /** Stops listening to every device (the cache is closing). */
-    void stopListening() {
-        listeners.forEach(Device::removeEventListener);
+    /**
+     * Starts listening to {@code device}'s events and close, once per device.
+     *
+     * @throws IllegalStateException if the cache is closed (or closing)
+     */
+    void listenTo(Device device) {
+        Listeners l;
+        synchronized (this) {
+            if (stopped) {
+                throw new IllegalStateException("address handle cache is closed");
+            }
+            if (listeners.containsKey(device)) {
+                return;
+            }
+            l = new Listeners(this::onDeviceEvent, this::onDeviceClose);
+            device.addEventListener(l.events());
+            device.addCloseListener(l.close());
+            listeners.put(device, l);
+        }
+        // Outside the monitor, which a close in progress may need (it calls onDeviceClose):
+        // isClosed waits for that close. False: the close, if any, has yet to call its listeners,
+        // ours among them. True: it may have missed ours, which nothing calls any more.
+        if (device.isClosed()) {
+            synchronized (this) {
+                listeners.remove(device, l);
+            }
+            device.removeEventListener(l.events());
+            device.removeCloseListener(l.close());
+        }
+    }
+
+    /** Stops listening to every device, and refuses to start again (the cache is closing). */
+    synchronized void stopListening() {
+        stopped = true;
+        listeners.forEach((device, l) -> {
+            device.removeEventListener(l.events());
+            device.removeCloseListener(l.close());
+        });
         listeners.clear();
     }
 

@@ -78,18 +78,12 @@ final class LeakTracker {
             if (closed) {
                 return;
             }
-            boolean countedAtCacheClose;
-            entry.lock.lock();
-            try {
-                // The leaked reference keeps the entry alive, so only the cache's close can have
-                // ended it, and that close counted this handle among those left open.
-                countedAtCacheClose = entry.state == Entry.State.DEAD;
-                if (!countedAtCacheClose) {
-                    entry.collectedLeaks++;
-                    tracker.reported.increment();
-                }
-            } finally {
-                entry.lock.unlock();
+            // The leaked reference keeps the entry alive, so only the cache's close can have ended
+            // it, and that close counted this handle among those left open. No entry lock: this
+            // is the JVM's shared Cleaner thread, which must not wait for one.
+            boolean countedAtCacheClose = !entry.addCollectedLeak();
+            if (!countedAtCacheClose) {
+                tracker.reported.increment();
             }
             LOG.warn("LEAK: an AddressHandle for {} was garbage-collected without close(); {}", entry.key,
                     countedAtCacheClose ? "it was counted among the handles left open when its cache was closed"

@@ -13,8 +13,10 @@ import org.slf4j.LoggerFactory;
  * destroys that failed, through {@link Reclaimer}. It stops when the cache closes.
  *
  * <p>Locks: it takes entry locks only with {@code tryLock} (an entry busy under its lock is
- * being revived or destroyed by its holder, and is looked at next time), and never touches a
- * referenced AH, so it cannot delay a hit; it holds no lock while parked.
+ * being revived or destroyed by its holder, and is looked at next time, while the others are
+ * reaped), and never touches a referenced AH, so it cannot delay a hit; it holds no lock while
+ * parked. It drains the idle list from a snapshot, by destroying under the entry lock
+ * ({@link IdleList}'s membership rule).
  */
 final class Reaper {
     private static final Logger LOG = LoggerFactory.getLogger(AddressHandleCache.class);
@@ -92,29 +94,16 @@ final class Reaper {
         }
         int destroyed = 0;
         long now = ticker.read();
-        Entry skipped = null;
-        for (int budget = idle.size(); budget > 0; budget--) {
-            Entry e = idle.firstIdleSince(now - idleNanos);
-            if (e == null || e == skipped) {
-                break;
-            }
-            if (!e.lock.tryLock()) {
-                // Being revived or destroyed by another thread: leave it; look at it next time.
-                skipped = e;
-                continue;
-            }
+        // A snapshot: an entry busy under its lock is passed over (it stays listed, for its holder
+        // or the next round), and one whose destroy fails goes back to the tail, stamped now,
+        // out of this round.
+        for (Entry e : idle.idleSince(now - idleNanos)) {
             try {
-                if (e.state == Entry.State.LIVE && e.refs() == 0) {
-                    if (reclaimer.destroyLocked(e, RemovalCause.IDLE, true) == null) {
-                        destroyed++;
-                    } else {
-                        break; // re-queued at the tail: tried again next round
-                    }
-                } else {
-                    idle.remove(e);
+                if (reclaimer.tryDestroyUnreferenced(e, RemovalCause.IDLE)) {
+                    destroyed++;
                 }
-            } finally {
-                e.lock.unlock();
+            } catch (Error logged) {
+                // Logged by the destroy (quiet, for the reaper); the AH is kept for a retry.
             }
         }
         for (Entry d : detached) {
@@ -124,7 +113,7 @@ final class Reaper {
                         destroyed++;
                     }
                 } catch (Error logged) {
-                    LOG.error("destroy of an invalidated AH threw; it is kept and will be retried", logged);
+                    // Logged by the destroy (quiet, for the reaper); the AH is kept for a retry.
                 }
             }
         }

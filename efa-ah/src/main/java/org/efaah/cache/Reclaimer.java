@@ -27,6 +27,21 @@ import org.slf4j.LoggerFactory;
  * entry is being revived or destroyed by its holder, and is left to it), so eviction and the
  * bound never wait and never delay a hit; the idle list's monitor is taken inside an entry lock,
  * never the other way round. A referenced AH is never touched but at close.
+ *
+ * <p>Rules, against the paths that move entries (see {@link AddressHandleCache}):
+ * <ul>
+ *   <li>The eviction and the bound drain the idle list from a snapshot (or a walk) of it and take
+ *       an entry off only by destroying it under its lock; one whose lock is taken stays listed
+ *       ({@link IdleList}'s membership rule), so no holder that has just listed it can lose it.</li>
+ *   <li>A destroy retires the entry in one place, under its lock: DEAD, out of the AHN index,
+ *       the detached set and its table. A failed one keeps it LIVE and unreferenced, listed
+ *       again for a retry unless invalidated (then it stays in the detached set) or the cache
+ *       closed.</li>
+ *   <li>Close walks the tables first and the detached set second, since an invalidation adds an
+ *       entry to the set before it takes it out of its table: an entry on the move is in at least
+ *       one of the two copies. It repeats until both are empty, so entries a create in progress
+ *       put in a table meanwhile are seen too.</li>
+ * </ul>
  */
 final class Reclaimer {
     private static final Logger LOG = LoggerFactory.getLogger(AddressHandleCache.class);
@@ -95,8 +110,7 @@ final class Reclaimer {
 
     /**
      * Destroys up to {@code wanted} unreferenced AHs of {@code device}: invalidated ones first,
-     * then retained ones, least recently used first. Victims are taken off the idle list before
-     * their lock is tried, so concurrent evictions never fight over the same AHs.
+     * then retained ones, least recently used first. Busy victims are skipped and stay listed.
      */
     private int evictUnreferenced(Device device, int wanted) {
         int evicted = 0;
@@ -105,16 +119,16 @@ final class Reclaimer {
                 evicted++;
             }
         }
-        for (int budget = idle.size(); evicted < wanted && budget > 0; ) {
-            List<Entry> victims = idle.pollOldest(x -> x.pd.device() == device, wanted - evicted);
-            if (victims.isEmpty()) {
+        // A walk, not a removal: a victim busy under its lock is passed over and stays listed; after
+        // an eviction the walk goes on from the head (the victim left the list).
+        Entry e = null;
+        for (int steps = idle.size() + 2; evicted < wanted && steps > 0; steps--) {
+            e = idle.after(e);
+            if (e == null) {
                 break;
             }
-            budget -= victims.size();
-            for (Entry victim : victims) {
-                if (evict(victim)) {
-                    evicted++;
-                }
+            if (e.pd.device() == device && evict(e)) {
+                evicted++;
             }
         }
         return evicted;
@@ -122,26 +136,20 @@ final class Reclaimer {
 
     /**
      * Destroys an unreferenced AH for an ENOMEM unless its lock is taken (then whoever holds it
-     * revives or destroys it). An {@link Error} from the destroy is thrown, after the victim is
-     * settled (kept, for a retry).
+     * revives or destroys it, and it stays listed meanwhile). An {@link Error} from the destroy
+     * is thrown, after the victim is settled (kept, for a retry).
      */
     private boolean evict(Entry victim) {
         if (!victim.lock.tryLock()) {
             return false;
         }
-        Throwable failure = null;
+        Throwable failure;
         try {
-            if (victim.state != Entry.State.LIVE) {
-                return false;
-            }
             int r = victim.refs();
-            if (r == 0) {
-                failure = destroyLocked(victim, RemovalCause.EVICTED_ENOMEM, false);
-            } else if (r == Entry.STALE) {
-                failure = destroyLocked(victim, RemovalCause.INVALIDATED, false);
-            } else {
-                return false; // revived meanwhile
+            if (victim.state != Entry.State.LIVE || (r != 0 && r != Entry.STALE)) {
+                return false; // gone, or revived meanwhile
             }
+            failure = destroyLocked(victim, unreferencedCause(victim, RemovalCause.EVICTED_ENOMEM), false);
         } finally {
             victim.lock.unlock();
         }
@@ -153,13 +161,20 @@ final class Reclaimer {
 
     /** Destroys least recently used unreferenced AHs while more than the policy's bound are kept. */
     void trimToBound() {
-        int attempts = 4; // entries busy under their lock are left to the next release or the reaper
-        while (idle.size() > retention.maxUnreferenced() && attempts-- > 0) {
-            Entry oldest = idle.first();
-            if (oldest == null) {
+        int max = retention.maxUnreferenced();
+        // A walk, not a loop on the head: an entry busy under its lock is passed over (left to
+        // its holder, the next release or the reaper), and the next one tried.
+        Entry e = null;
+        for (int attempts = idle.size() - max + 2; attempts > 0 && idle.size() > max; attempts--) {
+            Entry next = idle.after(e);
+            if (next == null && e != null) {
+                next = idle.after(null); // e's destroy failed and put it last: on from the head
+            }
+            if (next == null) {
                 return;
             }
-            tryDestroyUnreferenced(oldest, RemovalCause.SIZE);
+            e = next;
+            tryDestroyUnreferenced(e, RemovalCause.SIZE);
         }
     }
 
@@ -175,14 +190,10 @@ final class Reclaimer {
         Throwable failure = null;
         boolean tried = false;
         try {
-            if (e.state == Entry.State.LIVE) {
-                if (e.refs() == 0) {
-                    tried = true;
-                    failure = destroyLocked(e, cause, true);
-                } else if (e.refs() == Entry.STALE) {
-                    tried = true;
-                    failure = destroyLocked(e, RemovalCause.INVALIDATED, true);
-                }
+            int r = e.refs();
+            if (e.state == Entry.State.LIVE && (r == 0 || r == Entry.STALE)) {
+                tried = true;
+                failure = destroyLocked(e, unreferencedCause(e, cause), true);
             }
         } finally {
             e.lock.unlock();
@@ -193,13 +204,66 @@ final class Reclaimer {
         return tried && failure == null;
     }
 
-    /** With {@code e}'s lock held: destroys it if invalidated and unreferenced. */
-    void destroyIfStaleAndUnreferenced(Entry e) {
-        if (e.state == Entry.State.LIVE && e.refs() == Entry.STALE) {
-            Throwable failure = destroyLocked(e, RemovalCause.INVALIDATED, false);
-            if (failure instanceof Error error) {
-                throw error;
+    /**
+     * Why an unreferenced entry goes: invalidated (marked stale, doomed on EFA, or freed with its
+     * device) whatever the caller's reason, else the caller's.
+     */
+    static RemovalCause unreferencedCause(Entry e, RemovalCause otherwise) {
+        return e.isStale() || e.isDoomed() || e.hardware.isDestroyed() ? RemovalCause.INVALIDATED : otherwise;
+    }
+
+    /**
+     * With {@code e}'s lock held and {@code e} LIVE and unreferenced: whether it may not be handed
+     * out again (invalidated, doomed on EFA, or freed with its device), so that it must be
+     * destroyed rather than revived or kept.
+     */
+    static boolean mustGo(Entry e) {
+        return e.refs() == Entry.STALE || e.isDoomed() || e.hardware.isDestroyed();
+    }
+
+    /**
+     * With {@code e}'s lock held and {@code e} LIVE: destroys it if it is unreferenced and may not
+     * be handed out again ({@link #mustGo}). Returns the destroy's failure, or null (also when
+     * there was nothing to do).
+     */
+    Throwable settleLocked(Entry e) {
+        int r = e.refs();
+        if (e.state == Entry.State.LIVE && (r == 0 || r == Entry.STALE) && mustGo(e)) {
+            return destroyLocked(e, RemovalCause.INVALIDATED, false);
+        }
+        return null;
+    }
+
+    /**
+     * At the close of its device (on the closing thread, after the entry was invalidated): destroys
+     * the AH of an entry still referenced, which the device is about to free anyway, and retires
+     * the entry, so that it no longer counts as live; its handles refuse use and their closes
+     * find it DEAD. Never waits: an entry busy under its lock is left to the device (its holder
+     * finds the AH destroyed).
+     */
+    void destroyUnderClosingDevice(Entry e) {
+        if (!e.lock.tryLock()) {
+            return;
+        }
+        try {
+            if (e.state != Entry.State.LIVE) {
+                return;
             }
+            idle.remove(e);
+            if (destroyHardware(e) == null) {
+                stats.recordDestroy(RemovalCause.INVALIDATED);
+            } else {
+                liveEntries.decrementAndGet(); // the device's close frees it right after
+            }
+            e.state = Entry.State.DEAD; // the count stays: the handles out still close, into nothing
+            ahnIndex.remove(e, e.hardware.ahn());
+            detached.remove(e);
+            ConcurrentHashMap<Object, Entry> table = tables.get(e.pd);
+            if (table != null) {
+                table.remove(e.key, e);
+            }
+        } finally {
+            e.lock.unlock();
         }
     }
 
@@ -215,7 +279,12 @@ final class Reclaimer {
         idle.remove(e);
         Throwable failure = destroyHardware(e);
         if (failure != null) {
-            if (!e.isStale() && !cache.closed) {
+            // Kept for a retry: an invalidated one (stale, or doomed on EFA) in the detached set,
+            // which the reaper, eviction and close walk whatever its age; any other listed, as
+            // retained, where the reaper, an eviction or a revival finds it.
+            if (e.isStale() || e.isDoomed()) {
+                detached.add(e);
+            } else if (!cache.closed) {
                 idle.addLast(e, ticker.read());
             }
             if (quiet && failure instanceof Error) {
@@ -269,41 +338,52 @@ final class Reclaimer {
      * At cache close, once the cache is marked closed: destroys every AH still LIVE, each with its
      * entry's lock held (so it waits for a create in progress, which sees the cache closed), and
      * forgets every entry. A failed destroy leaves that AH to its device's close. Handles the leak
-     * detector already reported are not counted as open.
+     * detector already reported are not counted as open. Walks the tables, then the detached set,
+     * until both are empty (see the class comment).
      */
     Teardown destroyAll() {
         long openHandles = 0;
         int failed = 0;
         Throwable firstFailure = null;
-        List<Entry> all = new ArrayList<>(detached);
-        for (ConcurrentHashMap<Object, Entry> table : tables.values()) {
-            all.addAll(table.values());
-        }
-        for (Entry e : all) {
-            e.lock.lock();
-            try {
-                if (e.state != Entry.State.LIVE) {
-                    continue;
+        for (;;) {
+            List<Entry> all = new ArrayList<>();
+            for (ConcurrentHashMap<Object, Entry> table : tables.values()) {
+                all.addAll(table.values());
+            }
+            all.addAll(detached);
+            if (all.isEmpty()) {
+                break;
+            }
+            for (Entry e : all) {
+                e.lock.lock();
+                try {
+                    if (e.state == Entry.State.LIVE) {
+                        openHandles += Math.max(0, e.references() - e.sealCollectedLeaks());
+                        idle.remove(e);
+                        Throwable failure = destroyHardware(e);
+                        if (failure == null) {
+                            stats.recordDestroy(RemovalCause.CACHE_CLOSED);
+                            cache.events.destroyed(e, RemovalCause.CACHE_CLOSED);
+                        } else {
+                            failed++;
+                            firstFailure = chain(firstFailure, failure);
+                        }
+                        e.setRefs(Entry.GONE);
+                        e.state = Entry.State.DEAD;
+                        ahnIndex.remove(e, e.hardware.ahn());
+                    }
+                    // DEAD or FAILED now, whoever ended it: forget it.
+                    detached.remove(e);
+                    ConcurrentHashMap<Object, Entry> table = tables.get(e.pd);
+                    if (table != null) {
+                        table.remove(e.key, e);
+                    }
+                } finally {
+                    e.lock.unlock();
                 }
-                openHandles += Math.max(0, e.references() - e.collectedLeaks);
-                idle.remove(e);
-                Throwable failure = destroyHardware(e);
-                if (failure == null) {
-                    stats.recordDestroy(RemovalCause.CACHE_CLOSED);
-                    cache.events.destroyed(e, RemovalCause.CACHE_CLOSED);
-                } else {
-                    failed++;
-                    firstFailure = chain(firstFailure, failure);
-                }
-                e.setRefs(Entry.GONE);
-                e.state = Entry.State.DEAD;
-                ahnIndex.remove(e, e.hardware.ahn());
-            } finally {
-                e.lock.unlock();
             }
         }
         tables.clear();
-        detached.clear();
         ahnIndex.clear();
         return new Teardown(openHandles, failed, firstFailure);
     }

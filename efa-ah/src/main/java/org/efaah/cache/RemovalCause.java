@@ -15,7 +15,7 @@ public enum RemovalCause {
     EVICTED_ENOMEM,
     /**
      * Invalidated ({@code invalidate*} or a device event: GID change, port error or active,
-     * device fatal) and no longer referenced.
+     * device fatal) and no longer referenced; or its device being closed.
      */
     INVALIDATED,
     /** The cache was closed. */

@@ -49,6 +49,7 @@ public final class Device implements AutoCloseable {
     private final Set<ProtectionDomain> protectionDomains = ConcurrentHashMap.newKeySet();
     private final Set<CompletionQueue> completionQueues = ConcurrentHashMap.newKeySet();
     private final List<Consumer<? super DeviceEvent>> eventListeners = new CopyOnWriteArrayList<>();
+    private final List<Consumer<? super Device>> closeListeners = new CopyOnWriteArrayList<>();
     private volatile DeviceEventReader eventReader;
     private final List<Consumer<? super NetworkEvent>> networkListeners = new CopyOnWriteArrayList<>();
     /** This device's place with the provider's network watcher while it has network listeners; guarded by networkListeners. */
@@ -553,6 +554,29 @@ public final class Device implements AutoCloseable {
     }
 
     /**
+     * Registers {@code listener} to be called once when this device is closed, before
+     * {@link #close()} frees any child (QP, memory region, AH, CQ, PD): what lets an owner of
+     * children, such as an AH cache, stop handing them out. It runs on the closing thread while
+     * no child can be created, and must not block (it may destroy children). A listener that
+     * throws is logged and does not stop the close. A listener added after the close began may
+     * not be called; by then nothing can be created on the device.
+     *
+     * @param listener called with this device; not null
+     */
+    public void addCloseListener(Consumer<? super Device> listener) {
+        closeListeners.add(Objects.requireNonNull(listener, "listener"));
+    }
+
+    /**
+     * Removes a listener added with {@link #addCloseListener}; harmless if it is not there.
+     *
+     * @param listener a listener added before
+     */
+    public void removeCloseListener(Consumer<? super Device> listener) {
+        closeListeners.remove(listener);
+    }
+
+    /**
      * Whether the device reported {@code IBV_EVENT_DEVICE_FATAL}: it then refuses every new
      * operation and can only be closed.
      *
@@ -653,9 +677,9 @@ public final class Device implements AutoCloseable {
     }
 
     /**
-     * Closes the context ({@code ibv_close_device(3)}) after stopping the event reader and
-     * destroying what is still open under it, in dependency order: QPs, then memory regions and
-     * AHs, then CQs, then PDs. Each child counts as closed even when its destroy fails (the
+     * Closes the context ({@code ibv_close_device(3)}) after stopping the event reader, calling
+     * the {@linkplain #addCloseListener close listeners}, and destroying what is still open under
+     * it, in dependency order: QPs, then memory regions and AHs, then CQs, then PDs. Each child counts as closed even when its destroy fails (the
      * context's close frees it anyway) and refuses use from then on. Logs a warning for each PD
      * and CQ left open. Idempotent; may be called from an event listener.
      *
@@ -689,6 +713,14 @@ public final class Device implements AutoCloseable {
                     failure[0] = chain(failure[0], e);
                 }
             }
+            for (Consumer<? super Device> listener : closeListeners) {
+                try {
+                    listener.accept(this);
+                } catch (Throwable t) {
+                    LOG.error("device {}: a close listener failed", name(), t);
+                }
+            }
+            closeListeners.clear();
             List<ProtectionDomain> pds = new ArrayList<>(protectionDomains);
             for (ProtectionDomain pd : pds) {
                 LOG.warn("device {} closed with a PD still allocated ({} AHs, {} QPs and memory regions in it): freeing them",

@@ -23,6 +23,10 @@ final class FaultyProvider extends ForwardingVerbsProvider {
     volatile java.util.function.LongConsumer onCreated;
     volatile java.util.function.LongConsumer onDestroy;
     volatile java.util.concurrent.CountDownLatch createEntered;
+    /** When set, called with each PD's handle before it is deallocated. */
+    volatile java.util.function.LongConsumer onDeallocatePd;
+    /** When set, called before the device's event channel is closed (inside {@code Device.close()}, before its listeners). */
+    volatile Runnable onCloseAsyncEvents;
 
     FaultyProvider(MockVerbsProvider mock) {
         super(mock);
@@ -77,6 +81,24 @@ final class FaultyProvider extends ForwardingVerbsProvider {
             hook.accept(ah);
         }
         mock.destroyAh(ah);
+    }
+
+    @Override
+    public void deallocatePd(long pd) {
+        java.util.function.LongConsumer hook = onDeallocatePd;
+        if (hook != null) {
+            hook.accept(pd);
+        }
+        mock.deallocatePd(pd);
+    }
+
+    @Override
+    public void closeAsyncEvents(long channel) {
+        Runnable hook = onCloseAsyncEvents;
+        if (hook != null) {
+            hook.run();
+        }
+        mock.closeAsyncEvents(channel);
     }
 
     private static RuntimeException sneaky(Throwable t) {

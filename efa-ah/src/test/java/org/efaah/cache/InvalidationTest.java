@@ -11,15 +11,20 @@ import org.efaah.verbs.HardwareAddressHandle;
 import org.efaah.verbs.mock.DuplicatePolicy;
 import org.efaah.verbs.mock.MockConfig;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
-/** Issue 10 item 3, the cache side: invalidation by call and by device event. */
+/**
+ * Issue 10 item 3, the cache side: invalidation by call and by device event, on a device whose
+ * AHs can go stale (a RoCE one: rxe, mlx5). EFA's invalidation is {@link EfaInvalidationTest}'s.
+ */
+@ExtendWith(CapturedLog.Quiet.class)
 class InvalidationTest {
-    /** A device that takes a second AH for a GID, as rxe, mlx5 and older EFA do. */
-    static final MockConfig LEGACY = MockConfig.builder().duplicatePolicy(DuplicatePolicy.LEGACY).build();
+    /** A RoCE device, which takes a second AH for a destination while the first is held. */
+    static final MockConfig ROCE = MockConfig.builder().efa(false).duplicatePolicy(DuplicatePolicy.LEGACY).build();
 
     @Test
     void aHandleOutKeepsItsAhNewAcquiresGetAFreshOneAndTheOldGoesAtItsLastClose() {
-        try (FaultyFixture f = FaultyFixture.withRetention(LEGACY, 3600, 100)) {
+        try (FaultyFixture f = FaultyFixture.withRetention(ROCE, 3600, 100)) {
             AddressHandle old = f.cache.acquire(f.pd, peer(1));
             AddressHandle oldTwin = old.duplicate();
             HardwareAddressHandle oldHw = old.hardware();
@@ -88,7 +93,7 @@ class InvalidationTest {
     void gidChangeAndPortEventsInvalidateThatPort() {
         for (DeviceEvent.Kind kind : new DeviceEvent.Kind[] {DeviceEvent.Kind.GID_CHANGE, DeviceEvent.Kind.PORT_ERR,
                 DeviceEvent.Kind.PORT_ACTIVE}) {
-            try (FaultyFixture f = FaultyFixture.withRetention(LEGACY, 3600, 100)) {
+            try (FaultyFixture f = FaultyFixture.withRetention(ROCE, 3600, 100)) {
                 AddressHandle held = f.cache.acquire(f.pd, peer(1));
                 f.cache.acquire(f.pd, peer(2)).close();
                 f.cache.onDeviceEvent(new DeviceEvent(f.device, kind, 1));
@@ -128,5 +133,67 @@ class InvalidationTest {
         f.cache.close();
         f.pd.close();
         f.device.close();
+    }
+
+    /**
+     * Issue 22, seen item: an invalidation that meets an entry while its create is in progress,
+     * and the create then fails: the entry was counted as invalidated though no AH was ever made,
+     * and could stay in the detached set until close. Counted only once its AH exists.
+     */
+    @Test
+    void anEntryInvalidatedWhileItsCreateFailsIsNeitherCountedNorKept() throws Exception {
+        try (FaultyFixture f = FaultyFixture.withRetention(ROCE, 3600, 100)) {
+            java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+            f.provider.createGate = gate;
+            f.provider.createEntered = entered;
+            java.util.concurrent.CompletableFuture<Throwable> acquire = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try {
+                    f.cache.acquire(f.pd, peer(1)).close();
+                    return null;
+                } catch (Throwable t) {
+                    return t;
+                }
+            });
+            assertTrue(entered.await(10, java.util.concurrent.TimeUnit.SECONDS));
+            assertEquals(1, f.cache.invalidate(f.pd, peer(1).dgid()), "the entry being created is invalidated");
+            f.provider.failNextCreate(new org.efaah.verbs.VerbsException("ibv_create_ah", org.efaah.verbs.Errno.ETIMEDOUT, "test"));
+            f.provider.createEntered = null;
+            f.provider.createGate = null;
+            gate.countDown();
+            Throwable failed = acquire.get(10, java.util.concurrent.TimeUnit.SECONDS);
+            assertTrue(failed instanceof org.efaah.verbs.VerbsException, String.valueOf(failed));
+            assertEquals(0, f.cache.stats().invalidated(), "no AH was made, none invalidated");
+            assertTrue(f.cache.detached.isEmpty());
+            try (AddressHandle h = f.cache.acquire(f.pd, peer(1))) {
+                h.nativeHandle();
+            }
+        }
+    }
+
+    /** The same race when the create succeeds: counted once, the AH reaches its acquirer and goes at its close. */
+    @Test
+    void anEntryInvalidatedWhileCreatedIsCountedOnceAndGoesAtItsLastClose() throws Exception {
+        try (FaultyFixture f = FaultyFixture.withRetention(ROCE, 3600, 100)) {
+            java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+            f.provider.createGate = gate;
+            f.provider.createEntered = entered;
+            java.util.concurrent.CompletableFuture<AddressHandle> acquire =
+                    java.util.concurrent.CompletableFuture.supplyAsync(() -> f.cache.acquire(f.pd, peer(1)));
+            assertTrue(entered.await(10, java.util.concurrent.TimeUnit.SECONDS));
+            assertEquals(1, f.cache.invalidate(f.pd, peer(1).dgid()));
+            f.provider.createEntered = null;
+            f.provider.createGate = null;
+            gate.countDown();
+            AddressHandle h = acquire.get(10, java.util.concurrent.TimeUnit.SECONDS);
+            h.nativeHandle(); // began before the invalidation returned: may get that AH
+            assertEquals(1, f.cache.stats().invalidated());
+            h.close();
+            assertEquals(0, f.provider.mock.counters().liveAhs(), "destroyed at its last close, not retained");
+            assertEquals(1, f.cache.stats().destroysBy(RemovalCause.INVALIDATED));
+            assertEquals(0, f.cache.retainedEntries());
+            assertTrue(f.cache.detached.isEmpty());
+        }
     }
 }

@@ -27,8 +27,10 @@ import org.efaah.verbs.mock.MockCounters;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Closing a handle, the cache or a PD while other threads use them, and handles never closed. */
+@ExtendWith(CapturedLog.Quiet.class)
 class LifecycleRaceTest {
 
     private static ExecutorService pool;

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.time.Duration;
 import java.util.stream.Stream;
 import org.efaah.verbs.mock.MockConfig;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -17,6 +18,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * Issue 11 case 1 and its kind: whatever a provider call throws (an {@link Error} included), the
  * cache stays consistent and the same key works afterwards. One test per provider call site.
  */
+@ExtendWith(CapturedLog.Quiet.class)
 class ProviderThrowableTest {
 
     /** An unchecked exception the cache has no special case for. */
