@@ -22,8 +22,8 @@ import org.efaah.verbs.ProtectionDomain;
  * @param ageNanos      time since its create completed, ns (0 while creating)
  * @param idleNanos     time since its last handle closed, ns, for an AH kept unreferenced by the
  *                      retention policy; 0 while referenced
- * @param invalidated   whether it was invalidated (no acquire gets it again; it goes with its
- *                      last handle)
+ * @param invalidated   whether it was invalidated: it goes with its last handle; no acquire gets
+ *                      it again, except on EFA, where a held AH stays the one of its GID
  * @param destroyFailed whether an {@code ibv_destroy_ah} of it failed (it still exists and is retried)
  */
 public record AddressHandleEntry(String device, String pd, Gid dgid, int portNum, int sgidIndex, int ahn,

@@ -31,7 +31,7 @@ import org.efaah.health.HealthReport;
  * registered. A {@link StandardMBean}, so that the MBean info carries a description of each
  * attribute, operation and parameter rather than their names.
  */
-final class CacheMXBeanAdapter extends StandardMBean implements AddressHandleCacheMXBean {
+class CacheMXBeanAdapter extends StandardMBean implements AddressHandleCacheMXBean {
     private static final Map<String, String> DESCRIPTIONS = Map.ofEntries(
             Map.entry("Hits", "acquires served by an AH that already existed (no provider call); grows only"),
             Map.entry("Misses", "acquires that asked the provider for a new AH, successful or not; grows only"),

@@ -62,7 +62,7 @@ final class EntryListing {
         if (refs <= Entry.GONE) {
             return;
         }
-        boolean invalidated = refs < 0;
+        boolean invalidated = refs < 0 || e.isDoomed(); // EFA: invalidated, yet still the AH of its GID
         int references = refs >= 0 ? refs : refs - Entry.STALE;
         HardwareAddressHandle hw = state == Entry.State.LIVE ? e.hardware : null;
         long idleNanos = 0;

@@ -108,7 +108,7 @@ final class Invalidator {
         switch (event.kind()) {
             case GID_CHANGE, PORT_ERR, PORT_ACTIVE -> {
                 Device device = event.device();
-                int n = invalidateWhere(event.kind() + " on " + device.name() + " port " + event.portNum(),
+                int n = invalidateWhere("port " + event.portNum() + " of " + device.name() + " (" + event.kind() + ")",
                         e -> e.pd.device() == device && e.attributes.portNum() == event.portNum(), false);
                 LOG.info("{} on {} port {}: {} AH(s) invalidated{}", event.kind(), device.name(), event.portNum(), n,
                         device.isEfa() ? " (EFA: each held one stays in use until its last close)" : "");

@@ -8,7 +8,6 @@ import javax.management.JMException;
 import javax.management.MBeanRegistrationException;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
-import javax.management.StandardMBean;
 
 /**
  * The {@link AddressHandleCacheMXBean}s a cache registered with the platform MBean server, so
@@ -30,12 +29,12 @@ final class MXBeanRegistrations {
     private boolean closed; // guarded by this
 
     /** A cache's bean; says so when a closing cache tries to unregister someone else's. */
-    private final class OwnBean extends StandardMBean {
+    private final class OwnBean extends CacheMXBeanAdapter {
         final ObjectName name;
         volatile boolean registered = true;
 
         OwnBean(AddressHandleCache cache, ObjectName name) {
-            super(new CacheMXBeanAdapter(cache), AddressHandleCacheMXBean.class, true);
+            super(cache);
             this.name = name;
         }
 
