@@ -73,7 +73,7 @@ final class PingpongCommand implements Callable<Integer> {
             description = "Server: also write its address here; client: read the server's address from here.")
     Path addressFile;
 
-    @Option(names = {"-s", "--size"}, description = "Payload bytes, 1..path MTU (default: ${DEFAULT-VALUE}).")
+    @Option(names = {"-s", "--size"}, description = "Payload bytes, 1..the port's largest message: max_msg_sz on EFA, else the path MTU (default: ${DEFAULT-VALUE}).")
     int size = 64;
 
     @Option(names = {"-n", "--iters", "--iterations"}, description = "Round trips, >= 1 (default: ${DEFAULT-VALUE}).")
@@ -328,7 +328,7 @@ final class PingpongCommand implements Callable<Integer> {
     private void checkSize(UdEndpoint endpoint) {
         if (size > endpoint.maxMessageSize()) {
             throw Check.fail(spec, "--size", size + " bytes is out of range; valid 1.." + endpoint.maxMessageSize()
-                    + " bytes (the path MTU)");
+                    + " bytes (the port's largest message: max_msg_sz on EFA, else the path MTU)");
         }
     }
 

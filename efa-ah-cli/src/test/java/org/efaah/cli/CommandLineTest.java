@@ -57,7 +57,8 @@ class CommandLineTest {
         assertTrue(c.out().contains("300 round trips of 4096 bytes"), c::toString);
         assertTrue(c.out().contains("every echo from the server and every payload verified"), c::toString);
         assertEquals(1, c.number("AHs:"));
-        Cli.run("pingpong", "--provider", "mock", "-s", "4097").expect(2).oneLine("--size: 4097 bytes", "path MTU");
+        // The mock's EFA port reports max_msg_sz 8928, EFA's jumbo-frame MTU, as efa_query_port does.
+        Cli.run("pingpong", "--provider", "mock", "-s", "8929").expect(2).oneLine("--size: 8929 bytes", "max_msg_sz");
     }
 
     @Test
