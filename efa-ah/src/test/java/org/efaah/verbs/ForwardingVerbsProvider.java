@@ -165,6 +165,41 @@ public abstract class ForwardingVerbsProvider implements VerbsProvider {
     }
 
     @Override
+    public long createCompletionChannel(long context) {
+        return delegate.createCompletionChannel(context);
+    }
+
+    @Override
+    public long createCq(long context, int entries, long channel) {
+        return delegate.createCq(context, entries, channel);
+    }
+
+    @Override
+    public void requestCqNotification(long cq) {
+        delegate.requestCqNotification(cq);
+    }
+
+    @Override
+    public int awaitCqEvents(long channel, int timeoutMillis) {
+        return delegate.awaitCqEvents(channel, timeoutMillis);
+    }
+
+    @Override
+    public void stopCompletionChannel(long channel) {
+        delegate.stopCompletionChannel(channel);
+    }
+
+    @Override
+    public int completionChannelFd(long channel) {
+        return delegate.completionChannelFd(channel);
+    }
+
+    @Override
+    public void destroyCompletionChannel(long channel) {
+        delegate.destroyCompletionChannel(channel);
+    }
+
+    @Override
     public EfaVerbs efa() {
         return delegate.efa();
     }

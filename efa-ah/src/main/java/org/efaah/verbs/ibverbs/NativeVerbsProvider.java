@@ -542,6 +542,57 @@ final class NativeVerbsProvider implements VerbsProvider {
         check(NativeVerbs.efa_ah_async_close(channel), "efa_ah_async_close", null);
     }
 
+    @Override
+    public long createCompletionChannel(long context) {
+        long[] channel = new long[1];
+        check(NativeVerbs.efa_ah_channel_create(context, channel), "ibv_create_comp_channel", null);
+        return channel[0];
+    }
+
+    /**
+     * {@code ibv_create_cq(3)} on {@code channel}.
+     *
+     * @throws IllegalArgumentException if {@code entries} is not 1..65536
+     */
+    @Override
+    public long createCq(long context, int entries, long channel) {
+        Ranges.check("cqe", entries, 1, MAX_CQE);
+        long[] cq = new long[1];
+        int rc = NativeVerbs.efa_ah_channel_create_cq(context, channel, entries, cq);
+        check(rc, "ibv_create_cq", LockedMemory.detail(rc, "cqe " + entries + ", with a completion channel"));
+        return cq[0];
+    }
+
+    @Override
+    public void requestCqNotification(long cq) {
+        check(NativeVerbs.efa_ah_req_notify_cq(cq), "ibv_req_notify_cq", null);
+    }
+
+    /** The wait runs in C ({@code poll(2)} on the channel's fd and the stop eventfd); allocates nothing. */
+    @Override
+    public int awaitCqEvents(long channel, int timeoutMillis) {
+        IntPointer events = Scratch.get().count;
+        check(NativeVerbs.efa_ah_channel_wait(channel, timeoutMillis, events), "ibv_get_cq_event", null);
+        return events.get();
+    }
+
+    @Override
+    public void stopCompletionChannel(long channel) {
+        check(NativeVerbs.efa_ah_channel_stop(channel), "efa_ah_channel_stop", null);
+    }
+
+    @Override
+    public int completionChannelFd(long channel) {
+        int[] fd = new int[1];
+        check(NativeVerbs.efa_ah_channel_fd(channel, fd), "efa_ah_channel_fd", null);
+        return fd[0];
+    }
+
+    @Override
+    public void destroyCompletionChannel(long channel) {
+        check(NativeVerbs.efa_ah_channel_destroy(channel), "ibv_destroy_comp_channel", null);
+    }
+
     /** Nothing provider-wide is held: devices are closed by their owners. */
     @Override
     public void close() {
