@@ -29,21 +29,24 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * UD ping-pong through cached AHs, like {@code ibv_ud_pingpong}: the client sends, the server
- * echoes through a return-path AH, the client checks that each echo came from the server's QPN
- * and GID, and every byte, and times the round trip. Without {@code --server} or
- * {@code --connect} both sides run in this process.
+ * UD ping-pong through cached AHs, like {@code ibv_ud_pingpong} and interoperable with it: the
+ * client sends, the server echoes each datagram as it came through a return-path AH, the client
+ * checks that each echo came from the server's QPN and GID, and every byte, and times the round
+ * trip. A client ends with {@link #BYE}, which {@code ibv_ud_pingpong} never sends. Without
+ * {@code --server} or {@code --connect} both sides run in this process.
  */
 @Command(name = "pingpong",
         description = "UD ping-pong through cached AHs (server, client, or both in one process); "
-                + "reports round-trip latency and throughput. Addresses are exchanged over TCP as "
-                + "ibv_ud_pingpong does (server: --server; client: --connect HOST[:PORT]), or given as "
+                + "reports round-trip latency and throughput. Addresses are exchanged over TCP in "
+                + "ibv_ud_pingpong's format, so either side may be rdma-core's ibv_ud_pingpong "
+                + "(server: --server; client: --connect HOST[:PORT]), or given as "
                 + "text (--connect GID/QPN/QKEY) or in a file (--address-file).")
 final class PingpongCommand implements Callable<Integer> {
-    /** First payload byte: what a datagram is. A self-echo arrives as PING, never as PONG. */
+    /**
+     * The client's goodbye: a datagram of this one byte. Its payloads are never that (see
+     * {@link #fill}), and {@code ibv_ud_pingpong}'s are 0x7b bytes or, with {@code -c}, page numbers.
+     */
     private static final byte BYE = 1;
-    private static final byte PING = 2;
-    private static final byte PONG = 3;
 
     @Mixin
     ProviderOptions providerOptions;
@@ -170,8 +173,10 @@ final class PingpongCommand implements Callable<Integer> {
     private int serve(Report report, ProtectionDomain pd, AddressHandleCache cache, UdEndpoint.Options options)
             throws Exception {
         try (UdEndpoint server = UdEndpoint.open(pd, cache, options);
-             AddressExchange.Server tcp = new AddressExchange.Server(port, server.address(),
-                     client -> spec.commandLine().getErr().println("pingpong server: client " + client))) {
+             AddressExchange.Server tcp = new AddressExchange.Server(port, server.address(), timeoutSeconds * 1000,
+                     (client, from) -> spec.commandLine().getErr().println("pingpong server: client " + client
+                             + " from " + from),
+                     dropped -> spec.commandLine().getErr().println("pingpong server: " + dropped))) {
             String text = server.address().toText();
             report.line("server address: %s", text);
             report.line("listening on TCP port %d", tcp.port());
@@ -215,13 +220,10 @@ final class PingpongCommand implements Callable<Integer> {
             }
             served++;
             byte[] payload = d.payload();
-            if (payload.length > 0 && payload[0] == BYE) {
+            if (payload.length == 1 && payload[0] == BYE) {
                 break;
             }
-            if (payload.length > 0 && payload[0] == PING) {
-                payload[0] = PONG;
-                server.reply(d, ByteBuffer.wrap(payload));
-            }
+            server.reply(d, ByteBuffer.wrap(payload));
         }
         return served;
     }
@@ -278,7 +280,7 @@ final class PingpongCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** The echo of message {@code i} must come from the server's QPN and GID, marked PONG, bytes intact. */
+    /** The echo of message {@code i} must come from the server's QPN and GID, every byte as sent. */
     private void check(Datagram echo, long i, byte[] sent, EndpointAddress server) {
         if (echo == null) {
             throw new IllegalStateException("client: no echo of message " + i + " from " + server + " in "
@@ -289,8 +291,7 @@ final class PingpongCommand implements Callable<Integer> {
                     + " not from the server %s", i, echo.sourceGid(), echo.sourceQpn(), server));
         }
         byte[] got = echo.payload();
-        if (got.length != sent.length || got[0] != PONG
-                || !Arrays.equals(got, 1, got.length, sent, 1, sent.length)) {
+        if (!Arrays.equals(got, sent)) {
             throw new IllegalStateException("client: the echo of message " + i + " differs from what was sent");
         }
     }
@@ -300,7 +301,9 @@ final class PingpongCommand implements Callable<Integer> {
         for (int j = 0; j < a.length; j++) {
             a[j] = (byte) (iteration * 13 + j);
         }
-        a[0] = PING;
+        if (a.length == 1 && a[0] == BYE) {
+            a[0] = 0x7b; // never the goodbye
+        }
     }
 
     private void report(Report report, Latencies rtt, long elapsedNanos, UdEndpoint client) {
