@@ -230,6 +230,19 @@ int efa_ah_async_wait(uint64_t channel, int32_t timeout_ms, uint32_t *types, uin
 int efa_ah_async_wake(uint64_t channel);
 int efa_ah_async_close(uint64_t channel);
 
+/* ---- Batched posts (efa_ah_batch.c) ---- */
+
+/* Most work requests one batched call takes. */
+#define EFA_AH_MAX_BATCH 64u
+
+/*
+ * ibv_post_recv of count (1..EFA_AH_MAX_BATCH) receives chained: receive i is length bytes at
+ * offsets[i] in mr, with wr_ids[i]. *posted receives how many were posted, from the first; when
+ * the first is refused, its negative errno is returned and *posted is 0.
+ */
+int efa_ah_post_recv_batch(uint64_t qp, uint64_t mr, const uint32_t *offsets, uint32_t length,
+                           const uint64_t *wr_ids, uint32_t count, uint32_t *posted);
+
 /* ---- Completion channels (efa_ah_channel.c) ---- */
 
 /*

@@ -245,6 +245,34 @@ public interface VerbsProvider extends AutoCloseable {
     }
 
     /**
+     * {@code ibv_post_recv(3)} of {@code count} receives chained in one call: receive {@code i} is
+     * {@code length} bytes at {@code offsets[i]} in {@code mr}, with {@code wrIds[i]}.
+     *
+     * @param qp      a QP handle (any state from INIT on)
+     * @param mr      a handle {@link #registerMemory} returned
+     * @param offsets byte offsets of the buffers, at least {@code count}
+     * @param length  bytes of each buffer, including the 40 of the GRH on UD
+     * @param wrIds   the caller's ids, at least {@code count}
+     * @param count   receives to post, 1..{@code offsets.length}
+     * @return how many were posted, from the first: {@code count}, or fewer when the provider refused
+     *         one (it and those after it are not posted; post it alone to learn why)
+     * @throws VerbsException as {@link #postReceive} when the first is refused
+     */
+    default int postReceives(long qp, long mr, int[] offsets, int length, long[] wrIds, int count) {
+        for (int i = 0; i < count; i++) {
+            try {
+                postReceive(qp, mr, offsets[i], length, wrIds[i]);
+            } catch (VerbsException e) {
+                if (i == 0) {
+                    throw e;
+                }
+                return i;
+            }
+        }
+        return count;
+    }
+
+    /**
      * {@code ibv_poll_cq(3)} into the given holders; never blocks.
      *
      * @param cq   a handle {@link #createCq} returned

@@ -135,6 +135,11 @@ public abstract class ForwardingVerbsProvider implements VerbsProvider {
     }
 
     @Override
+    public int postReceives(long qp, long mr, int[] offsets, int length, long[] wrIds, int count) {
+        return delegate.postReceives(qp, mr, offsets, length, wrIds, count);
+    }
+
+    @Override
     public int pollCq(long cq, WorkCompletion[] into) {
         return delegate.pollCq(cq, into);
     }

@@ -134,6 +134,11 @@ final class NativeVerbs {
 
     static native int efa_ah_async_close(@Cast("uint64_t") long channel);
 
+    static native int efa_ah_post_recv_batch(@Cast("uint64_t") long qp, @Cast("uint64_t") long mr,
+                                             @Cast("const uint32_t*") int[] offsets, @Cast("uint32_t") int length,
+                                             @Cast("const uint64_t*") long[] wrIds, @Cast("uint32_t") int count,
+                                             @Cast("uint32_t*") IntPointer posted);
+
     static native int efa_ah_channel_create(@Cast("uint64_t") long context, @Cast("uint64_t*") long[] channel);
 
     static native int efa_ah_channel_fd(@Cast("uint64_t") long channel, @Cast("int32_t*") int[] fd);

@@ -320,6 +320,39 @@ final class NativeVerbsProvider implements VerbsProvider {
     }
 
     /**
+     * One {@code ibv_post_recv(3)} of up to 64 chained receives; more are posted 64 at a time.
+     *
+     * @throws IllegalArgumentException if {@code count} is not 1..the arrays' length, or a number is negative
+     */
+    @Override
+    public int postReceives(long qp, long mr, int[] offsets, int length, long[] wrIds, int count) {
+        Ranges.check("count", count, 1, Math.min(offsets.length, wrIds.length));
+        Ranges.check("length", length, 0, Integer.MAX_VALUE);
+        IntPointer posted = Scratch.get().count;
+        int done = 0;
+        while (done < count) {
+            int n = Math.min(count - done, MAX_BATCH);
+            int[] o = done == 0 ? offsets : java.util.Arrays.copyOfRange(offsets, done, done + n);
+            long[] w = done == 0 ? wrIds : java.util.Arrays.copyOfRange(wrIds, done, done + n);
+            int rc = NativeVerbs.efa_ah_post_recv_batch(qp, mr, o, length, w, n, posted);
+            if (rc != 0) {
+                if (done == 0) {
+                    throw error("ibv_post_recv", rc, count + " receives of " + length + " bytes");
+                }
+                return done;
+            }
+            done += posted.get();
+            if (posted.get() < n) {
+                return done;
+            }
+        }
+        return done;
+    }
+
+    /** {@code EFA_AH_MAX_BATCH}: work requests one batched call of the stub takes. */
+    private static final int MAX_BATCH = 64;
+
+    /**
      * {@code ibv_poll_cq(3)} for up to {@code min(into.length, 64)} completions.
      *
      * <p>Allocates nothing in steady state: each polling thread has its own native array of
