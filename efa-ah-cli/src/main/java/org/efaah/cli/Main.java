@@ -14,7 +14,8 @@ import picocli.CommandLine.ScopeType;
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:done; every check passed", "1:failed: the reason is printed on one line (--verbose adds the trace)",
                 "2:usage error: a bad option or value"},
-        subcommands = {DevicesCommand.class, DemoCommand.class, StressCommand.class, PingpongCommand.class})
+        subcommands = {DevicesCommand.class, DemoCommand.class, StressCommand.class, PingpongCommand.class,
+            StreamCommand.class})
 public final class Main {
     /** Exit code when the command ran and failed (a device error, a violation, no answer). */
     static final int FAILED = 1;
