@@ -633,11 +633,7 @@ public final class MockVerbsProvider implements VerbsProvider {
         @Override
         public long createCqWithSourceGid(long context, int entries) {
             MockContext c = context(context, "efadv_create_cq");
-            // efadv_create_cq accepts EFADV_WC_EX_WITH_SGID only where the device reports the capability.
-            if ((config.efaDeviceCaps() & org.efaah.verbs.EfaDeviceAttributes.CAPS_CQ_WITH_SGID) == 0) {
-                throw new VerbsException("efadv_create_cq", Errno.EOPNOTSUPP,
-                        "EFADV_WC_EX_WITH_SGID: the device does not report EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID");
-            }
+            createCqWithSourceGidCheck();
             return fabric.createCq(c, entries, true);
         }
 
@@ -647,6 +643,7 @@ public final class MockVerbsProvider implements VerbsProvider {
             return fabric.createCq(context(context, "efadv_create_cq"), entries, true, channel, cqNotifications);
         }
 
+        /** efadv_create_cq accepts EFADV_WC_EX_WITH_SGID only where the device reports the capability. */
         private void createCqWithSourceGidCheck() {
             if ((config.efaDeviceCaps() & org.efaah.verbs.EfaDeviceAttributes.CAPS_CQ_WITH_SGID) == 0) {
                 throw new VerbsException("efadv_create_cq", Errno.EOPNOTSUPP,
