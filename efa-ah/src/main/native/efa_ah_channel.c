@@ -19,6 +19,7 @@
 #include <infiniband/verbs.h>
 
 #include "efa_ah_native.h"
+#include "efa_ah_native_internal.h"
 
 /* Events acknowledged at once; ibv_destroy_cq needs the rest acknowledged first. */
 #define EFA_AH_ACK_BATCH 64u
@@ -207,4 +208,23 @@ int efa_ah_channel_destroy(uint64_t channel)
     close(c->stop_fd);
     free(c);
     return 0;
+}
+
+int efa_ah_channel_for_new_cq(uint64_t channel, struct ibv_comp_channel **verbs_channel, void **cq_context)
+{
+    if (channel == 0 || verbs_channel == NULL || cq_context == NULL) {
+        return -EINVAL;
+    }
+    struct efa_ah_comp_channel *c = as_channel(channel);
+    if (c->cq != NULL) {
+        return -EBUSY;
+    }
+    *verbs_channel = c->channel;
+    *cq_context = c;
+    return 0;
+}
+
+void efa_ah_channel_adopt_cq(uint64_t channel, struct ibv_cq *cq)
+{
+    as_channel(channel)->cq = cq;
 }
