@@ -131,6 +131,28 @@ class UdEndpointEventsTest {
         assertTrue(client.flush(5, TimeUnit.SECONDS));
     }
 
+    /** Prints the thread CPU of an idle receive(1 s), asleep on its channel and polling; asserts no time. */
+    @Test
+    void idleReceiveCpuFigure() {
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        double[] percent = new double[2];
+        for (int polled = 0; polled < 2; polled++) {
+            mock.cqNotifications(polled == 0);
+            UdEndpoint e = UdEndpoint.open(pd0, cache, UdEndpoint.Options.defaults());
+            try {
+                assertEquals(polled == 0, e.eventDriven());
+                long cpu0 = threads.getCurrentThreadCpuTime();
+                long t0 = System.nanoTime();
+                assertNull(e.receive(1, TimeUnit.SECONDS));
+                percent[polled] = 100.0 * (threads.getCurrentThreadCpuTime() - cpu0) / (System.nanoTime() - t0);
+            } finally {
+                e.close();
+            }
+        }
+        System.out.printf("FIGURE idle receive(1 s) on the mock: %.2f%% of a core asleep on its channel, %.1f%% "
+                + "polling with 20 us parks (the wait before issue 21)%n", percent[0], percent[1]);
+    }
+
     @Test
     void withoutCqNotificationsWaitsPollAndStillEndOnInterrupt() throws Exception {
         mock.cqNotifications(false);
