@@ -28,6 +28,8 @@ struct efa_ah_comp_channel {
     struct ibv_comp_channel *channel;
     struct ibv_cq *cq;
     int stop_fd;
+    /* Written to end one wait (a Java interrupt); read back by the wait it ends. */
+    int wake_fd;
     /* Events read and not yet acknowledged; touched only by the one waiter and by the CQ's destroy. */
     unsigned int unacked;
 };
@@ -62,8 +64,12 @@ int efa_ah_channel_create(uint64_t context, uint64_t *channel)
         return -saved;
     }
     c->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (c->stop_fd < 0) {
+    c->wake_fd = c->stop_fd < 0 ? -1 : eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (c->wake_fd < 0) {
         int saved = errno;
+        if (c->stop_fd >= 0) {
+            close(c->stop_fd);
+        }
         ibv_destroy_comp_channel(c->channel);
         free(c);
         return -saved;
@@ -126,11 +132,12 @@ int efa_ah_channel_wait(uint64_t channel, int32_t timeout_ms, int32_t *events)
     }
     *events = 0;
     struct efa_ah_comp_channel *c = as_channel(channel);
-    struct pollfd fds[2] = {
+    struct pollfd fds[3] = {
         {.fd = c->channel->fd, .events = POLLIN},
         {.fd = c->stop_fd, .events = POLLIN},
+        {.fd = c->wake_fd, .events = POLLIN},
     };
-    int ready = poll(fds, 2, timeout_ms < 0 ? -1 : timeout_ms);
+    int ready = poll(fds, 3, timeout_ms < 0 ? -1 : timeout_ms);
     if (ready < 0) {
         return errno == EINTR ? 0 : -errno;
     }
@@ -138,6 +145,13 @@ int efa_ah_channel_wait(uint64_t channel, int32_t timeout_ms, int32_t *events)
         /* Never read: it stays readable, so that every waiter sees the stop. */
         *events = -1;
         return 0;
+    }
+    if (fds[2].revents != 0) {
+        uint64_t wakes;
+        /* Read, so that the next wait blocks again; the caller looks at why it was woken. */
+        if (read(c->wake_fd, &wakes, sizeof(wakes)) < 0 && errno != EAGAIN) {
+            return -errno;
+        }
     }
     if (fds[0].revents == 0) {
         return 0;
@@ -158,6 +172,18 @@ int efa_ah_channel_wait(uint64_t channel, int32_t timeout_ms, int32_t *events)
     }
     if (c->unacked >= EFA_AH_ACK_BATCH) {
         ack_pending(c);
+    }
+    return 0;
+}
+
+int efa_ah_channel_wake(uint64_t channel)
+{
+    if (channel == 0) {
+        return -EINVAL;
+    }
+    uint64_t one = 1;
+    if (write(as_channel(channel)->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN) {
+        return -errno;
     }
     return 0;
 }
@@ -206,6 +232,7 @@ int efa_ah_channel_destroy(uint64_t channel)
         return efa_ah_error_from_rc(rc, errno); /* EBUSY while its CQ exists */
     }
     close(c->stop_fd);
+    close(c->wake_fd);
     free(c);
     return 0;
 }

@@ -262,6 +262,8 @@ int efa_ah_channel_create_cq(uint64_t context, uint64_t channel, uint32_t cqe, u
 int efa_ah_req_notify_cq(uint64_t cq);
 int efa_ah_channel_wait(uint64_t channel, int32_t timeout_ms, int32_t *events);
 int efa_ah_channel_stop(uint64_t channel);
+/* Ends the wait in progress, or the next one, with *events 0 (for a Java interrupt). */
+int efa_ah_channel_wake(uint64_t channel);
 int efa_ah_channel_destroy(uint64_t channel);
 /* For efa_ah_destroy_cq: acknowledges the CQ's pending events; its channel, or 0 when it has none. */
 uint64_t efa_ah_channel_release_cq(uint64_t cq);

@@ -1,5 +1,11 @@
 package org.efaah.ud;
 
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.spi.AbstractSelectableChannel;
+import java.nio.channels.spi.AbstractSelector;
+import java.nio.channels.spi.SelectorProvider;
+import java.util.Set;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -11,30 +17,36 @@ import org.efaah.verbs.VerbsProvider;
  * How an endpoint's callers wait for a CQ's next completion between steps (a poll, a post): spin for
  * the endpoint's spin time, then, on a CQ with a completion channel, arm it, take one more step
  * (completions queued before the arm give no event), and sleep on the channel until an event, the
- * endpoint's close ({@link #stop()}), or the end of a slice. Without a channel (a provider without
- * them, or an EFA device without CQ notifications) it parks in short steps instead.
+ * endpoint's close ({@link #stop()}), an interrupt of the waiting thread, or its deadline. Without a
+ * channel (a provider without them, or an EFA device without CQ notifications) it parks in short
+ * steps instead.
  *
  * <p>One caller at a time waits on a CQ: the channel gives one event per arm, so a second sleeper
  * could miss the completion the first took. The others wait for their turn (interruptibly, up to
  * their deadline); the turn guards no state and no other operation, so sends, polls and posts never
- * wait behind it. A wait in {@code poll(2)} does not notice {@link Thread#interrupt()}, so it sleeps
- * in slices of {@value #SLICE_MILLIS} ms and checks between them.
+ * wait behind it. A wait in {@code poll(2)} does not notice {@link Thread#interrupt()} by itself: the
+ * interrupt reaches it as {@link AbstractSelector} lets an interrupt reach a selector's wait
+ * ({@code begin()} and {@code end()} around it; the interrupt calls {@code wakeup()}, here
+ * {@link CompletionQueue#wake()}). A sleep lasts at most {@value #SLICE_MILLIS} ms before the
+ * caller's checks run again.
  */
 final class CompletionWaiter {
-    /** The longest sleep before an interrupt is noticed. */
-    static final int SLICE_MILLIS = 50;
+    /** The longest sleep before the loop looks again; an interrupt or a close ends it sooner. */
+    static final int SLICE_MILLIS = 10_000;
     private static final long PARK_NANOS = 20_000;
     private final UdEndpoint endpoint;
     private final QpRecovery recovery;
     private final CompletionQueue cq;
     private final long spinNanos;
     private final Semaphore turn = new Semaphore(1);
+    private final InterruptHook interruptHook;
 
     CompletionWaiter(UdEndpoint endpoint, QpRecovery recovery, CompletionQueue cq, long spinNanos) {
         this.endpoint = endpoint;
         this.recovery = recovery;
         this.cq = cq;
         this.spinNanos = spinNanos;
+        this.interruptHook = new InterruptHook(cq);
     }
 
     /** Whether waits sleep on a completion channel. */
@@ -97,13 +109,85 @@ final class CompletionWaiter {
             }
             long left = deadline - System.nanoTime();
             int millis = (int) Math.min(SLICE_MILLIS, Math.max(0, (left + 999_999) / 1_000_000));
-            if (millis > 0 && cq.awaitEvents(millis) == VerbsProvider.CHANNEL_STOPPED) {
-                endpoint.checkOpen(); // stopped by close: this throws; else the device went, and the step says so
+            if (millis > 0) {
+                int events;
+                interruptHook.enter();
+                try {
+                    events = cq.awaitEvents(millis);
+                } finally {
+                    interruptHook.exit();
+                }
+                if (events == VerbsProvider.CHANNEL_STOPPED) {
+                    endpoint.checkOpen(); // stopped by close: this throws; else the device went, and the step says so
+                }
             }
             return false;
         } catch (IllegalStateException e) {
             endpoint.checkOpen();
             throw e;
+        }
+    }
+
+    /**
+     * What lets {@link Thread#interrupt()} end a sleep in {@code poll(2)}: {@link AbstractSelector}'s
+     * {@code begin()} registers the selector with the thread so that an interrupt calls
+     * {@link #wakeup()}; no selector function is used otherwise. One per waiter, reused.
+     */
+    private static final class InterruptHook extends AbstractSelector {
+        private final CompletionQueue cq;
+
+        InterruptHook(CompletionQueue cq) {
+            super(SelectorProvider.provider());
+            this.cq = cq;
+        }
+
+        void enter() {
+            begin();
+        }
+
+        void exit() {
+            end();
+        }
+
+        @Override
+        public Selector wakeup() {
+            cq.wake();
+            return this;
+        }
+
+        @Override
+        protected void implCloseSelector() {
+            // nothing to release: the CQ is the endpoint's
+        }
+
+        @Override
+        protected SelectionKey register(AbstractSelectableChannel ch, int ops, Object att) {
+            throw new UnsupportedOperationException("not a selector");
+        }
+
+        @Override
+        public Set<SelectionKey> keys() {
+            throw new UnsupportedOperationException("not a selector");
+        }
+
+        @Override
+        public Set<SelectionKey> selectedKeys() {
+            throw new UnsupportedOperationException("not a selector");
+        }
+
+        @Override
+        public int selectNow() {
+            throw new UnsupportedOperationException("not a selector");
+        }
+
+        @Override
+        public int select(long timeout) {
+            throw new UnsupportedOperationException("not a selector");
+        }
+
+        @Override
+        public int select() {
+            throw new UnsupportedOperationException("not a selector");
         }
     }
 

@@ -57,8 +57,8 @@ import org.efaah.verbs.VerbsException;
  * wait outside it. {@code receive}, {@code send} and {@code flush} spin for
  * {@link Options#spinNanos()}, then sleep on their CQ's completion channel: arm it
  * ({@code ibv_req_notify_cq}), poll once more (a completion queued before the arm gives no event),
- * and wait in {@code poll(2)} on the channel and a stop eventfd that {@link #close} writes, in
- * slices of 50 ms between which an interrupt is noticed. One caller at a time sleeps on a CQ; the
+ * and wait in {@code poll(2)} on the channel, a stop eventfd that {@link #close} writes and a wake
+ * eventfd that an interrupt of the waiting thread writes. One caller at a time sleeps on a CQ; the
  * others wait their turn. Without channels ({@link #eventDriven()} false) they park 20 µs at a time. Each returns promptly when its thread is interrupted (throwing
  * {@link EndpointInterruptedException} with the interrupt flag set again; {@code close} just
  * stops waiting for sends and keeps the flag) and when another thread closes the endpoint

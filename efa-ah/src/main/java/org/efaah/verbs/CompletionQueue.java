@@ -52,8 +52,8 @@ public final class CompletionQueue implements AutoCloseable {
 
     /**
      * Waits up to {@code timeoutMillis} for an event of an armed CQ ({@code ibv_get_cq_event(3)},
-     * acknowledged in batches). Not woken by {@link Thread#interrupt()}: callers wait in slices.
-     * One waiter at a time.
+     * acknowledged in batches). Not woken by {@link Thread#interrupt()} by itself: {@link #wake()}
+     * ends it. One waiter at a time.
      *
      * @param timeoutMillis the longest wait, ms; 0 does not wait
      * @return the events taken (0 on timeout); {@link VerbsProvider#CHANNEL_STOPPED} once
@@ -66,6 +66,22 @@ public final class CompletionQueue implements AutoCloseable {
         guard.enter();
         try {
             return device.provider().awaitCqEvents(channel, timeoutMillis);
+        } finally {
+            guard.exit();
+        }
+    }
+
+    /**
+     * Ends the wait in {@link #awaitEvents} in progress, or the next one, with 0 events; does nothing
+     * once closed or without a channel. Any thread.
+     */
+    public void wake() {
+        // Never waits: it runs inside Thread.interrupt() of the waiting thread.
+        if (channel == 0 || !guard.tryEnter()) {
+            return;
+        }
+        try {
+            device.provider().wakeCompletionChannel(channel);
         } finally {
             guard.exit();
         }

@@ -383,7 +383,8 @@ public interface VerbsProvider extends AutoCloseable {
      *
      * @param channel       a handle {@link #createCompletionChannel} returned
      * @param timeoutMillis the longest wait, ms; 0 does not wait
-     * @return the events taken, 0 on timeout; {@link #CHANNEL_STOPPED} once {@link #stopCompletionChannel}
+     * @return the events taken, 0 on timeout or {@link #wakeCompletionChannel}; {@link #CHANNEL_STOPPED}
+     *         once {@link #stopCompletionChannel}
      *         was called
      * @throws VerbsException with the errno of the failing call
      */
@@ -401,6 +402,17 @@ public interface VerbsProvider extends AutoCloseable {
      * @param channel a handle {@link #createCompletionChannel} returned
      */
     default void stopCompletionChannel(long channel) {
+        throw noCompletionChannels();
+    }
+
+    /**
+     * Ends the wait on the channel in progress, or the next one, with 0 events: how a waiting
+     * thread's interrupt reaches a wait in {@code poll(2)}. Any thread, any time before the channel
+     * is destroyed.
+     *
+     * @param channel a handle {@link #createCompletionChannel} returned
+     */
+    default void wakeCompletionChannel(long channel) {
         throw noCompletionChannels();
     }
 

@@ -115,6 +115,22 @@ class UdEndpointEventsTest {
         assertEquals(0, racing.sleeps.get(), "the flush slept through a completion queued before the arm");
     }
 
+    /** More completions queued than one poll takes: the flush must reap them all before it sleeps. */
+    @Test
+    void aFlushReapsEveryQueuedCompletionBeforeItSleeps() {
+        UdEndpoint wide = UdEndpoint.open(pd1, cache, noSpin.withDepths(64, 16));
+        try {
+            mock.holdSendCompletions(true);
+            for (int i = 0; i < 40; i++) {
+                wide.send(toServer, server.address(), ByteBuffer.wrap(new byte[] {(byte) i}));
+            }
+            racing.beforeArm.set(() -> mock.holdSendCompletions(false));
+            assertTrue(wide.flush(5, TimeUnit.SECONDS), "the flush slept through completions queued before its arm");
+        } finally {
+            wide.close();
+        }
+    }
+
     @Test
     void aSleepingReceiveWakesForEachDatagram() throws Exception {
         for (int i = 0; i < 200; i++) {

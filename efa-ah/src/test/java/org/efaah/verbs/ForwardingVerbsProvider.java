@@ -195,6 +195,16 @@ public abstract class ForwardingVerbsProvider implements VerbsProvider {
     }
 
     @Override
+    public void wakeCompletionChannel(long channel) {
+        delegate.wakeCompletionChannel(channel);
+    }
+
+    @Override
+    public void moveQpToError(long qp) {
+        delegate.moveQpToError(qp);
+    }
+
+    @Override
     public int completionChannelFd(long channel) {
         return delegate.completionChannelFd(channel);
     }

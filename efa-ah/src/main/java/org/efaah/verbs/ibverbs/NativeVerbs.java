@@ -153,6 +153,8 @@ final class NativeVerbs {
 
     static native int efa_ah_channel_stop(@Cast("uint64_t") long channel);
 
+    static native int efa_ah_channel_wake(@Cast("uint64_t") long channel);
+
     static native int efa_ah_channel_destroy(@Cast("uint64_t") long channel);
 
     /** {@code struct efa_ah_device_attr}. */

@@ -615,6 +615,11 @@ final class NativeVerbsProvider implements VerbsProvider {
     }
 
     @Override
+    public void wakeCompletionChannel(long channel) {
+        check(NativeVerbs.efa_ah_channel_wake(channel), "efa_ah_channel_wake", null);
+    }
+
+    @Override
     public int completionChannelFd(long channel) {
         int[] fd = new int[1];
         check(NativeVerbs.efa_ah_channel_fd(channel, fd), "efa_ah_channel_fd", null);

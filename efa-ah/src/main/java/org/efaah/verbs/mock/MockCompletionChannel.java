@@ -16,8 +16,8 @@ import org.efaah.verbs.VerbsProvider;
  * unread when the CQ goes are dropped with it ({@code ib_uverbs_release_ucq}).</li>
  * </ul>
  * Waits use this object's monitor, never the fabric's, which only posts events here (fabric, then
- * channel: the one lock order). A wait is not ended by an interrupt, as the native {@code poll(2)}
- * is not; it returns early with the flag kept, and the caller's slicing notices.
+ * channel: the one lock order). A wait is ended by {@link #wake()}, as the native one by its wake
+ * eventfd; an interrupt of the waiting thread also ends it early (the flag kept).
  */
 final class MockCompletionChannel {
     private static final int ACK_BATCH = 64;
@@ -27,6 +27,7 @@ final class MockCompletionChannel {
     private int pending;
     private int unacked;
     private boolean stopped;
+    private boolean woken;
     private long eventsPosted;
 
     MockCompletionChannel(MockVerbsProvider.MockContext context) {
@@ -36,6 +37,11 @@ final class MockCompletionChannel {
     synchronized void post() {
         pending++;
         eventsPosted++;
+        notifyAll();
+    }
+
+    synchronized void wake() {
+        woken = true;
         notifyAll();
     }
 
@@ -58,7 +64,7 @@ final class MockCompletionChannel {
     int await(int timeoutMillis) {
         long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
         synchronized (this) {
-            while (!stopped && pending == 0) {
+            while (!stopped && pending == 0 && !woken) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
                     return 0;
@@ -73,6 +79,7 @@ final class MockCompletionChannel {
             if (stopped) {
                 return VerbsProvider.CHANNEL_STOPPED;
             }
+            woken = false;
             int n = pending;
             pending = 0;
             unacked += n;

@@ -516,6 +516,11 @@ public final class MockVerbsProvider implements VerbsProvider {
         fabric.channel(channel, "efa_ah_channel_stop").stop();
     }
 
+    @Override
+    public void wakeCompletionChannel(long channel) {
+        fabric.channel(channel, "efa_ah_channel_wake").wake();
+    }
+
     /** The mock has no file descriptors: -1. */
     @Override
     public int completionChannelFd(long channel) {

@@ -67,6 +67,15 @@ class MockCompletionChannelTest {
     }
 
     @Test
+    void aWakeEndsOneWait() {
+        long t0 = System.nanoTime();
+        mock.wakeCompletionChannel(channel);
+        assertEquals(0, mock.awaitCqEvents(channel, 10_000), "woken: no event");
+        assertTrue(System.nanoTime() - t0 < 5_000_000_000L, "the woken wait returned at once");
+        assertEquals(0, mock.awaitCqEvents(channel, 10), "the wake was used up");
+    }
+
+    @Test
     void aChannelTakesOneCqAndOutlivesIt() {
         VerbsException second = assertThrows(VerbsException.class, () -> mock.createCq(ctx1, 16, channel));
         assertEquals(Errno.EBUSY, second.errno());
