@@ -37,7 +37,8 @@ final class StreamCommand implements Callable<Integer> {
     /** The sender's end marker: {@code END} and the count sent (8 bytes, big-endian); data never starts so. */
     private static final byte END = 1;
     private static final int END_BYTES = 9;
-    private static final int END_COPIES = 3;
+    private static final int END_COPIES = 5;
+    private static final long END_SPACING_MILLIS = 50;
 
     @Mixin
     ProviderOptions providerOptions;
@@ -208,6 +209,8 @@ final class StreamCommand implements Callable<Integer> {
             long elapsed = System.nanoTime() - start;
             ByteBuffer end = ByteBuffer.allocate(END_BYTES).put(END).putLong(count);
             for (int i = 0; i < END_COPIES; i++) {
+                // Spaced out: a receiver whose ring the stream filled needs time to take the marker.
+                sleep(END_SPACING_MILLIS);
                 sender.send(ah, to, end.clear());
             }
             sender.flush(timeoutSeconds, TimeUnit.SECONDS);
@@ -217,6 +220,15 @@ final class StreamCommand implements Callable<Integer> {
                     sender.pd().device().name());
             report.put("sent", count).put("size_bytes", size).put("window", window).put("send_elapsed_ns", elapsed)
                     .put("send_messages_per_s", count / seconds).put("send_mb_per_s", count * (double) size / seconds / 1e6);
+        }
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("sender: interrupted", e);
         }
     }
 
