@@ -124,8 +124,7 @@ class PingpongInteropNativeTest {
         for (int size : new int[] {64, 1024}) {
             int port = freePort();
             Child server = new Child(cTool(size, port));
-            server.awaitLine(Pattern.compile("local address:"));
-            Thread.sleep(200); // from its print to its accept()
+            awaitListening(port, server); // its stdout is a pipe, so it prints nothing until it exits
             StringWriter out = new StringWriter();
             StringWriter err = new StringWriter();
             int exit = Main.run(new PrintWriter(out, true), new PrintWriter(err, true), java.util.Map.of(), "pingpong",
@@ -172,6 +171,30 @@ class PingpongInteropNativeTest {
                 server.process.waitFor(30, TimeUnit.SECONDS);
             }
         }
+    }
+
+    /**
+     * Waits until something listens on TCP {@code port}, read from /proc/net/tcp{,6}: a probe
+     * connection would take the C server's one accept().
+     */
+    private static void awaitListening(int port, Child child) throws Exception {
+        String local = String.format(":%04X ", port);
+        for (int i = 0; i < 3000; i++) {
+            for (String table : new String[] {"/proc/net/tcp", "/proc/net/tcp6"}) {
+                Path p = Path.of(table);
+                if (Files.exists(p) && Files.readAllLines(p).stream().anyMatch(l -> {
+                    String[] f = l.trim().split("\\s+");
+                    return f.length > 3 && (f[1] + " ").endsWith(local) && f[3].equals("0A");
+                })) {
+                    return;
+                }
+            }
+            if (!child.process.isAlive()) {
+                break;
+            }
+            Thread.sleep(50);
+        }
+        throw new AssertionError("nothing listens on TCP port " + port + ":\n" + child.output());
     }
 
     private static String lastLine(String text) {
