@@ -383,9 +383,14 @@ int efa_ah_destroy_cq(uint64_t cq)
     if (cq == 0) {
         return -EINVAL;
     }
+    uint64_t channel = efa_ah_channel_release_cq(cq);
     errno = 0;
     int rc = ibv_destroy_cq(as_cq(cq));
-    return rc == 0 ? 0 : efa_ah_error_from_rc(rc, errno);
+    if (rc != 0) {
+        return efa_ah_error_from_rc(rc, errno);
+    }
+    efa_ah_channel_after_destroy_cq(channel);
+    return 0;
 }
 
 int efa_ah_reg_mr(uint64_t pd, uint64_t addr, uint64_t length, uint64_t *mr)

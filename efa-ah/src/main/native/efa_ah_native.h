@@ -258,6 +258,46 @@ int efa_ah_async_wait(uint64_t channel, int32_t timeout_ms, uint32_t *types, uin
 int efa_ah_async_wake(uint64_t channel);
 int efa_ah_async_close(uint64_t channel);
 
+/* ---- Batched posts (efa_ah_batch.c) ---- */
+
+/* Most work requests one batched call takes. */
+#define EFA_AH_MAX_BATCH 64u
+
+/*
+ * ibv_post_recv of count (1..EFA_AH_MAX_BATCH) receives chained: receive i is length bytes at
+ * offsets[i] in mr, with wr_ids[i]. *posted receives how many were posted, from the first; when
+ * the first is refused, its negative errno is returned and *posted is 0.
+ */
+int efa_ah_post_recv_batch(uint64_t qp, uint64_t mr, const uint32_t *offsets, uint32_t length,
+                           const uint64_t *wr_ids, uint32_t count, uint32_t *posted);
+
+/* ---- Completion channels (efa_ah_channel.c) ---- */
+
+/*
+ * efa_ah_channel_create: ibv_create_comp_channel, its fd made non-blocking, plus a stop eventfd.
+ * A channel serves one CQ, made by efa_ah_channel_create_cq (-EBUSY for a second; on EFA
+ * -EOPNOTSUPP where the device lacks CQ notifications) and destroyed with efa_ah_destroy_cq, which
+ * first acknowledges the events still unacknowledged. efa_ah_channel_destroy after the CQ
+ * (-EBUSY before). efa_ah_channel_fd gives the fd to poll for readability.
+ * efa_ah_req_notify_cq: ibv_req_notify_cq(cq, 0), arming the CQ for one event on its next completion.
+ * efa_ah_channel_wait: one waiter at a time; waits up to timeout_ms (-1: no limit) for the channel
+ * or the stop, then reads every pending event: *events is how many (0 on timeout or a signal), -1
+ * once efa_ah_channel_stop was called (from then on every wait returns at once).
+ */
+int efa_ah_channel_create(uint64_t context, uint64_t *channel);
+int efa_ah_channel_fd(uint64_t channel, int32_t *fd);
+int efa_ah_channel_create_cq(uint64_t context, uint64_t channel, uint32_t cqe, uint64_t *cq);
+int efa_ah_req_notify_cq(uint64_t cq);
+int efa_ah_channel_wait(uint64_t channel, int32_t timeout_ms, int32_t *events);
+int efa_ah_channel_stop(uint64_t channel);
+/* Ends the wait in progress, or the next one, with *events 0 (for a Java interrupt). */
+int efa_ah_channel_wake(uint64_t channel);
+int efa_ah_channel_destroy(uint64_t channel);
+/* For efa_ah_destroy_cq: acknowledges the CQ's pending events; its channel, or 0 when it has none. */
+uint64_t efa_ah_channel_release_cq(uint64_t cq);
+/* For efa_ah_destroy_cq, once the CQ is gone: the channel may take a CQ again and be destroyed. */
+void efa_ah_channel_after_destroy_cq(uint64_t channel);
+
 /* ---- QP state (efa_ah_qp.c) ---- */
 
 /* ibv_query_qp for IBV_QP_STATE: *state receives the enum ibv_qp_state value. */

@@ -92,5 +92,13 @@ typedef void *(*efa_ah_symbol_lookup)(void *handle, const char *name);
  * stand-in for an older libefa) and returns the EFA_AH_EFADV_* families found complete.
  */
 uint32_t efa_ah_efadv_resolve(void *handle, efa_ah_symbol_lookup lookup, struct efa_ah_efadv_symbols *out);
+/*
+ * For a CQ made elsewhere on a channel of efa_ah_channel.c (efadv_create_cq's ibv_cq_init_attr_ex):
+ * efa_ah_channel_for_new_cq gives the attr's channel and cq_context (-EBUSY when the channel has
+ * its CQ); once the CQ is made, efa_ah_channel_adopt_cq ties it to the channel, so that
+ * efa_ah_destroy_cq acknowledges its events.
+ */
+int efa_ah_channel_for_new_cq(uint64_t channel, struct ibv_comp_channel **verbs_channel, void **cq_context);
+void efa_ah_channel_adopt_cq(uint64_t channel, struct ibv_cq *cq);
 
 #endif /* EFA_AH_NATIVE_INTERNAL_H */

@@ -1,25 +1,46 @@
 package org.efaah.cli;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.OutputStreamWriter;
-import java.io.Writer;
+import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.SocketAddress;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
+import java.util.HexFormat;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 import org.efaah.ud.EndpointAddress;
+import org.efaah.ud.UdEndpoint;
+import org.efaah.verbs.Gid;
 
 /**
- * Out-of-band exchange of UD endpoint addresses over TCP, as {@code ibv_ud_pingpong} does: the
- * server listens, the client connects; each side writes its address as one line of text
- * ({@link EndpointAddress#toText()}) and reads the other's.
+ * Out-of-band exchange of UD endpoint addresses over TCP in {@code ibv_ud_pingpong}'s wire format
+ * (rdma-core {@code libibverbs/examples/ud_pingpong.c}: {@code pp_client_exch_dest},
+ * {@code pp_server_exch_dest}), so that either side may be rdma-core's tool:
+ * <ul>
+ * <li>a message is {@value #MESSAGE_BYTES} bytes: {@code LID:QPN:PSN:GID} in hex (4, 6, 6 and 32
+ * digits; the GID's 16 bytes in order) and a NUL. LID and PSN are 0 here: RoCE and EFA have no LID,
+ * and a UD QP ignores the PSN;</li>
+ * <li>the client writes its message first; the server reads it and answers with its own; the client
+ * reads that and ends with {@code done} and its NUL (5 bytes), which the server reads;</li>
+ * <li>the Q_Key is not exchanged: both sides use {@link UdEndpoint#DEFAULT_QKEY}, as the tool does.</li>
+ * </ul>
+ * Each read takes at most what a valid message needs, before a deadline. The server runs each
+ * exchange on a thread of its own (at most {@value #MAX_EXCHANGES} at once), so a client that sends
+ * garbage, an endless line or nothing holds up no other; it is dropped with one line.
  */
 final class AddressExchange {
     /** The port {@code ibv_ud_pingpong} uses. */
     static final int DEFAULT_PORT = 18515;
+    /** Bytes of an address message, its NUL included ({@code sizeof "0000:000000:000000:" + 32 digits}). */
+    static final int MESSAGE_BYTES = 52;
+    /** What the client sends last: {@code sizeof "done"}, the NUL included. */
+    static final byte[] DONE = {'d', 'o', 'n', 'e', 0};
+    /** Exchanges the server runs at once; a client beyond them is turned away at once. */
+    static final int MAX_EXCHANGES = 32;
 
     private AddressExchange() {
     }
@@ -69,28 +90,87 @@ final class AddressExchange {
         }
     }
 
-    /** What the server hears of its clients over TCP. */
-    interface Clients {
-        /** A client sent its address: {@code who} is the address and where from. */
-        void connected(String who);
-
-        /** That client's TCP connection closed: it has finished or failed, or went away. */
-        void closed(String who);
-
-        /** A client failed the address exchange. */
-        void failed(String why);
+    /** {@code mine} as the tool writes it: {@code %04x:%06x:%06x:%s} and a NUL; LID and PSN 0. */
+    static byte[] encode(EndpointAddress mine) {
+        String text = String.format("%04x:%06x:%06x:%s", 0, mine.qpn(), 0, HexFormat.of().formatHex(mine.gid().toBytes()));
+        byte[] message = new byte[MESSAGE_BYTES];
+        byte[] ascii = text.getBytes(StandardCharsets.US_ASCII);
+        System.arraycopy(ascii, 0, message, 0, ascii.length);
+        return message;
     }
 
     /**
-     * Listens on {@code port} (0: any free port) and answers each client with {@code mine} on a
-     * daemon thread until closed. A client's connection stays open while it runs; its closing is
-     * how the server learns the client has gone, whatever became of its datagrams.
+     * A peer's message: exactly {@code LLLL:QQQQQQ:PPPPPP:} and 32 hex digits, then a NUL; the
+     * address with the default Q_Key.
+     *
+     * @throws IOException naming what is wrong, with the start of what came
+     */
+    static EndpointAddress decode(byte[] message) throws IOException {
+        boolean valid = message.length == MESSAGE_BYTES && message[MESSAGE_BYTES - 1] == 0;
+        for (int i = 0; valid && i < MESSAGE_BYTES - 1; i++) {
+            boolean colon = i == 4 || i == 11 || i == 18;
+            valid = colon ? message[i] == ':' : Character.digit(message[i], 16) >= 0;
+        }
+        if (!valid) {
+            throw new IOException("not an ibv_ud_pingpong address (LID:QPN:PSN:GID in hex, then a NUL): "
+                    + printable(message));
+        }
+        String text = new String(message, 0, MESSAGE_BYTES - 1, StandardCharsets.US_ASCII);
+        int qpn = Integer.parseInt(text.substring(5, 11), 16);
+        Gid gid = Gid.of(HexFormat.of().parseHex(text.substring(19)));
+        return new EndpointAddress(gid, qpn, UdEndpoint.DEFAULT_QKEY);
+    }
+
+    /** The first bytes of {@code bytes}, quoted, non-printable ones escaped: for a one-line message. */
+    private static String printable(byte[] bytes) {
+        StringBuilder b = new StringBuilder("'");
+        for (int i = 0; i < Math.min(bytes.length, 24); i++) {
+            int c = bytes[i] & 0xFF;
+            b.append(c >= 0x20 && c < 0x7F ? String.valueOf((char) c) : String.format("\\x%02x", c));
+        }
+        return b.append(bytes.length > 24 ? "'..." : "'").toString();
+    }
+
+    /**
+     * Reads exactly {@code n} bytes, each read before {@code deadline} ({@link System#nanoTime()});
+     * never more, so that an endless stream costs nothing.
+     */
+    static byte[] read(Socket s, int n, long deadline, String what) throws IOException {
+        byte[] into = new byte[n];
+        InputStream in = s.getInputStream();
+        int got = 0;
+        while (got < n) {
+            long left = (deadline - System.nanoTime()) / 1_000_000;
+            if (left <= 0) {
+                throw new IOException("no " + what + " in time (" + got + " of " + n + " bytes came)");
+            }
+            s.setSoTimeout((int) Math.min(Integer.MAX_VALUE, left));
+            int r;
+            try {
+                r = in.read(into, got, n - got);
+            } catch (SocketTimeoutException e) {
+                throw new IOException("no " + what + " in time (" + got + " of " + n + " bytes came)", e);
+            }
+            if (r < 0) {
+                throw new IOException("the connection closed after " + got + " of the " + n + " bytes of " + what);
+            }
+            got += r;
+        }
+        return into;
+    }
+
+    /**
+     * Listens on {@code port} (0: any free port) and runs the exchange with each client on a daemon
+     * thread of its own until closed: {@code onClient} gets each client's address and where it came
+     * from, {@code onDropped} one line for each client that failed the exchange or was turned away.
      */
     static final class Server implements AutoCloseable {
         private final ServerSocket socket;
         private final Thread acceptor;
+        private final AtomicInteger active = new AtomicInteger();
 
-        Server(int port, EndpointAddress mine, Clients clients) throws IOException {
+        Server(int port, EndpointAddress mine, int timeoutMillis, BiConsumer<EndpointAddress, SocketAddress> onClient,
+               Consumer<String> onDropped) throws IOException {
             socket = new ServerSocket();
             socket.setReuseAddress(true);
             try {
@@ -99,33 +179,53 @@ final class AddressExchange {
                 socket.close();
                 throw new IOException("TCP port " + port + ": " + e.getMessage(), e);
             }
+            byte[] message = encode(mine);
             acceptor = new Thread(() -> {
                 while (!socket.isClosed()) {
-                    String who = null;
-                    try (Socket s = socket.accept()) {
-                        s.setSoTimeout(10_000);
-                        who = exchange(s, mine) + " from " + s.getRemoteSocketAddress();
-                        clients.connected(who);
-                        s.setSoTimeout(0);
-                        // Whatever the client writes from now on is ignored; the end of the stream is its leaving.
-                        while (s.getInputStream().read() >= 0) {
-                            // drain
-                        }
+                    Socket s;
+                    try {
+                        s = socket.accept();
                     } catch (IOException e) {
-                        if (socket.isClosed()) {
-                            return;
-                        }
-                        if (who == null) {
-                            clients.failed("a client failed the address exchange: " + e.getMessage());
-                        }
+                        continue; // closed, or one failed accept; the loop condition decides
                     }
-                    if (who != null) {
-                        clients.closed(who);
+                    if (active.incrementAndGet() > MAX_EXCHANGES) {
+                        active.decrementAndGet();
+                        onDropped.accept("turned away " + s.getRemoteSocketAddress() + ": " + MAX_EXCHANGES
+                                + " address exchanges already in progress");
+                        closeQuietly(s);
+                        continue;
                     }
+                    Thread t = new Thread(() -> {
+                        try {
+                            onClient.accept(serve(s, message, timeoutMillis), s.getRemoteSocketAddress());
+                        } catch (IOException | RuntimeException e) {
+                            if (!socket.isClosed()) {
+                                onDropped.accept("dropped " + s.getRemoteSocketAddress() + ": " + e.getMessage());
+                            }
+                        } finally {
+                            closeQuietly(s);
+                            active.decrementAndGet();
+                        }
+                    }, "pingpong-exchange");
+                    t.setDaemon(true);
+                    t.start();
                 }
             }, "pingpong-tcp");
             acceptor.setDaemon(true);
             acceptor.start();
+        }
+
+        /** The server's side: read theirs, answer with ours, read their {@code done}. */
+        private static EndpointAddress serve(Socket s, byte[] message, int timeoutMillis) throws IOException {
+            long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
+            EndpointAddress theirs = decode(read(s, MESSAGE_BYTES, deadline, "address"));
+            s.getOutputStream().write(message);
+            s.getOutputStream().flush();
+            byte[] done = read(s, DONE.length, deadline, "'done'");
+            if (!java.util.Arrays.equals(done, DONE)) {
+                throw new IOException("sent " + printable(done) + " where 'done' and a NUL belong");
+            }
+            return theirs;
         }
 
         int port() {
@@ -138,30 +238,17 @@ final class AddressExchange {
         }
     }
 
-    /** A client's side of the exchange: the server's address, and the connection held open while the client runs. */
-    static final class Connection implements AutoCloseable {
-        private final Socket socket;
-        private final EndpointAddress server;
-
-        private Connection(Socket socket, EndpointAddress server) {
-            this.socket = socket;
-            this.server = server;
-        }
-
-        EndpointAddress server() {
-            return server;
-        }
-
-        @Override
-        public void close() throws IOException {
-            socket.close();
+    private static void closeQuietly(Socket s) {
+        try {
+            s.close();
+        } catch (IOException ignored) {
+            // nothing more to tell the peer
         }
     }
 
-    /** Connects to the server, sends {@code mine}, returns the server's address with the open connection. */
-    static Connection connect(Target target, EndpointAddress mine, int timeoutMillis) throws IOException {
-        Socket s = new Socket();
-        try {
+    /** Connects to the server, sends {@code mine}, returns the server's address after sending {@code done}. */
+    static EndpointAddress connect(Target target, EndpointAddress mine, int timeoutMillis) throws IOException {
+        try (Socket s = new Socket()) {
             try {
                 s.connect(new InetSocketAddress(target.host(), target.port()), timeoutMillis);
             } catch (SocketTimeoutException e) {
@@ -170,28 +257,19 @@ final class AddressExchange {
             } catch (IOException e) {
                 throw new IOException("no pingpong server at " + target + ": " + e.getMessage(), e);
             }
-            s.setSoTimeout(timeoutMillis);
-            String theirs = exchange(s, mine);
+            long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
+            // One write, as the tool's server takes the message in one read.
+            s.getOutputStream().write(encode(mine));
+            s.getOutputStream().flush();
+            EndpointAddress theirs;
             try {
-                return new Connection(s, EndpointAddress.parse(theirs));
-            } catch (IllegalArgumentException e) {
-                throw new IOException(target + " answered '" + theirs + "', not an efa-ah pingpong address", e);
+                theirs = decode(read(s, MESSAGE_BYTES, deadline, "address from the server"));
+            } catch (IOException e) {
+                throw new IOException(target + ": " + e.getMessage(), e);
             }
-        } catch (IOException | RuntimeException e) {
-            s.close();
-            throw e;
+            s.getOutputStream().write(DONE);
+            s.getOutputStream().flush();
+            return theirs;
         }
-    }
-
-    private static String exchange(Socket s, EndpointAddress mine) throws IOException {
-        Writer w = new OutputStreamWriter(s.getOutputStream(), StandardCharsets.US_ASCII);
-        w.write(mine.toText() + "\n");
-        w.flush();
-        BufferedReader r = new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII));
-        String line = r.readLine();
-        if (line == null) {
-            throw new IOException("the peer closed the connection before sending its address");
-        }
-        return line.trim();
     }
 }

@@ -16,7 +16,7 @@ import picocli.CommandLine.ScopeType;
                 "2:usage error: a bad option or value (also a device name that is not present)",
                 "130:interrupted (Ctrl-C): the summary so far is printed first"},
         subcommands = {DevicesCommand.class, DemoCommand.class, StressCommand.class, PingpongCommand.class,
-                HealthCommand.class, EntriesCommand.class})
+                StreamCommand.class, HealthCommand.class, EntriesCommand.class})
 public final class Main {
     /** Exit code when the command ran and failed (a device error, a violation, no answer). */
     static final int FAILED = 1;

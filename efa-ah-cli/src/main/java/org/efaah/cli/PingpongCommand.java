@@ -30,23 +30,26 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * UD ping-pong through cached AHs, like {@code ibv_ud_pingpong}: the client sends, the server
- * echoes through a return-path AH, the client checks that each echo came from the server's QPN
- * and GID, and every byte, and times the round trip. Without {@code --server} or
- * {@code --connect} both sides run in this process.
+ * UD ping-pong through cached AHs, like {@code ibv_ud_pingpong} and interoperable with it: the
+ * client sends, the server echoes each datagram as it came through a return-path AH, the client
+ * checks that each echo came from the server's QPN and GID, and every byte, and times the round
+ * trip. A client ends with {@link #BYE}, which {@code ibv_ud_pingpong} never sends. Without
+ * {@code --server} or {@code --connect} both sides run in this process.
  */
 @Command(name = "pingpong",
         description = "UD ping-pong through cached AHs (server, client, or both in one process); "
-                + "reports round-trip latency and throughput. Addresses are exchanged over TCP as "
-                + "ibv_ud_pingpong does (server: --server; client: --connect HOST[:PORT]), or given as "
+                + "reports round-trip latency and throughput. Addresses are exchanged over TCP in "
+                + "ibv_ud_pingpong's format, so either side may be rdma-core's ibv_ud_pingpong "
+                + "(server: --server; client: --connect HOST[:PORT]), or given as "
                 + "text (--connect GID/QPN/QKEY) or in a file (--address-file). On the mock provider only the "
                 + "one-process form (neither --server nor --connect) can work: the mock joins the endpoints of "
                 + "one process; --server and --connect across processes or hosts need an RDMA device.")
 final class PingpongCommand implements Callable<Integer> {
-    /** First payload byte: what a datagram is. A self-echo arrives as PING, never as PONG. */
+    /**
+     * The client's goodbye: a datagram of this one byte. Its payloads are never that (see
+     * {@link #fill}), and {@code ibv_ud_pingpong}'s are 0x7b bytes or, with {@code -c}, page numbers.
+     */
     private static final byte BYE = 1;
-    private static final byte PING = 2;
-    private static final byte PONG = 3;
 
     @Mixin
     ProviderOptions providerOptions;
@@ -102,7 +105,6 @@ final class PingpongCommand implements Callable<Integer> {
     CommandSpec spec;
 
     /** How long a server still waits for the client's goodbye after its TCP connection closed. */
-    private static final long GRACE_NANOS = TimeUnit.SECONDS.toNanos(5);
 
     private final AtomicLong roundTrips = new AtomicLong();
     private final AtomicLong answered = new AtomicLong();
@@ -183,7 +185,8 @@ final class PingpongCommand implements Callable<Integer> {
             throws Exception {
         ClientState clients = new ClientState();
         try (UdEndpoint server = UdEndpoint.open(pd, cache, options);
-             AddressExchange.Server tcp = new AddressExchange.Server(port, server.address(), clients)) {
+             AddressExchange.Server tcp = new AddressExchange.Server(port, server.address(), timeoutSeconds * 1000,
+                     clients::connected, clients::failed)) {
             String text = server.address().toText();
             report.line("server address: %s", text);
             report.line("listening on TCP port %d", tcp.port());
@@ -217,28 +220,17 @@ final class PingpongCommand implements Callable<Integer> {
     }
 
     /** What the server knows of its clients, from the TCP exchange. */
-    private final class ClientState implements AddressExchange.Clients {
+    private final class ClientState {
         private final java.util.concurrent.atomic.AtomicInteger count = new java.util.concurrent.atomic.AtomicInteger();
         private volatile String current;
-        private volatile String gone;
-        private volatile long goneNanos;
 
-        @Override
-        public void connected(String who) {
-            gone = null;
-            current = who;
+        void connected(EndpointAddress who, java.net.SocketAddress from) {
+            current = who + " from " + from;
             count.incrementAndGet();
-            spec.commandLine().getErr().println("pingpong server: client " + who);
+            spec.commandLine().getErr().println("pingpong server: client " + current);
         }
 
-        @Override
-        public void closed(String who) {
-            goneNanos = System.nanoTime();
-            gone = who;
-        }
-
-        @Override
-        public void failed(String why) {
+        void failed(String why) {
             spec.commandLine().getErr().println("pingpong server: " + why);
         }
     }
@@ -256,8 +248,8 @@ final class PingpongCommand implements Callable<Integer> {
 
     /**
      * Answers datagrams until the client's goodbye. Before any client, waits without limit unless
-     * --timeout was given; then at most --timeout between datagrams, and a short grace after the
-     * client's TCP connection closed. {@code clients} is null when nobody connects over TCP.
+     * --timeout was given; then at most --timeout between datagrams. {@code clients} is null when
+     * nobody connects over TCP.
      */
     private long serveLoop(UdEndpoint server, ClientState clients, String hint) {
         boolean waitForever = !spec.commandLine().getParseResult().hasMatchedOption("--timeout");
@@ -273,10 +265,6 @@ final class PingpongCommand implements Callable<Integer> {
                 since = now;
             }
             if (d == null) {
-                if (clients != null && clients.gone != null && now - clients.goneNanos > GRACE_NANOS) {
-                    throw new IllegalStateException("server: the client " + clients.gone + " closed its connection "
-                            + "after " + served + " datagram(s) without saying goodbye" + hint);
-                }
                 if (served == 0 && clientsSeen == 0) {
                     if (!waitForever && now - since > timeoutNanos) {
                         throw new IllegalStateException("server: no client came in " + timeoutSeconds + " s (--timeout)"
@@ -293,13 +281,10 @@ final class PingpongCommand implements Callable<Integer> {
             served++;
             answered.incrementAndGet();
             byte[] payload = d.payload();
-            if (payload.length > 0 && payload[0] == BYE) {
+            if (payload.length == 1 && payload[0] == BYE) {
                 return served;
             }
-            if (payload.length > 0 && payload[0] == PING) {
-                payload[0] = PONG;
-                server.reply(d, ByteBuffer.wrap(payload));
-            }
+            server.reply(d, ByteBuffer.wrap(payload));
         }
     }
 
@@ -308,20 +293,15 @@ final class PingpongCommand implements Callable<Integer> {
         try (UdEndpoint client = UdEndpoint.open(pd, cache, options)) {
             checkSize(client);
             EndpointAddress server = given;
-            AddressExchange.Connection connection = null;
             if (target != null) {
-                connection = AddressExchange.connect(target, client.address(), timeoutSeconds * 1000);
-                server = connection.server();
+                server = AddressExchange.connect(target, client.address(), timeoutSeconds * 1000);
                 report.line("server %s at %s", server, target);
             }
-            // The connection stays open while the client runs: its closing tells the server it left.
-            try (AddressExchange.Connection held = connection) {
-                if (server.equals(client.address())) {
-                    throw new IllegalStateException("the server address " + server + " is this client's own endpoint: "
-                            + "no server answers there" + mockHint(pd));
-                }
-                return runClient(report, client, cache, server, pd);
+            if (server.equals(client.address())) {
+                throw new IllegalStateException("the server address " + server + " is this client's own endpoint: "
+                        + "no server answers there" + mockHint(pd));
             }
+            return runClient(report, client, cache, server, pd);
         }
     }
 
@@ -379,7 +359,7 @@ final class PingpongCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** The echo of message {@code i} must come from the server's QPN and GID, marked PONG, bytes intact. */
+    /** The echo of message {@code i} must come from the server's QPN and GID, every byte as sent. */
     private void check(Datagram echo, long i, byte[] sent, EndpointAddress server, ProtectionDomain pd) {
         if (echo == null) {
             throw new IllegalStateException("client: no echo of message " + i + " from " + server + " in "
@@ -390,8 +370,7 @@ final class PingpongCommand implements Callable<Integer> {
                     + " not from the server %s", i, echo.sourceGid(), echo.sourceQpn(), server));
         }
         byte[] got = echo.payload();
-        if (got.length != sent.length || got[0] != PONG
-                || !Arrays.equals(got, 1, got.length, sent, 1, sent.length)) {
+        if (!Arrays.equals(got, sent)) {
             throw new IllegalStateException("client: the echo of message " + i + " differs from what was sent");
         }
     }
@@ -401,7 +380,9 @@ final class PingpongCommand implements Callable<Integer> {
         for (int j = 0; j < a.length; j++) {
             a[j] = (byte) (iteration * 13 + j);
         }
-        a[0] = PING;
+        if (a.length == 1 && a[0] == BYE) {
+            a[0] = 0x7b; // never the goodbye
+        }
     }
 
     private void report(Report report, Latencies rtt, long elapsedNanos, UdEndpoint client, long done) {

@@ -63,6 +63,52 @@ class PingpongExchangeTest {
         }
     }
 
+    /** Issue 21 item 4: rdma-core's ibv_ud_pingpong as the client: 52 bytes first, then "done". */
+    @Test
+    void theServerCommandAnswersTheCToolsExchange() throws Exception {
+        try (Server server = new Server("pingpong", "--provider", "mock", "--server", "--port", "0", "--timeout", "3")) {
+            int port = server.port();
+            byte[] answer;
+            try (java.net.Socket s = new java.net.Socket("127.0.0.1", port)) {
+                s.setSoTimeout(10_000);
+                s.getOutputStream().write("0000:000456:a1b2c3:00000000000000000000ffff0a000007\0"
+                        .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                answer = s.getInputStream().readNBytes(52);
+                s.getOutputStream().write(new byte[] {'d', 'o', 'n', 'e', 0});
+            }
+            String text = new String(answer, java.nio.charset.StandardCharsets.US_ASCII);
+            assertTrue(text.matches("0000:[0-9a-f]{6}:000000:fe80[0-9a-f]{28}\0"), text);
+            server.close();
+            assertTrue(server.err.toString().contains("pingpong server: client ::ffff:10.0.0.7/0x000456/0x11111111 from"),
+                    server.err::toString);
+        }
+    }
+
+    /** Issue 21 item 4: rdma-core's ibv_ud_pingpong as the server: it reads 52 bytes, answers, reads "done". */
+    @Test
+    void theClientCommandSpeaksToTheCToolsServer() throws Exception {
+        try (java.net.ServerSocket c = new java.net.ServerSocket(0)) {
+            java.util.concurrent.CompletableFuture<String> seen = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try (java.net.Socket s = c.accept()) {
+                    s.setSoTimeout(10_000);
+                    byte[] theirs = s.getInputStream().readNBytes(52);
+                    s.getOutputStream().write("0000:1a2b3c:0f0f0f:fe800000000000000001000200030004\0"
+                            .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                    byte[] done = s.getInputStream().readNBytes(5);
+                    return new String(theirs, java.nio.charset.StandardCharsets.US_ASCII) + "|"
+                            + new String(done, java.nio.charset.StandardCharsets.US_ASCII);
+                } catch (java.io.IOException e) {
+                    return e.toString();
+                }
+            });
+            Cli client = Cli.run("pingpong", "--provider", "mock", "--connect", "127.0.0.1:" + c.getLocalPort(),
+                    "-n", "2", "--timeout", "2").expect(1);
+            String exchange = seen.get(10, java.util.concurrent.TimeUnit.SECONDS);
+            assertTrue(exchange.matches("0000:[0-9a-f]{6}:000000:fe80[0-9a-f]{28}\0\\|done\0"), exchange);
+            assertTrue(client.out().contains("fe80::1:2:3:4/0x1a2b3c"), client::toString);
+        }
+    }
+
     @Test
     void noServerAtTheTcpAddressIsOneLine() throws Exception {
         int closedPort;

@@ -139,6 +139,12 @@ public final class Report {
         row("hit allocation, handle kept by the caller, DISABLED (B/op)",
                 jmh("HitPathBench.efaAhDisabled:gc.alloc.rate.norm", 1), jmh("HitPathBench.baseline:gc.alloc.rate.norm", 1));
 
+        row("datapath on the mock: UD send + receive of one 64 B datagram (ns/op)",
+                jmh("DatapathBench.sendReceive64", 1), null);
+        row("datapath on the mock: UD send + receive of one 1,024 B datagram (ns/op)",
+                jmh("DatapathBench.sendReceive1024", 1), null);
+        row("datapath allocation, 64 B datagram (B/op)", jmh("DatapathBench.sendReceive64:gc.alloc.rate.norm", 1), null);
+
         Score missEfa = jmh("MissPathBench.efaAh", 1);
         Score missBase = jmh("MissPathBench.baseline", 1);
         Score provider = jmh("MissPathBench.provider", 1);

@@ -43,7 +43,7 @@ final class EndpointResources {
         MemoryRegion rmr = null;
         UdQueuePair q = null;
         try {
-            scq = device.createCq(options.sendDepth());
+            scq = cqWithEvents(device, options.sendDepth());
             rcq = receiveCq(device, options.receiveDepth());
             smr = pd.registerMemory(ByteBuffer.allocateDirect(options.sendDepth() * maxMessageSize));
             // One slot more than the receive depth: scratch space for a GRH handed to ibv_init_ah_from_wc.
@@ -63,18 +63,38 @@ final class EndpointResources {
     /**
      * On EFA a CQ whose completions carry the GID of a sender this PD has no AH for; where the
      * device cannot do that, a plain one (such senders then arrive as {@link SourceOrigin#UNKNOWN}).
+     * Each with a completion channel where the provider and device allow, else without (polled):
+     * the sender's GID matters more than the channel.
      */
     private static CompletionQueue receiveCq(Device device, int entries) {
         if (device.isEfa()) {
-            try {
-                return device.createCqWithSourceGid(entries);
-            } catch (VerbsException e) {
-                if (e.errno() != Errno.EOPNOTSUPP) {
-                    throw e;
-                }
+            CompletionQueue cq = unlessUnsupported(() -> device.createCqWithSourceGidAndEvents(entries));
+            if (cq == null) {
+                cq = unlessUnsupported(() -> device.createCqWithSourceGid(entries));
+            }
+            if (cq != null) {
+                return cq;
             }
         }
-        return device.createCq(entries);
+        return cqWithEvents(device, entries);
+    }
+
+    /** A CQ with a completion channel, or a polled one where the provider or device has none. */
+    private static CompletionQueue cqWithEvents(Device device, int entries) {
+        CompletionQueue cq = unlessUnsupported(() -> device.createCqWithEvents(entries));
+        return cq != null ? cq : device.createCq(entries);
+    }
+
+    /** The CQ made, or null when the provider or device answers EOPNOTSUPP. */
+    private static CompletionQueue unlessUnsupported(java.util.function.Supplier<CompletionQueue> create) {
+        try {
+            return create.get();
+        } catch (VerbsException e) {
+            if (e.errno() != Errno.EOPNOTSUPP) {
+                throw e;
+            }
+            return null;
+        }
     }
 
     /** Destroys the QP; returns its failure, or null. */

@@ -36,7 +36,15 @@ final class ReceiveSlots {
     private final int slotSize;
     private final SourceResolver resolver;
     private final boolean efa;
-    private final WorkCompletion[] completion = {new WorkCompletion()};
+    /** One poll's completions; those from {@link #next} to {@link #filled} are still to be taken. */
+    private final WorkCompletion[] completions;
+    private int next;
+    private int filled;
+    /** Slots copied out and not yet reposted; reposted {@link #repostBatch} at a time, in one call. */
+    private final int[] repostOffsets;
+    private final long[] repostSlots;
+    private final int repostBatch;
+    private int reposts;
     /** Receives posted whose completion has not been polled yet. */
     private int posted;
     /** Datagrams a recovery's drain polled; handed out before the CQ is polled again. */
@@ -59,6 +67,14 @@ final class ReceiveSlots {
         this.resolver = resolver;
         this.efa = efa;
         this.posted = depth; // EndpointResources posted every slot
+        this.completions = new WorkCompletion[Math.min(16, depth)];
+        for (int i = 0; i < completions.length; i++) {
+            completions[i] = new WorkCompletion();
+        }
+        // At most a quarter of the ring waits for its repost, so three quarters stay posted.
+        this.repostBatch = Math.max(1, Math.min(16, depth / 4));
+        this.repostOffsets = new int[repostBatch];
+        this.repostSlots = new long[repostBatch];
     }
 
     long received() {
@@ -86,14 +102,22 @@ final class ReceiveSlots {
      * state is consumed quietly: it only returns the slot, which recovery reposts.
      */
     private Datagram pollLocked() {
-        while (receiveCq.poll(completion) == 1) {
+        for (;;) {
+            if (next == filled) {
+                next = 0;
+                filled = 0; // first: a poll that throws leaves nothing stale behind
+                filled = receiveCq.poll(completions);
+                if (filled == 0) {
+                    return null;
+                }
+            }
+            WorkCompletion wc = completions[next++];
             posted--;
-            Datagram d = take(completion[0]);
+            Datagram d = take(wc);
             if (d != null) {
                 return d;
             }
         }
-        return null;
     }
 
     private Datagram take(WorkCompletion wc) {
@@ -128,9 +152,26 @@ final class ReceiveSlots {
         }
     }
 
+    /** Queues the slot for a repost; posts the queue in one call once a batch is full. */
     private void repost(int slot) {
-        qp.postReceive(receiveMemory, slot * slotSize, slotSize, slot);
-        posted++;
+        repostOffsets[reposts] = slot * slotSize;
+        repostSlots[reposts] = slot;
+        if (++reposts == repostBatch) {
+            postQueued();
+        }
+    }
+
+    private void postQueued() {
+        int n = reposts;
+        reposts = 0;
+        int done = qp.postReceives(receiveMemory, repostOffsets, slotSize, repostSlots, n);
+        posted += done;
+        // A refused one alone says why (it throws); those after it are dropped with it, as a failed
+        // single repost dropped its slot.
+        for (int i = done; i < n; i++) {
+            qp.postReceive(receiveMemory, repostOffsets[i], slotSize, repostSlots[i]);
+            posted++;
+        }
     }
 
     /**
@@ -155,8 +196,12 @@ final class ReceiveSlots {
 
     /** At recovery, lock held, the QP back in RTS: posts every receive slot again. */
     void repostAllLocked() {
+        reposts = 0; // every slot, the queued ones among them
         for (int i = 0; i < depth; i++) {
             repost(i);
+        }
+        if (reposts > 0) {
+            postQueued();
         }
     }
 }

@@ -164,14 +164,18 @@ final class SendSlots {
     }
 
     /**
-     * One step of a flush: reaps completions; returns true (after reporting failed sends) when no
-     * send is in flight.
+     * One step of a flush: reaps every completion queued; returns true (after reporting failed
+     * sends) when no send is in flight.
      */
     boolean flushStep() {
         lock.lock();
         try {
             endpoint.checkOpen();
-            pollSends();
+            // Until the CQ is empty: a caller that sleeps after a false must have left nothing queued,
+            // as queued completions raise no event.
+            while (pollSends() == completions.length) {
+                // more may be queued
+            }
             if (freeCount == freeSlots.length) {
                 throwFailures();
                 return true;

@@ -5,6 +5,7 @@ import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
 import org.efaah.verbs.AddressHandleAttributes;
@@ -53,7 +54,12 @@ import org.efaah.verbs.VerbsException;
  *
  * <p><b>Waiting.</b> No lock is held while waiting: {@link #receive}, a {@link #send} waiting for
  * a free slot, {@link #flush} and {@link #close} poll under a lock held only for the poll, and
- * wait outside it. Each returns promptly when its thread is interrupted (throwing
+ * wait outside it. {@code receive}, {@code send} and {@code flush} spin for
+ * {@link Options#spinNanos()}, then sleep on their CQ's completion channel: arm it
+ * ({@code ibv_req_notify_cq}), poll once more (a completion queued before the arm gives no event),
+ * and wait in {@code poll(2)} on the channel, a stop eventfd that {@link #close} writes and a wake
+ * eventfd that an interrupt of the waiting thread writes. One caller at a time sleeps on a CQ; the
+ * others wait their turn. Without channels ({@link #eventDriven()} false) they park 20 µs at a time. Each returns promptly when its thread is interrupted (throwing
  * {@link EndpointInterruptedException} with the interrupt flag set again; {@code close} just
  * stops waiting for sends and keeps the flag) and when another thread closes the endpoint
  * ({@link IllegalStateException}).
@@ -85,6 +91,8 @@ public final class UdEndpoint implements AutoCloseable {
     private static final long CLOSE_DRAIN_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final long PARK_NANOS = 20_000;
     private static final int SPINS = 10_000;
+    /** The spin of {@link Options#defaults()}, ns: a wait for a completion then sleeps on the CQ's channel. */
+    public static final long DEFAULT_SPIN_NANOS = 50_000;
 
     private final ProtectionDomain pd;
     private final AddressHandleCache cache;
@@ -103,6 +111,8 @@ public final class UdEndpoint implements AutoCloseable {
     final SendSlots sends;
     final ReceiveSlots receives;
     private final QpRecovery recovery;
+    private final CompletionWaiter sendWaiter;
+    private final CompletionWaiter receiveWaiter;
     private final AtomicBoolean closing = new AtomicBoolean();
     private volatile boolean closed;
 
@@ -119,9 +129,11 @@ public final class UdEndpoint implements AutoCloseable {
      * @param transport      UD (every device) or SRD (EFA only)
      * @param rnrRetry       SRD only: the QP's {@code rnr_retry}, 0..7 (7 retries without end), or
      *                       {@link #RNR_RETRY_AUTO}
+     * @param spinNanos      how long a wait for a completion spins before it sleeps on the CQ's
+     *                       completion channel, ns, 0..1 s; 0 sleeps at once
      */
     public record Options(int portNum, int sgidIndex, long qkey, int sendDepth, int receiveDepth, int maxMessageSize,
-                          QueuePairType transport, int rnrRetry) {
+                          QueuePairType transport, int rnrRetry, long spinNanos) {
         /** {@link #rnrRetry()}: a finite retry count where the device lets it be set, else the device's default. */
         public static final int RNR_RETRY_AUTO = -1;
 
@@ -138,6 +150,7 @@ public final class UdEndpoint implements AutoCloseable {
          *                       that limit
          * @param transport      not null
          * @param rnrRetry       0..7 or {@link #RNR_RETRY_AUTO}
+         * @param spinNanos      0..1_000_000_000 ns
          * @throws NullPointerException if {@code transport} is null
          */
         public Options {
@@ -146,12 +159,12 @@ public final class UdEndpoint implements AutoCloseable {
 
         /**
          * The default settings: port 1, sgid_index 0, Q_Key {@link UdEndpoint#DEFAULT_QKEY}, 64 sends and 256
-         * receives, the port's active MTU, UD.
+         * receives, the port's active MTU, UD, a spin of {@link UdEndpoint#DEFAULT_SPIN_NANOS}.
          *
          * @return the defaults
          */
         public static Options defaults() {
-            return new Options(1, 0, DEFAULT_QKEY, 64, 256, 0, QueuePairType.UD, RNR_RETRY_AUTO);
+            return new Options(1, 0, DEFAULT_QKEY, 64, 256, 0, QueuePairType.UD, RNR_RETRY_AUTO, DEFAULT_SPIN_NANOS);
         }
 
         /**
@@ -162,7 +175,7 @@ public final class UdEndpoint implements AutoCloseable {
          * @return a copy with that setting; checked only by {@link UdEndpoint#open}
          */
         public Options withSgidIndex(int index) {
-            return new Options(portNum, index, qkey, sendDepth, receiveDepth, maxMessageSize, transport, rnrRetry);
+            return new Options(portNum, index, qkey, sendDepth, receiveDepth, maxMessageSize, transport, rnrRetry, spinNanos);
         }
 
         /**
@@ -173,7 +186,7 @@ public final class UdEndpoint implements AutoCloseable {
          * @return a copy with that setting; checked only by {@link UdEndpoint#open}
          */
         public Options withQkey(long key) {
-            return new Options(portNum, sgidIndex, key, sendDepth, receiveDepth, maxMessageSize, transport, rnrRetry);
+            return new Options(portNum, sgidIndex, key, sendDepth, receiveDepth, maxMessageSize, transport, rnrRetry, spinNanos);
         }
 
         /**
@@ -185,7 +198,7 @@ public final class UdEndpoint implements AutoCloseable {
          * @return a copy with that setting; checked only by {@link UdEndpoint#open}
          */
         public Options withDepths(int send, int receive) {
-            return new Options(portNum, sgidIndex, qkey, send, receive, maxMessageSize, transport, rnrRetry);
+            return new Options(portNum, sgidIndex, qkey, send, receive, maxMessageSize, transport, rnrRetry, spinNanos);
         }
 
         /**
@@ -196,7 +209,7 @@ public final class UdEndpoint implements AutoCloseable {
          * @return a copy with that setting; checked only by {@link UdEndpoint#open}
          */
         public Options withMaxMessageSize(int bytes) {
-            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, bytes, transport, rnrRetry);
+            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, bytes, transport, rnrRetry, spinNanos);
         }
 
         /**
@@ -207,7 +220,7 @@ public final class UdEndpoint implements AutoCloseable {
          * @return a copy with that setting; checked only by {@link UdEndpoint#open}
          */
         public Options withTransport(QueuePairType type) {
-            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, type, rnrRetry);
+            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, type, rnrRetry, spinNanos);
         }
 
         /**
@@ -220,7 +233,20 @@ public final class UdEndpoint implements AutoCloseable {
          * @return a copy with that setting; checked only by {@link UdEndpoint#open}
          */
         public Options withRnrRetry(int retries) {
-            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, transport, retries);
+            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, transport, retries, spinNanos);
+        }
+
+        /**
+         * Another spin before a wait sleeps: short spins save CPU, long ones save the wake-up's latency.
+         *
+         * @param time how long, 0..1 s; 0 sleeps at once
+         * @param unit the unit of {@code time}
+         *
+         * @return a copy with that setting; checked only by {@link UdEndpoint#open}
+         */
+        public Options withSpin(long time, TimeUnit unit) {
+            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, transport, rnrRetry,
+                    unit.toNanos(time));
         }
     }
 
@@ -261,6 +287,8 @@ public final class UdEndpoint implements AutoCloseable {
                         options.receiveDepth() * receiveSlotSize);
         this.receives = new ReceiveSlots(this, recovery, q, r.receiveCq, r.receiveMemory, options.receiveDepth(),
                 prefix, receiveSlotSize, resolver, device.isEfa());
+        this.sendWaiter = new CompletionWaiter(this, recovery, r.sendCq, options.spinNanos());
+        this.receiveWaiter = new CompletionWaiter(this, recovery, r.receiveCq, options.spinNanos());
     }
 
     /**
@@ -289,6 +317,7 @@ public final class UdEndpoint implements AutoCloseable {
         Ranges.check("sendDepth", options.sendDepth(), 1, 8192);
         Ranges.check("receiveDepth", options.receiveDepth(), 1, 8192);
         Ranges.check("qkey", options.qkey(), 0, UdQueuePair.MAX_QKEY);
+        Ranges.check("spinNanos", options.spinNanos(), 0, TimeUnit.SECONDS.toNanos(1));
         if (options.rnrRetry() != Options.RNR_RETRY_AUTO) {
             Ranges.check("rnrRetry", options.rnrRetry(), 0, 7);
         }
@@ -442,18 +471,16 @@ public final class UdEndpoint implements AutoCloseable {
         }
         Ranges.check("remoteQpn", remoteQpn, 0, 0xFFFFFF);
         Ranges.check("remoteQkey", remoteQkey, 0, UdQueuePair.MAX_QKEY);
-        long deadline = 0;
-        for (int idle = 0; ; idle++) {
+        recovery.recoverIfNeeded();
+        if (sends.tryPost(ah, remoteQpn, remoteQkey, payload, length)) {
+            return;
+        }
+        BooleanSupplier step = () -> {
             recovery.recoverIfNeeded();
-            if (sends.tryPost(ah, remoteQpn, remoteQkey, payload, length)) {
-                return;
-            }
-            if (deadline == 0) {
-                deadline = System.nanoTime() + SEND_SLOT_TIMEOUT_NANOS;
-            } else if (System.nanoTime() - deadline > 0) {
-                throw new VerbsException("ibv_poll_cq", Errno.ETIMEDOUT, stalledSendDetail());
-            }
-            pause(idle, "send");
+            return sends.tryPost(ah, remoteQpn, remoteQkey, payload, length);
+        };
+        if (!sendWaiter.await(step, System.nanoTime() + SEND_SLOT_TIMEOUT_NANOS, "send")) {
+            throw new VerbsException("ibv_poll_cq", Errno.ETIMEDOUT, stalledSendDetail());
         }
     }
 
@@ -488,16 +515,10 @@ public final class UdEndpoint implements AutoCloseable {
      */
     public boolean flush(long timeout, TimeUnit unit) {
         long deadline = System.nanoTime() + unit.toNanos(timeout);
-        for (int idle = 0; ; idle++) {
+        return sendWaiter.await(() -> {
             recovery.recoverIfNeeded();
-            if (sends.flushStep()) {
-                return true;
-            }
-            if (System.nanoTime() - deadline > 0) {
-                return false;
-            }
-            pause(idle, "flush");
-        }
+            return sends.flushStep();
+        }, deadline, "flush");
     }
 
     /**
@@ -524,37 +545,38 @@ public final class UdEndpoint implements AutoCloseable {
      */
     public Datagram receive(long timeout, TimeUnit unit) {
         long deadline = System.nanoTime() + unit.toNanos(timeout);
-        for (int idle = 0; ; idle++) {
-            Datagram d;
-            try {
-                d = receives.poll();
-            } catch (WorkCompletionException e) {
-                recovery.recoverIfNeeded();
-                throw e;
-            }
-            if (d != null) {
-                return d;
-            }
-            recovery.recoverIfNeeded();
-            if (System.nanoTime() - deadline > 0) {
-                return null;
-            }
-            pause(idle, "receive");
+        Datagram d = receiveStep();
+        if (d != null) {
+            return d;
         }
+        Datagram[] got = new Datagram[1];
+        receiveWaiter.await(() -> (got[0] = receiveStep()) != null, deadline, "receive");
+        return got[0];
     }
 
-    /** Spins first for latency, then parks; stops for an interrupt or a close. */
-    private void pause(int idle, String operation) {
-        if (idle < SPINS) {
-            Thread.onSpinWait();
-        } else {
-            LockSupport.parkNanos(PARK_NANOS);
+    /** One poll for a datagram; a recovery step when none came. */
+    private Datagram receiveStep() {
+        Datagram d;
+        try {
+            d = receives.poll();
+        } catch (WorkCompletionException e) {
+            recovery.recoverIfNeeded();
+            throw e;
         }
-        if (Thread.interrupted()) {
-            Thread.currentThread().interrupt();
-            throw new EndpointInterruptedException(operation);
+        if (d == null) {
+            recovery.recoverIfNeeded();
         }
-        checkOpen();
+        return d;
+    }
+
+    /**
+     * Whether waits sleep on completion channels (else they poll with short parks): true where the
+     * provider and the device support them (not on EFA devices without CQ notifications).
+     *
+     * @return true when {@link #receive} sleeps until a datagram arrives
+     */
+    public boolean eventDriven() {
+        return receiveWaiter.eventDriven();
     }
 
     /**
@@ -638,6 +660,8 @@ public final class UdEndpoint implements AutoCloseable {
             }
         }
         closed = true;
+        sendWaiter.stop();
+        receiveWaiter.stop();
         sends.lock.lock();
         try {
             receives.lock.lock();

@@ -1,8 +1,10 @@
 package org.efaah.verbs;
 
 /**
- * A completion queue ({@code struct ibv_cq}), made by {@link Device#createCq(int)}. Thread-safe;
- * {@link #close()} waits for a poll in progress and is idempotent.
+ * A completion queue ({@code struct ibv_cq}), made by {@link Device#createCq(int)}, or with a
+ * completion channel of its own by {@link Device#createCqWithEvents(int)}: then a thread can sleep
+ * until a completion arrives ({@link #requestNotification()}, poll once more, {@link #awaitEvents}).
+ * Thread-safe; {@link #close()} ends waits in progress, waits for a poll in progress, and is idempotent.
  */
 public final class CompletionQueue implements AutoCloseable {
     private final Device device;
@@ -11,16 +13,117 @@ public final class CompletionQueue implements AutoCloseable {
     private final Guard guard = new Guard("completion queue");
     /** Made by {@code efadv_create_cq} with the sender's GID: polled through {@link EfaVerbs}. */
     private final boolean withSourceGid;
+    /** Its completion channel's handle, 0 when it has none. */
+    private final long channel;
 
     CompletionQueue(Device device, long handle, int entries) {
-        this(device, handle, entries, false);
+        this(device, handle, entries, false, 0);
     }
 
-    CompletionQueue(Device device, long handle, int entries, boolean withSourceGid) {
+    CompletionQueue(Device device, long handle, int entries, boolean withSourceGid, long channel) {
         this.device = device;
         this.handle = handle;
         this.entries = entries;
         this.withSourceGid = withSourceGid;
+        this.channel = channel;
+    }
+
+    /** {@return whether the CQ has a completion channel: {@link #requestNotification} and {@link #awaitEvents} work} */
+    public boolean hasEvents() {
+        return channel != 0;
+    }
+
+    /**
+     * {@code ibv_req_notify_cq(3)}: arms the CQ for one event on its next completion. Completions
+     * already queued give none, so poll once more after arming before {@link #awaitEvents}.
+     *
+     * @throws IllegalStateException if closed, or the CQ has no channel
+     * @throws VerbsException        with the provider's errno
+     */
+    public void requestNotification() {
+        requireEvents();
+        guard.enter();
+        try {
+            device.provider().requestCqNotification(handle);
+        } finally {
+            guard.exit();
+        }
+    }
+
+    /**
+     * Waits up to {@code timeoutMillis} for an event of an armed CQ ({@code ibv_get_cq_event(3)},
+     * acknowledged in batches). Not woken by {@link Thread#interrupt()} by itself: {@link #wake()}
+     * ends it. One waiter at a time.
+     *
+     * @param timeoutMillis the longest wait, ms; 0 does not wait
+     * @return the events taken (0 on timeout); {@link VerbsProvider#CHANNEL_STOPPED} once
+     *         {@link #stopWaiting()} or {@link #close()} was called
+     * @throws IllegalStateException if closed, or the CQ has no channel
+     * @throws VerbsException        with the errno of the failing call
+     */
+    public int awaitEvents(int timeoutMillis) {
+        requireEvents();
+        guard.enter();
+        try {
+            return device.provider().awaitCqEvents(channel, timeoutMillis);
+        } finally {
+            guard.exit();
+        }
+    }
+
+    /**
+     * Ends the wait in {@link #awaitEvents} in progress, or the next one, with 0 events; does nothing
+     * once closed or without a channel. Any thread.
+     */
+    public void wake() {
+        // Never waits: it runs inside Thread.interrupt() of the waiting thread.
+        if (channel == 0 || !guard.tryEnter()) {
+            return;
+        }
+        try {
+            device.provider().wakeCompletionChannel(channel);
+        } finally {
+            guard.exit();
+        }
+    }
+
+    /**
+     * Ends every wait in {@link #awaitEvents}, in progress or later, at once; does nothing once closed
+     * or without a channel.
+     */
+    public void stopWaiting() {
+        if (channel == 0) {
+            return;
+        }
+        try {
+            guard.enter();
+        } catch (IllegalStateException closed) {
+            return;
+        }
+        try {
+            device.provider().stopCompletionChannel(channel);
+        } finally {
+            guard.exit();
+        }
+    }
+
+    /**
+     * The completion channel's file descriptor, readable when an event is pending: for callers that
+     * wait on many CQs with {@code poll(2)} or {@code epoll(7)}, then {@link #awaitEvents awaitEvents(0)}.
+     *
+     * @return the fd; -1 where the provider has none (the mock)
+     * @throws IllegalStateException if closed, or the CQ has no channel
+     */
+    public int eventFd() {
+        requireEvents();
+        return guard.get(() -> device.provider().completionChannelFd(channel));
+    }
+
+    private void requireEvents() {
+        if (channel == 0) {
+            throw new IllegalStateException("the CQ has no completion channel (made by Device.createCq, not "
+                    + "createCqWithEvents)");
+        }
     }
 
     /** {@return whether receive completions carry the sender's GID ({@link Device#createCqWithSourceGid})} */
@@ -73,13 +176,35 @@ public final class CompletionQueue implements AutoCloseable {
         return guard.isClosed();
     }
 
-    /** {@code ibv_destroy_cq(3)}; fails with EBUSY while a QP uses it. */
+    /**
+     * {@code ibv_destroy_cq(3)}, after ending every wait on its channel, and then
+     * {@code ibv_destroy_comp_channel(3)}; fails with EBUSY while a QP uses it.
+     */
     @Override
     public void close() {
+        stopWaiting();
+        RuntimeException[] channelFailure = {null};
         guard.close(() -> {
             device.provider().destroyCq(handle);
             device.forget(this);
+            channelFailure[0] = destroyChannel();
         });
+        if (channelFailure[0] != null) {
+            throw channelFailure[0];
+        }
+    }
+
+    /** Destroys the channel, if any, once the CQ is gone; its failure, or null. */
+    private RuntimeException destroyChannel() {
+        if (channel == 0) {
+            return null;
+        }
+        try {
+            device.provider().destroyCompletionChannel(channel);
+            return null;
+        } catch (RuntimeException e) {
+            return e;
+        }
     }
 
     /**
@@ -87,6 +212,12 @@ public final class CompletionQueue implements AutoCloseable {
      * even when the destroy fails, since the context's close frees it anyway.
      */
     RuntimeException closeUnderDevice() {
-        return Device.closeAnyway(guard, () -> device.provider().destroyCq(handle));
+        stopWaiting();
+        RuntimeException[] channelFailure = {null};
+        RuntimeException failure = Device.closeAnyway(guard, () -> {
+            device.provider().destroyCq(handle);
+            channelFailure[0] = destroyChannel();
+        });
+        return failure != null ? failure : channelFailure[0];
     }
 }

@@ -390,6 +390,64 @@ public final class Device implements AutoCloseable {
     }
 
     /**
+     * {@code ibv_create_cq(3)} with a completion channel of its own ({@code ibv_create_comp_channel(3)}):
+     * a thread can sleep until a completion arrives ({@link CompletionQueue#awaitEvents}).
+     *
+     * @param entries the minimum number of CQEs, 1..65536
+     * @return the CQ; its close destroys the channel too
+     * @throws IllegalArgumentException if {@code entries} is out of range
+     * @throws VerbsException           EOPNOTSUPP from a provider without channels, or on EFA where the
+     *                                  device lacks CQ notifications; else the errno of the failing call
+     */
+    public CompletionQueue createCqWithEvents(int entries) {
+        Ranges.check("cqe", entries, 1, 65536);
+        return createOnChannel("ibv_create_cq", entries, false);
+    }
+
+    /**
+     * {@link #createCqWithSourceGid(int)} with a completion channel of its own, as {@link #createCqWithEvents}.
+     *
+     * @param entries the minimum number of CQEs, 1..65536
+     * @return the CQ; its close destroys the channel too
+     * @throws IllegalArgumentException if {@code entries} is out of range
+     * @throws VerbsException           EOPNOTSUPP where the device is not EFA, cannot report the GID, lacks
+     *                                  CQ notifications, or the provider has no channels
+     */
+    public CompletionQueue createCqWithSourceGidAndEvents(int entries) {
+        Ranges.check("cqe", entries, 1, 65536);
+        if (!isEfa()) {
+            throw new VerbsException("efadv_create_cq", Errno.EOPNOTSUPP, name() + " is not an EFA device");
+        }
+        return createOnChannel("efadv_create_cq", entries, true);
+    }
+
+    private CompletionQueue createOnChannel(String operation, int entries, boolean withSourceGid) {
+        return creating(operation, () -> {
+            long channel;
+            long handle;
+            try {
+                channel = provider.createCompletionChannel(context);
+                try {
+                    handle = withSourceGid ? provider.efa().createCqWithSourceGid(context, entries, channel)
+                            : provider.createCq(context, entries, channel);
+                } catch (RuntimeException e) {
+                    try {
+                        provider.destroyCompletionChannel(channel);
+                    } catch (RuntimeException suppressed) {
+                        e.addSuppressed(suppressed);
+                    }
+                    throw e;
+                }
+            } catch (VerbsException e) {
+                throw e.withContext(FailureContext.resource(this, null));
+            }
+            CompletionQueue cq = new CompletionQueue(this, handle, entries, withSourceGid, channel);
+            completionQueues.add(cq);
+            return cq;
+        });
+    }
+
+    /**
      * Creates an EFA completion queue of {@code entries} CQEs, 1..65536, whose receive completions
      * carry the sender's GID when the receiver holds no AH for it ({@code efadv_create_cq(3)} with
      * {@code EFADV_WC_EX_WITH_SGID}; read by {@link CompletionQueue#poll} into
@@ -413,7 +471,7 @@ public final class Device implements AutoCloseable {
             } catch (VerbsException e) {
                 throw e.withContext(FailureContext.resource(this, null));
             }
-            CompletionQueue cq = new CompletionQueue(this, handle, entries, true);
+            CompletionQueue cq = new CompletionQueue(this, handle, entries, true, 0);
             completionQueues.add(cq);
             return cq;
         });

@@ -21,6 +21,22 @@ public interface EfaVerbs {
     long createCqWithSourceGid(long context, int entries);
 
     /**
+     * {@link #createCqWithSourceGid(long, int)} whose completions are announced on {@code channel}
+     * ({@link VerbsProvider#createCq(long, int, long)} describes the channel's rules).
+     *
+     * @param context a handle {@link VerbsProvider#openDevice} returned
+     * @param entries the minimum number of CQEs
+     * @param channel a handle {@link VerbsProvider#createCompletionChannel} returned, with no CQ yet
+     * @return a CQ handle
+     * @throws VerbsException EOPNOTSUPP where the provider or the device cannot (the device lacks CQ
+     *                        notifications: {@code efa_create_cq_ex}), and as {@link #createCqWithSourceGid}
+     */
+    default long createCqWithSourceGid(long context, int entries, long channel) {
+        throw new VerbsException("efadv_create_cq", Errno.EOPNOTSUPP, "this provider makes no EFA CQ with a "
+                + "completion channel");
+    }
+
+    /**
      * Polls a CQ made by {@link #createCqWithSourceGid} ({@code ibv_start_poll}, {@code ibv_next_poll},
      * {@code ibv_end_poll}) into the holders; for a successful receive with {@code slid == 0xFFFF}
      * also {@code efadv_wc_read_sgid} into {@link WorkCompletion#sourceGid}.

@@ -36,6 +36,21 @@ final class Guard {
         }
     }
 
+    /**
+     * {@link #enter()} that never waits, for callers that must not block (a thread's interrupt):
+     * false when closed, or being closed right now.
+     */
+    boolean tryEnter() {
+        if (!lock.readLock().tryLock()) {
+            return false;
+        }
+        if (closed) {
+            lock.readLock().unlock();
+            return false;
+        }
+        return true;
+    }
+
     void exit() {
         lock.readLock().unlock();
     }

@@ -172,6 +172,46 @@ public final class UdQueuePair implements AutoCloseable {
     }
 
     /**
+     * {@code ibv_post_recv(3)} of {@code count} receives in one call: receive {@code i} is
+     * {@code length} bytes at {@code offsets[i]} in {@code mr}, with {@code wrIds[i]}.
+     *
+     * @param mr      the region holding the buffers, registered in this QP's PD
+     * @param offsets byte offsets of the buffers
+     * @param length  bytes of each: as {@link #postReceive}
+     * @param wrIds   the caller's ids, returned in the receive completions
+     * @param count   receives to post, 1..the arrays' length
+     * @return how many were posted, from the first; fewer than {@code count} when the provider
+     *         refused one (it and those after it are not posted)
+     * @throws IllegalArgumentException as {@link #postReceive}, or for a {@code count} out of range
+     * @throws IllegalStateException    if the QP or MR is closed
+     * @throws VerbsException           as {@link #postReceive}, when the first is refused
+     */
+    public int postReceives(MemoryRegion mr, int[] offsets, int length, long[] wrIds, int count) {
+        if (mr.pd() != pd) {
+            throw new IllegalArgumentException("mr: belongs to another PD than this QP");
+        }
+        Ranges.check("count", count, 1, Math.min(offsets.length, wrIds.length));
+        if (type == QueuePairType.UD && length < Grh.LENGTH) {
+            throw new IllegalArgumentException("length: " + length + "; a UD receive needs at least " + Grh.LENGTH
+                    + " bytes (the GRH area in front of every datagram)");
+        }
+        for (int i = 0; i < count; i++) {
+            mr.checkRange(offsets[i], length);
+        }
+        guard.enter();
+        try {
+            mr.guard().enter();
+            try {
+                return pd.device().provider().postReceives(handle, mr.handle, offsets, length, wrIds, count);
+            } finally {
+                mr.guard().exit();
+            }
+        } finally {
+            guard.exit();
+        }
+    }
+
+    /**
      * Whether the QP is destroyed: posting to it is then refused.
      *
      * @return true once destroyed (or freed with its PD or device)

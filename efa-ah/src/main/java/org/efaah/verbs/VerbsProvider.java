@@ -245,6 +245,34 @@ public interface VerbsProvider extends AutoCloseable {
     }
 
     /**
+     * {@code ibv_post_recv(3)} of {@code count} receives chained in one call: receive {@code i} is
+     * {@code length} bytes at {@code offsets[i]} in {@code mr}, with {@code wrIds[i]}.
+     *
+     * @param qp      a QP handle (any state from INIT on)
+     * @param mr      a handle {@link #registerMemory} returned
+     * @param offsets byte offsets of the buffers, at least {@code count}
+     * @param length  bytes of each buffer, including the 40 of the GRH on UD
+     * @param wrIds   the caller's ids, at least {@code count}
+     * @param count   receives to post, 1..{@code offsets.length}
+     * @return how many were posted, from the first: {@code count}, or fewer when the provider refused
+     *         one (it and those after it are not posted; post it alone to learn why)
+     * @throws VerbsException as {@link #postReceive} when the first is refused
+     */
+    default int postReceives(long qp, long mr, int[] offsets, int length, long[] wrIds, int count) {
+        for (int i = 0; i < count; i++) {
+            try {
+                postReceive(qp, mr, offsets[i], length, wrIds[i]);
+            } catch (VerbsException e) {
+                if (i == 0) {
+                    throw e;
+                }
+                return i;
+            }
+        }
+        return count;
+    }
+
+    /**
      * {@code ibv_poll_cq(3)} into the given holders; never blocks.
      *
      * @param cq   a handle {@link #createCq} returned
@@ -305,6 +333,113 @@ public interface VerbsProvider extends AutoCloseable {
      */
     default void moveQpToError(long qp) {
         throw noDatagramPath();
+    }
+
+    // Completion channels: a thread sleeps until its CQ has a completion. A provider without them
+    // keeps these defaults, and its CQs are polled.
+
+    /**
+     * {@code ibv_create_comp_channel(3)}: a channel for one CQ ({@link #createCq(long, int, long)}),
+     * with a stop signal ({@link #stopCompletionChannel}) beside it.
+     *
+     * @param context a handle {@link #openDevice} returned
+     * @return a channel handle, destroyed with {@link #destroyCompletionChannel} after its CQ
+     * @throws VerbsException with the errno of the failing call; EOPNOTSUPP from a provider without channels
+     */
+    default long createCompletionChannel(long context) {
+        throw noCompletionChannels();
+    }
+
+    /**
+     * {@code ibv_create_cq(3)} whose completions are announced on {@code channel}; a channel takes one CQ.
+     * {@link #destroyCq} acknowledges the events still unacknowledged before it destroys the CQ
+     * ({@code ibv_destroy_cq} waits for every event it reported to be acknowledged).
+     *
+     * @param context a handle {@link #openDevice} returned
+     * @param entries the minimum number of CQEs, 1 .. the device's {@code max_cqe}
+     * @param channel a handle {@link #createCompletionChannel} returned, with no CQ yet
+     * @return a CQ handle, freed with {@link #destroyCq}
+     * @throws VerbsException EBUSY when the channel has a CQ; on EFA EOPNOTSUPP where the device lacks
+     *                        CQ notifications ({@code efa_create_cq_ex}: {@code EFA_DEV_CAP(CQ_NOTIFICATIONS)})
+     */
+    default long createCq(long context, int entries, long channel) {
+        throw noCompletionChannels();
+    }
+
+    /**
+     * {@code ibv_req_notify_cq(3)} with {@code solicited_only} 0: the next completion added to the CQ
+     * puts one event on its channel. Completions already in the CQ give none: poll once more after it.
+     *
+     * @param cq a handle {@link #createCq(long, int, long)} returned
+     * @throws VerbsException with the provider's errno
+     */
+    default void requestCqNotification(long cq) {
+        throw noCompletionChannels();
+    }
+
+    /**
+     * Waits up to {@code timeoutMillis} for the channel's events ({@code ibv_get_cq_event(3)}), and
+     * takes every one pending; acknowledges them in batches. One waiter per channel at a time.
+     *
+     * @param channel       a handle {@link #createCompletionChannel} returned
+     * @param timeoutMillis the longest wait, ms; 0 does not wait
+     * @return the events taken, 0 on timeout or {@link #wakeCompletionChannel}; {@link #CHANNEL_STOPPED}
+     *         once {@link #stopCompletionChannel}
+     *         was called
+     * @throws VerbsException with the errno of the failing call
+     */
+    default int awaitCqEvents(long channel, int timeoutMillis) {
+        throw noCompletionChannels();
+    }
+
+    /** What {@link #awaitCqEvents} returns once its channel is stopped. */
+    int CHANNEL_STOPPED = -1;
+
+    /**
+     * Makes every wait on the channel, in progress or later, return {@link #CHANNEL_STOPPED} at once.
+     * Any thread, any time before the channel is destroyed.
+     *
+     * @param channel a handle {@link #createCompletionChannel} returned
+     */
+    default void stopCompletionChannel(long channel) {
+        throw noCompletionChannels();
+    }
+
+    /**
+     * Ends the wait on the channel in progress, or the next one, with 0 events: how a waiting
+     * thread's interrupt reaches a wait in {@code poll(2)}. Any thread, any time before the channel
+     * is destroyed.
+     *
+     * @param channel a handle {@link #createCompletionChannel} returned
+     */
+    default void wakeCompletionChannel(long channel) {
+        throw noCompletionChannels();
+    }
+
+    /**
+     * The channel's file descriptor, readable when an event is pending, for callers that wait on
+     * many channels with {@code poll(2)} or {@code epoll(7)}.
+     *
+     * @param channel a handle {@link #createCompletionChannel} returned
+     * @return the fd; -1 where the provider has none (the mock)
+     */
+    default int completionChannelFd(long channel) {
+        throw noCompletionChannels();
+    }
+
+    /**
+     * {@code ibv_destroy_comp_channel(3)}.
+     *
+     * @param channel a handle {@link #createCompletionChannel} returned; invalid after success
+     * @throws VerbsException EBUSY while its CQ exists
+     */
+    default void destroyCompletionChannel(long channel) {
+        throw noCompletionChannels();
+    }
+
+    private VerbsException noCompletionChannels() {
+        return new VerbsException("ibv_create_comp_channel", Errno.EOPNOTSUPP, "the " + name()
+                + " provider has no completion channels");
     }
 
     /**

@@ -140,6 +140,11 @@ public abstract class ForwardingVerbsProvider implements VerbsProvider {
     }
 
     @Override
+    public int postReceives(long qp, long mr, int[] offsets, int length, long[] wrIds, int count) {
+        return delegate.postReceives(qp, mr, offsets, length, wrIds, count);
+    }
+
+    @Override
     public int pollCq(long cq, WorkCompletion[] into) {
         return delegate.pollCq(cq, into);
     }
@@ -202,6 +207,46 @@ public abstract class ForwardingVerbsProvider implements VerbsProvider {
     @Override
     public void closeNetworkChanges(long channel) {
         delegate.closeNetworkChanges(channel);
+    }
+
+    @Override
+    public long createCompletionChannel(long context) {
+        return delegate.createCompletionChannel(context);
+    }
+
+    @Override
+    public long createCq(long context, int entries, long channel) {
+        return delegate.createCq(context, entries, channel);
+    }
+
+    @Override
+    public void requestCqNotification(long cq) {
+        delegate.requestCqNotification(cq);
+    }
+
+    @Override
+    public int awaitCqEvents(long channel, int timeoutMillis) {
+        return delegate.awaitCqEvents(channel, timeoutMillis);
+    }
+
+    @Override
+    public void stopCompletionChannel(long channel) {
+        delegate.stopCompletionChannel(channel);
+    }
+
+    @Override
+    public void wakeCompletionChannel(long channel) {
+        delegate.wakeCompletionChannel(channel);
+    }
+
+    @Override
+    public int completionChannelFd(long channel) {
+        return delegate.completionChannelFd(channel);
+    }
+
+    @Override
+    public void destroyCompletionChannel(long channel) {
+        delegate.destroyCompletionChannel(channel);
     }
 
     @Override

@@ -159,6 +159,28 @@ final class NativeVerbs {
     static native int efa_ah_net_wake(@Cast("uint64_t") long channel);
 
     static native int efa_ah_net_close(@Cast("uint64_t") long channel);
+    static native int efa_ah_post_recv_batch(@Cast("uint64_t") long qp, @Cast("uint64_t") long mr,
+                                             @Cast("const uint32_t*") int[] offsets, @Cast("uint32_t") int length,
+                                             @Cast("const uint64_t*") long[] wrIds, @Cast("uint32_t") int count,
+                                             @Cast("uint32_t*") IntPointer posted);
+
+    static native int efa_ah_channel_create(@Cast("uint64_t") long context, @Cast("uint64_t*") long[] channel);
+
+    static native int efa_ah_channel_fd(@Cast("uint64_t") long channel, @Cast("int32_t*") int[] fd);
+
+    static native int efa_ah_channel_create_cq(@Cast("uint64_t") long context, @Cast("uint64_t") long channel,
+                                               @Cast("uint32_t") int cqe, @Cast("uint64_t*") long[] cq);
+
+    static native int efa_ah_req_notify_cq(@Cast("uint64_t") long cq);
+
+    static native int efa_ah_channel_wait(@Cast("uint64_t") long channel, @Cast("int32_t") int timeoutMillis,
+                                          @Cast("int32_t*") IntPointer events);
+
+    static native int efa_ah_channel_stop(@Cast("uint64_t") long channel);
+
+    static native int efa_ah_channel_wake(@Cast("uint64_t") long channel);
+
+    static native int efa_ah_channel_destroy(@Cast("uint64_t") long channel);
 
     /** {@code struct efa_ah_device_attr}. */
     @Name("efa_ah_device_attr")

@@ -322,6 +322,39 @@ final class NativeVerbsProvider implements VerbsProvider {
     }
 
     /**
+     * One {@code ibv_post_recv(3)} of up to 64 chained receives; more are posted 64 at a time.
+     *
+     * @throws IllegalArgumentException if {@code count} is not 1..the arrays' length, or a number is negative
+     */
+    @Override
+    public int postReceives(long qp, long mr, int[] offsets, int length, long[] wrIds, int count) {
+        Ranges.check("count", count, 1, Math.min(offsets.length, wrIds.length));
+        Ranges.check("length", length, 0, Integer.MAX_VALUE);
+        IntPointer posted = Scratch.get().count;
+        int done = 0;
+        while (done < count) {
+            int n = Math.min(count - done, MAX_BATCH);
+            int[] o = done == 0 ? offsets : java.util.Arrays.copyOfRange(offsets, done, done + n);
+            long[] w = done == 0 ? wrIds : java.util.Arrays.copyOfRange(wrIds, done, done + n);
+            int rc = NativeVerbs.efa_ah_post_recv_batch(qp, mr, o, length, w, n, posted);
+            if (rc != 0) {
+                if (done == 0) {
+                    throw error("ibv_post_recv", rc, count + " receives of " + length + " bytes");
+                }
+                return done;
+            }
+            done += posted.get();
+            if (posted.get() < n) {
+                return done;
+            }
+        }
+        return done;
+    }
+
+    /** {@code EFA_AH_MAX_BATCH}: work requests one batched call of the stub takes. */
+    private static final int MAX_BATCH = 64;
+
+    /**
      * {@code ibv_poll_cq(3)} for up to {@code min(into.length, 64)} completions.
      *
      * <p>Allocates nothing in steady state: each polling thread has its own native array of
@@ -640,6 +673,62 @@ final class NativeVerbsProvider implements VerbsProvider {
     @Override
     public void closeNetworkChanges(long channel) {
         check(NativeVerbs.efa_ah_net_close(channel), "efa_ah_net_close", null);
+    }
+
+    @Override
+    public long createCompletionChannel(long context) {
+        long[] channel = new long[1];
+        check(NativeVerbs.efa_ah_channel_create(context, channel), "ibv_create_comp_channel", null);
+        return channel[0];
+    }
+
+    /**
+     * {@code ibv_create_cq(3)} on {@code channel}.
+     *
+     * @throws IllegalArgumentException if {@code entries} is not 1..65536
+     */
+    @Override
+    public long createCq(long context, int entries, long channel) {
+        Ranges.check("cqe", entries, 1, MAX_CQE);
+        long[] cq = new long[1];
+        int rc = NativeVerbs.efa_ah_channel_create_cq(context, channel, entries, cq);
+        check(rc, "ibv_create_cq", LockedMemory.detail(rc, "cqe " + entries + ", with a completion channel"));
+        return cq[0];
+    }
+
+    @Override
+    public void requestCqNotification(long cq) {
+        check(NativeVerbs.efa_ah_req_notify_cq(cq), "ibv_req_notify_cq", null);
+    }
+
+    /** The wait runs in C ({@code poll(2)} on the channel's fd and the stop eventfd); allocates nothing. */
+    @Override
+    public int awaitCqEvents(long channel, int timeoutMillis) {
+        IntPointer events = Scratch.get().count;
+        check(NativeVerbs.efa_ah_channel_wait(channel, timeoutMillis, events), "ibv_get_cq_event", null);
+        return events.get();
+    }
+
+    @Override
+    public void stopCompletionChannel(long channel) {
+        check(NativeVerbs.efa_ah_channel_stop(channel), "efa_ah_channel_stop", null);
+    }
+
+    @Override
+    public void wakeCompletionChannel(long channel) {
+        check(NativeVerbs.efa_ah_channel_wake(channel), "efa_ah_channel_wake", null);
+    }
+
+    @Override
+    public int completionChannelFd(long channel) {
+        int[] fd = new int[1];
+        check(NativeVerbs.efa_ah_channel_fd(channel, fd), "efa_ah_channel_fd", null);
+        return fd[0];
+    }
+
+    @Override
+    public void destroyCompletionChannel(long channel) {
+        check(NativeVerbs.efa_ah_channel_destroy(channel), "ibv_destroy_comp_channel", null);
     }
 
     /** Nothing provider-wide is held: devices are closed by their owners. */

@@ -68,6 +68,7 @@ final class MockFabric {
 
     private final MockVerbsProvider provider;
     private final Map<Long, Cq> cqs = new HashMap<>();
+    private final Map<Long, MockCompletionChannel> channels = new HashMap<>();
     private final Map<Long, Mr> mrs = new HashMap<>();
     private final Map<Long, Qp> qps = new HashMap<>();
     private final Map<MockVerbsProvider.MockDevice, Map<Integer, Qp>> qpsByNumber = new HashMap<>();
@@ -89,6 +90,9 @@ final class MockFabric {
         final boolean withSourceGid;
         final ArrayDeque<Cqe> queue = new ArrayDeque<>();
         int users;
+        /** Its completion channel, or null; {@link #armed} until a completion posts the one event. */
+        MockCompletionChannel channel;
+        boolean armed;
         /** Set when a completion found the CQ full: the CQ is broken for good, as hardware's is. */
         boolean overrun;
 
@@ -262,6 +266,66 @@ final class MockFabric {
         }
         cqs.remove(cq);
         c.context.cqCount().decrementAndGet();
+        if (c.channel != null) {
+            c.channel.cqDestroyed();
+            c.channel.cq = null;
+        }
+    }
+
+    synchronized long createChannel(MockVerbsProvider.MockContext context) {
+        long h = provider.newHandle();
+        channels.put(h, new MockCompletionChannel(context));
+        return h;
+    }
+
+    /**
+     * A CQ on a channel. The stub takes one CQ per channel ({@code efa_ah_channel_create_cq}); EFA
+     * refuses a channel where the device lacks CQ notifications ({@code efa_create_cq_ex}:
+     * {@code EFA_DEV_CAP(ctx, CQ_NOTIFICATIONS)}, else EOPNOTSUPP).
+     */
+    synchronized long createCq(MockVerbsProvider.MockContext context, int entries, boolean withSourceGid,
+                               long channel, boolean notifications) {
+        String verb = withSourceGid ? "efadv_create_cq" : "ibv_create_cq";
+        MockCompletionChannel ch = channel(channel, verb);
+        if (ch.cq != null) {
+            throw new VerbsException(verb, Errno.EBUSY, "the completion channel already has its CQ");
+        }
+        if (provider.config().efa() && !notifications) {
+            throw new VerbsException(verb, Errno.EOPNOTSUPP, "a completion channel: the EFA device does not "
+                    + "report CQ notifications");
+        }
+        long h = createCq(context, entries, withSourceGid);
+        Cq c = cqs.get(h);
+        c.channel = ch;
+        ch.cq = c;
+        return h;
+    }
+
+    /** {@code ibv_req_notify_cq(cq, 0)}: one event on the next completion. */
+    synchronized void requestNotification(long cq) {
+        Cq c = cq(cq, "ibv_req_notify_cq");
+        if (c.channel == null) {
+            throw new VerbsException("ibv_req_notify_cq", Errno.EINVAL, "the CQ has no completion channel");
+        }
+        c.armed = true;
+    }
+
+    /** The channel to wait on; the wait itself runs on the channel's monitor, not this one. */
+    synchronized MockCompletionChannel channel(long handle, String operation) {
+        MockCompletionChannel ch = channels.get(handle);
+        if (ch == null) {
+            throw new VerbsException(operation, Errno.EINVAL, "unknown completion channel");
+        }
+        return ch;
+    }
+
+    /** {@code ibv_destroy_comp_channel}: EBUSY while its CQ exists. */
+    synchronized void destroyChannel(long handle) {
+        MockCompletionChannel ch = channel(handle, "ibv_destroy_comp_channel");
+        if (ch.cq != null) {
+            throw new VerbsException("ibv_destroy_comp_channel", Errno.EBUSY, "its CQ still exists");
+        }
+        channels.remove(handle);
     }
 
     synchronized long registerMemory(MockVerbsProvider.MockPd pd, ByteBuffer buffer) {
@@ -648,6 +712,10 @@ final class MockFabric {
             return;
         }
         cq.queue.add(e);
+        if (cq.armed) {
+            cq.armed = false;
+            cq.channel.post();
+        }
     }
 
     synchronized int pollCq(long cq, WorkCompletion[] into, boolean readSourceGid) {
@@ -793,5 +861,12 @@ final class MockFabric {
         });
         mrs.values().removeIf(m -> m.pd().context == context);
         cqs.values().removeIf(c -> c.context == context);
+        channels.values().removeIf(ch -> {
+            if (ch.context != context) {
+                return false;
+            }
+            ch.stop();
+            return true;
+        });
     }
 }

@@ -511,6 +511,69 @@ public final class MockVerbsProvider implements VerbsProvider {
     }
 
     @Override
+    public long createCompletionChannel(long context) {
+        return fabric.createChannel(context(context, "ibv_create_comp_channel"));
+    }
+
+    @Override
+    public long createCq(long context, int entries, long channel) {
+        return fabric.createCq(context(context, "ibv_create_cq"), entries, false, channel, cqNotifications);
+    }
+
+    @Override
+    public void requestCqNotification(long cq) {
+        fabric.requestNotification(cq);
+    }
+
+    @Override
+    public int awaitCqEvents(long channel, int timeoutMillis) {
+        return fabric.channel(channel, "ibv_get_cq_event").await(timeoutMillis);
+    }
+
+    @Override
+    public void stopCompletionChannel(long channel) {
+        fabric.channel(channel, "efa_ah_channel_stop").stop();
+    }
+
+    @Override
+    public void wakeCompletionChannel(long channel) {
+        fabric.channel(channel, "efa_ah_channel_wake").wake();
+    }
+
+    /** The mock has no file descriptors: -1. */
+    @Override
+    public int completionChannelFd(long channel) {
+        fabric.channel(channel, "efa_ah_channel_fd");
+        return -1;
+    }
+
+    @Override
+    public void destroyCompletionChannel(long channel) {
+        fabric.destroyChannel(channel);
+    }
+
+    /**
+     * Events the channel has posted so far: one per armed CQ's next completion.
+     *
+     * @param channel a handle {@link #createCompletionChannel} returned
+     * @return the count since the channel was made
+     */
+    public long eventsPosted(long channel) {
+        return fabric.channel(channel, "eventsPosted").eventsPosted();
+    }
+
+    /**
+     * Whether EFA devices report CQ notifications from now on (true by default). Without them a CQ
+     * with a completion channel is refused with EOPNOTSUPP ({@code efa_create_cq_ex}), as on EFA
+     * devices that predate them, and endpoints poll.
+     *
+     * @param supported false to refuse completion channels on EFA devices
+     */
+    public void cqNotifications(boolean supported) {
+        cqNotifications = supported;
+    }
+
+    @Override
     public long registerMemory(long pd, java.nio.ByteBuffer buffer) {
         return fabric.registerMemory(pd(pd, "ibv_reg_mr"), buffer);
     }
@@ -588,16 +651,28 @@ public final class MockVerbsProvider implements VerbsProvider {
         return efaVerbs;
     }
 
+    private volatile boolean cqNotifications = true;
+
     private final org.efaah.verbs.EfaVerbs efaVerbs = new org.efaah.verbs.EfaVerbs() {
         @Override
         public long createCqWithSourceGid(long context, int entries) {
             MockContext c = context(context, "efadv_create_cq");
-            // efadv_create_cq accepts EFADV_WC_EX_WITH_SGID only where the device reports the capability.
+            createCqWithSourceGidCheck();
+            return fabric.createCq(c, entries, true);
+        }
+
+        @Override
+        public long createCqWithSourceGid(long context, int entries, long channel) {
+            createCqWithSourceGidCheck();
+            return fabric.createCq(context(context, "efadv_create_cq"), entries, true, channel, cqNotifications);
+        }
+
+        /** efadv_create_cq accepts EFADV_WC_EX_WITH_SGID only where the device reports the capability. */
+        private void createCqWithSourceGidCheck() {
             if ((config.efaDeviceCaps() & org.efaah.verbs.EfaDeviceAttributes.CAPS_CQ_WITH_SGID) == 0) {
                 throw new VerbsException("efadv_create_cq", Errno.EOPNOTSUPP,
                         "EFADV_WC_EX_WITH_SGID: the device does not report EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID");
             }
-            return fabric.createCq(c, entries, true);
         }
 
         @Override

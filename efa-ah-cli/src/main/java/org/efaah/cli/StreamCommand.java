@@ -1,0 +1,272 @@
+package org.efaah.cli;
+
+import java.nio.ByteBuffer;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.efaah.cache.AddressHandle;
+import org.efaah.cache.AddressHandleCache;
+import org.efaah.ud.Datagram;
+import org.efaah.ud.EndpointAddress;
+import org.efaah.ud.UdEndpoint;
+import org.efaah.verbs.AddressHandleAttributes;
+import org.efaah.verbs.Device;
+import org.efaah.verbs.ProtectionDomain;
+import org.efaah.verbs.VerbsProvider;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * One-way UD streaming, like {@code ib_send_bw -c UD}: the sender keeps up to {@code --window}
+ * sends in flight (the endpoint's send depth: a send waits for a slot), the receiver counts what
+ * arrives. UD may drop datagrams (a receiver with no receive posted, a full ring); the receiver
+ * says how many arrived of how many were sent, which the sender's end marker tells it. Both sides
+ * in one process, or {@code --server} (the receiver) and {@code --connect} (the sender) across the
+ * pingpong address exchange.
+ */
+@Command(name = "stream",
+        description = "One-way UD stream, like ib_send_bw -c UD: a window of sends in flight, the receiver "
+                + "counting; prints messages/s and MB/s (both sides in one process, or --server to receive and "
+                + "--connect HOST[:PORT] to send, addresses exchanged as by pingpong).")
+final class StreamCommand implements Callable<Integer> {
+    /** The sender's end marker: {@code END} and the count sent (8 bytes, big-endian); data never starts so. */
+    private static final byte END = 1;
+    private static final int END_BYTES = 9;
+    private static final int END_COPIES = 5;
+    private static final long END_SPACING_MILLIS = 50;
+
+    @Mixin
+    ProviderOptions providerOptions;
+
+    @ArgGroup(exclusive = true)
+    Role role = new Role();
+
+    static final class Role {
+        @Option(names = "--server", description = "Receive and count; listen on TCP --port for the sender's address "
+                + "exchange.")
+        boolean server;
+
+        @Option(names = "--connect", paramLabel = "HOST[:PORT]", description = "Send to this receiver.")
+        String connect;
+    }
+
+    @Option(names = {"-p", "--port"}, description = "TCP port of the address exchange (default: ${DEFAULT-VALUE}).")
+    int port = AddressExchange.DEFAULT_PORT;
+
+    @Option(names = {"-s", "--size"}, description = "Payload bytes, 1..path MTU (default: ${DEFAULT-VALUE}).")
+    int size = 64;
+
+    @Option(names = {"-n", "--count"}, description = "Datagrams to send, >= 1 (default: ${DEFAULT-VALUE}).")
+    long count = 100_000;
+
+    @Option(names = "--window", description = "Sends in flight at most, 1..8192 (default: ${DEFAULT-VALUE}).")
+    int window = 64;
+
+    @Option(names = "--sgid-index", description = "This side's GID index (default: ${DEFAULT-VALUE}).")
+    int sgidIndex = 0;
+
+    @Option(names = "--device", description = "Device name (default: the first).")
+    String deviceName;
+
+    @Option(names = "--timeout", paramLabel = "SECONDS",
+            description = "Seconds the receiver waits for the first or next datagram, 1..86400 (default: "
+                    + "${DEFAULT-VALUE}).")
+    int timeoutSeconds = 10;
+
+    @Mixin
+    OutputOptions output;
+
+    @Spec
+    CommandSpec spec;
+
+    private final AtomicLong sentCount = new AtomicLong();
+
+    /** What the receiver counted. */
+    private record Received(long datagrams, long bytes, long firstNanos, long lastNanos, long announced) {
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        Check.range(spec, "--size", size, 1, 1 << 30, "bytes");
+        Check.range(spec, "--count", count, 1, Long.MAX_VALUE, "");
+        Check.range(spec, "--window", window, 1, 8192, "");
+        Check.range(spec, "--timeout", timeoutSeconds, 1, 86_400, "s");
+        Check.range(spec, "--port", port, role.server ? 0 : 1, 65535, "");
+        Check.range(spec, "--sgid-index", sgidIndex, 0, 255, "");
+        AddressExchange.Target target = null;
+        if (role.connect != null) {
+            try {
+                target = AddressExchange.Target.parse(role.connect, port);
+            } catch (IllegalArgumentException e) {
+                throw Check.fail(spec, "--connect", e.getMessage().replaceFirst("^--connect: ", ""));
+            }
+        }
+        long progressMillis = output.progressMillis(spec);
+        Report report = new Report(spec.commandLine().getOut(), output.json);
+        report.put("command", "stream");
+        try (VerbsProvider provider = providerOptions.open(spec, 0);
+             Device device = deviceName == null ? Device.openFirst(provider) : Device.open(provider, deviceName)) {
+            ProtectionDomain pd = device.allocatePd();
+            AddressHandleCache cache = AddressHandleCache.create();
+            UdEndpoint.Options sending = UdEndpoint.Options.defaults().withSgidIndex(sgidIndex).withDepths(window, 16);
+            UdEndpoint.Options receiving = UdEndpoint.Options.defaults().withSgidIndex(sgidIndex)
+                    .withDepths(1, Math.min(8192, Math.max(1024, 2 * window)));
+            try (Progress p = Progress.start(spec.commandLine().getErr(), output, progressMillis,
+                    () -> String.format("stream: %,d of %,d sent", sentCount.get(), count))) {
+                if (role.server) {
+                    serve(report, pd, cache, receiving);
+                } else if (target != null) {
+                    try (UdEndpoint sender = UdEndpoint.open(pd, cache, sending)) {
+                        checkSize(sender);
+                        EndpointAddress to = AddressExchange.connect(target, sender.address(), timeoutSeconds * 1000);
+                        report.line("receiver %s at %s", to, target);
+                        send(report, sender, cache, to);
+                    }
+                } else {
+                    loopback(report, pd, cache, sending, receiving);
+                }
+                report.finish();
+                return 0;
+            } finally {
+                cache.close();
+                pd.close();
+            }
+        }
+    }
+
+    private void checkSize(UdEndpoint endpoint) {
+        if (size > endpoint.maxMessageSize()) {
+            throw Check.fail(spec, "--size", size + " bytes is out of range; valid 1.." + endpoint.maxMessageSize()
+                    + " bytes (the path MTU)");
+        }
+    }
+
+    private void serve(Report report, ProtectionDomain pd, AddressHandleCache cache, UdEndpoint.Options options)
+            throws Exception {
+        try (UdEndpoint receiver = UdEndpoint.open(pd, cache, options);
+             AddressExchange.Server tcp = new AddressExchange.Server(port, receiver.address(), timeoutSeconds * 1000,
+                     (client, from) -> spec.commandLine().getErr().println("stream server: sender " + client + " from "
+                             + from),
+                     dropped -> spec.commandLine().getErr().println("stream server: " + dropped))) {
+            report.line("receiver address: %s", receiver.address().toText());
+            report.line("listening on TCP port %d", tcp.port());
+            report.put("tcp_port", tcp.port());
+            if (output.json) {
+                spec.commandLine().getErr().println("stream server: listening on TCP port " + tcp.port());
+            }
+            report(report, receive(receiver), receiver.pd().device().name());
+        }
+    }
+
+    /** Counts datagrams until the sender's end marker, or {@code --timeout} with none. */
+    private Received receive(UdEndpoint receiver) {
+        long datagrams = 0;
+        long bytes = 0;
+        long first = 0;
+        long last = 0;
+        for (;;) {
+            Datagram d = receiver.receive(timeoutSeconds, TimeUnit.SECONDS);
+            if (d == null) {
+                if (datagrams == 0) {
+                    throw new IllegalStateException("receiver: no datagram in " + timeoutSeconds + " s");
+                }
+                return new Received(datagrams, bytes, first, last, -1);
+            }
+            byte[] p = d.payload();
+            if (p.length == END_BYTES && p[0] == END) {
+                return new Received(datagrams, bytes, first, last, ByteBuffer.wrap(p, 1, 8).getLong());
+            }
+            long now = System.nanoTime();
+            if (datagrams == 0) {
+                first = now;
+            }
+            last = now;
+            datagrams++;
+            bytes += p.length;
+        }
+    }
+
+    /** Sends {@code --count} datagrams, a window in flight, then the end marker; reports the send rate. */
+    private void send(Report report, UdEndpoint sender, AddressHandleCache cache, EndpointAddress to) {
+        byte[] payload = new byte[size];
+        java.util.Arrays.fill(payload, (byte) 0x7b); // never END
+        ByteBuffer message = ByteBuffer.wrap(payload);
+        try (AddressHandle ah = cache.acquire(sender.pd(),
+                AddressHandleAttributes.builder().dgid(to.gid()).sgidIndex(sgidIndex).build())) {
+            long start = System.nanoTime();
+            for (long i = 0; i < count; i++) {
+                sender.send(ah, to, message.clear());
+                sentCount.incrementAndGet();
+            }
+            if (!sender.flush(timeoutSeconds, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("sender: sends still in flight after " + timeoutSeconds + " s");
+            }
+            long elapsed = System.nanoTime() - start;
+            ByteBuffer end = ByteBuffer.allocate(END_BYTES).put(END).putLong(count);
+            for (int i = 0; i < END_COPIES; i++) {
+                // Spaced out: a receiver whose ring the stream filled needs time to take the marker.
+                sleep(END_SPACING_MILLIS);
+                sender.send(ah, to, end.clear());
+            }
+            sender.flush(timeoutSeconds, TimeUnit.SECONDS);
+            double seconds = elapsed / 1e9;
+            report.line("sent %,d datagrams of %d bytes in %.3f s, window %d: %,.0f messages/s, %.2f MB/s (%s)", count,
+                    size, seconds, window, count / seconds, (double) count * size / seconds / 1e6,
+                    sender.pd().device().name());
+            report.put("sent", count).put("size_bytes", size).put("window", window).put("send_elapsed_ns", elapsed)
+                    .put("send_messages_per_s", count / seconds).put("send_mb_per_s", count * (double) size / seconds / 1e6);
+        }
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("sender: interrupted", e);
+        }
+    }
+
+    private void report(Report report, Received r, String device) {
+        double seconds = Math.max(1, r.lastNanos() - r.firstNanos()) / 1e9;
+        String of = r.announced() >= 0 ? String.format(" of %,d sent", r.announced()) : " (the end marker was lost)";
+        report.line("received %,d datagrams%s, %,d bytes, in %.3f s: %,.0f messages/s, %.2f MB/s (%s)", r.datagrams(),
+                of, r.bytes(), seconds, r.datagrams() / seconds, r.bytes() / seconds / 1e6, device);
+        report.put("received", r.datagrams()).put("announced", r.announced()).put("received_bytes", r.bytes())
+                .put("receive_elapsed_ns", r.lastNanos() - r.firstNanos())
+                .put("receive_messages_per_s", r.datagrams() / seconds).put("receive_mb_per_s", r.bytes() / seconds / 1e6);
+    }
+
+    private void loopback(Report report, ProtectionDomain pd, AddressHandleCache cache, UdEndpoint.Options sending,
+                          UdEndpoint.Options receiving) throws Exception {
+        try (UdEndpoint receiver = UdEndpoint.open(pd, cache, receiving);
+             UdEndpoint sender = UdEndpoint.open(pd, cache, sending)) {
+            checkSize(sender);
+            AtomicReference<Object> received = new AtomicReference<>();
+            Thread counting = new Thread(() -> {
+                try {
+                    received.set(receive(receiver));
+                } catch (Throwable t) {
+                    received.set(t);
+                }
+            }, "stream-receiver");
+            counting.setDaemon(true);
+            counting.start();
+            send(report, sender, cache, receiver.address());
+            counting.join(TimeUnit.SECONDS.toMillis(timeoutSeconds + 5L));
+            Object r = received.get();
+            if (r instanceof Throwable t) {
+                throw new IllegalStateException("receiver failed: " + Failures.describe(t), t);
+            }
+            if (r == null) {
+                throw new IllegalStateException("receiver: still counting " + (timeoutSeconds + 5) + " s after the end");
+            }
+            report(report, (Received) r, pd.device().name());
+        }
+    }
+}

@@ -1,0 +1,52 @@
+package org.efaah.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/** Issue 21 item 3: the streaming mode, on the mock (both sides in one process, where the mock joins them). */
+class StreamCommandTest {
+
+    @Test
+    void loopbackSendsAWindowAndTheReceiverCountsWhatArrived() {
+        Cli c = Cli.run("stream", "--provider", "mock", "-n", "20000", "-s", "256", "--window", "32", "--timeout", "5")
+                .expect(0);
+        assertTrue(c.out().contains("sent 20,000 datagrams of 256 bytes"), c::toString);
+        Matcher m = Pattern.compile("received ([\\d,]+) datagrams of 20,000 sent, ([\\d,]+) bytes").matcher(c.out());
+        assertTrue(m.find(), c::toString);
+        long received = Long.parseLong(m.group(1).replace(",", ""));
+        assertTrue(received > 0 && received <= 20_000, c::toString);
+        assertEquals(received * 256, Long.parseLong(m.group(2).replace(",", "")), c::toString);
+        assertTrue(c.out().contains("messages/s") && c.out().contains("MB/s"), c::toString);
+        System.out.println("FIGURE stream on the mock:\n" + c.out().strip());
+    }
+
+    @Test
+    void jsonHasTheRatesOfBothSides() {
+        Cli c = Cli.run("stream", "--provider", "mock", "-n", "2000", "--json", "--timeout", "5").expect(0);
+        for (String key : new String[] {"\"send_messages_per_s\"", "\"send_mb_per_s\"", "\"receive_messages_per_s\"",
+            "\"receive_mb_per_s\"", "\"received\"", "\"announced\":2000"}) {
+            assertTrue(c.out().contains(key), () -> key + " missing:\n" + c);
+        }
+    }
+
+    @Test
+    void badValuesAreUsageErrors() {
+        Cli.run("stream", "--window", "0").expect(2).oneLine("--window", "1..8192");
+        Cli.run("stream", "-n", "0").expect(2).oneLine("--count");
+        Cli.run("stream", "--provider", "mock", "-s", "100000").expect(2).oneLine("--size", "path MTU");
+    }
+
+    @Test
+    void aReceiverWithNoSenderSaysSoOnOneLine() throws Exception {
+        try (PingpongExchangeTest.Server server = new PingpongExchangeTest.Server("stream", "--provider", "mock",
+                "--server", "--port", "0", "--timeout", "1")) {
+            server.close();
+            assertEquals(1, server.exit[0], server.out::toString);
+            assertTrue(server.err.toString().contains("receiver: no datagram in 1 s"), server.err::toString);
+        }
+    }
+}

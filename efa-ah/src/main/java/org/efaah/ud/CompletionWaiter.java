@@ -1,0 +1,198 @@
+package org.efaah.ud;
+
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.spi.AbstractSelectableChannel;
+import java.nio.channels.spi.AbstractSelector;
+import java.nio.channels.spi.SelectorProvider;
+import java.util.Set;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+import org.efaah.verbs.CompletionQueue;
+import org.efaah.verbs.VerbsProvider;
+
+/**
+ * How an endpoint's callers wait for a CQ's next completion between steps (a poll, a post): spin for
+ * the endpoint's spin time, then, on a CQ with a completion channel, arm it, take one more step
+ * (completions queued before the arm give no event), and sleep on the channel until an event, the
+ * endpoint's close ({@link #stop()}), an interrupt of the waiting thread, or its deadline. Without a
+ * channel (a provider without them, or an EFA device without CQ notifications) it parks in short
+ * steps instead.
+ *
+ * <p>One caller at a time waits on a CQ: the channel gives one event per arm, so a second sleeper
+ * could miss the completion the first took. The others wait for their turn (interruptibly, up to
+ * their deadline); the turn guards no state and no other operation, so sends, polls and posts never
+ * wait behind it. A wait in {@code poll(2)} does not notice {@link Thread#interrupt()} by itself: the
+ * interrupt reaches it as {@link AbstractSelector} lets an interrupt reach a selector's wait
+ * ({@code begin()} and {@code end()} around it; the interrupt calls {@code wakeup()}, here
+ * {@link CompletionQueue#wake()}). A sleep lasts at most {@value #SLICE_MILLIS} ms before the
+ * caller's checks run again.
+ */
+final class CompletionWaiter {
+    /** The longest sleep before the loop looks again; an interrupt or a close ends it sooner. */
+    static final int SLICE_MILLIS = 10_000;
+    private static final long PARK_NANOS = 20_000;
+    private final UdEndpoint endpoint;
+    private final QpRecovery recovery;
+    private final CompletionQueue cq;
+    private final long spinNanos;
+    private final Semaphore turn = new Semaphore(1);
+    private final InterruptHook interruptHook;
+
+    CompletionWaiter(UdEndpoint endpoint, QpRecovery recovery, CompletionQueue cq, long spinNanos) {
+        this.endpoint = endpoint;
+        this.recovery = recovery;
+        this.cq = cq;
+        this.spinNanos = spinNanos;
+        this.interruptHook = new InterruptHook(cq);
+    }
+
+    /** Whether waits sleep on a completion channel. */
+    boolean eventDriven() {
+        return cq.hasEvents();
+    }
+
+    /**
+     * Takes {@code step} until it returns true (then true) or {@code deadline} (a {@link System#nanoTime}
+     * value) passes (then false, after one last step). Holds no lock while it waits.
+     *
+     * @throws EndpointInterruptedException if interrupted (the flag set again)
+     * @throws IllegalStateException        if the endpoint is or gets closed
+     */
+    boolean await(BooleanSupplier step, long deadline, String operation) {
+        try {
+            long left = deadline - System.nanoTime();
+            if (!turn.tryAcquire(Math.max(0, left), TimeUnit.NANOSECONDS)) {
+                return step.getAsBoolean();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new EndpointInterruptedException(operation);
+        }
+        try {
+            long spinEnd = System.nanoTime() + spinNanos;
+            for (;;) {
+                if (step.getAsBoolean()) {
+                    return true;
+                }
+                long now = System.nanoTime();
+                if (now - deadline > 0) {
+                    return false;
+                }
+                if (Thread.interrupted()) {
+                    Thread.currentThread().interrupt();
+                    throw new EndpointInterruptedException(operation);
+                }
+                endpoint.checkOpen();
+                if (now - spinEnd < 0) {
+                    Thread.onSpinWait();
+                } else if (!cq.hasEvents() || recovery.needsRecovery()) {
+                    // A recovery waits for completions of both CQs: a short park, not this CQ's event.
+                    LockSupport.parkNanos(PARK_NANOS);
+                } else if (sleep(step, deadline)) {
+                    return true;
+                }
+            }
+        } finally {
+            turn.release();
+        }
+    }
+
+    /** Arms the CQ, steps once more, then sleeps up to a slice; true when that step succeeded. */
+    private boolean sleep(BooleanSupplier step, long deadline) {
+        try {
+            cq.requestNotification();
+            if (step.getAsBoolean()) {
+                return true;
+            }
+            long left = deadline - System.nanoTime();
+            int millis = (int) Math.min(SLICE_MILLIS, Math.max(0, (left + 999_999) / 1_000_000));
+            if (millis > 0) {
+                int events;
+                interruptHook.enter();
+                try {
+                    events = cq.awaitEvents(millis);
+                } finally {
+                    interruptHook.exit();
+                }
+                if (events == VerbsProvider.CHANNEL_STOPPED) {
+                    endpoint.checkOpen(); // stopped by close: this throws; else the device went, and the step says so
+                }
+            }
+            return false;
+        } catch (IllegalStateException e) {
+            endpoint.checkOpen();
+            throw e;
+        }
+    }
+
+    /**
+     * What lets {@link Thread#interrupt()} end a sleep in {@code poll(2)}: {@link AbstractSelector}'s
+     * {@code begin()} registers the selector with the thread so that an interrupt calls
+     * {@link #wakeup()}; no selector function is used otherwise. One per waiter, reused.
+     */
+    private static final class InterruptHook extends AbstractSelector {
+        private final CompletionQueue cq;
+
+        InterruptHook(CompletionQueue cq) {
+            super(SelectorProvider.provider());
+            this.cq = cq;
+        }
+
+        void enter() {
+            begin();
+        }
+
+        void exit() {
+            end();
+        }
+
+        @Override
+        public Selector wakeup() {
+            cq.wake();
+            return this;
+        }
+
+        @Override
+        protected void implCloseSelector() {
+            // nothing to release: the CQ is the endpoint's
+        }
+
+        @Override
+        protected SelectionKey register(AbstractSelectableChannel ch, int ops, Object att) {
+            throw new UnsupportedOperationException("not a selector");
+        }
+
+        @Override
+        public Set<SelectionKey> keys() {
+            throw new UnsupportedOperationException("not a selector");
+        }
+
+        @Override
+        public Set<SelectionKey> selectedKeys() {
+            throw new UnsupportedOperationException("not a selector");
+        }
+
+        @Override
+        public int selectNow() {
+            throw new UnsupportedOperationException("not a selector");
+        }
+
+        @Override
+        public int select(long timeout) {
+            throw new UnsupportedOperationException("not a selector");
+        }
+
+        @Override
+        public int select() {
+            throw new UnsupportedOperationException("not a selector");
+        }
+    }
+
+    /** Ends every sleep on the channel, now and later: for the endpoint's close. */
+    void stop() {
+        cq.stopWaiting();
+    }
+}

@@ -1,0 +1,55 @@
+/*
+ * Work requests posted several to a call: one crossing from Java for a batch of receives instead
+ * of one each. ibv_post_recv takes a linked list and stops at the first it refuses (*bad_wr):
+ * those before it are posted, it and those after are not.
+ */
+#include <errno.h>
+#include <string.h>
+#include <infiniband/verbs.h>
+
+#include "efa_ah_native.h"
+#include "efa_ah_native_internal.h"
+
+int efa_ah_post_recv_batch(uint64_t qp, uint64_t mr, const uint32_t *offsets, uint32_t length,
+                           const uint64_t *wr_ids, uint32_t count, uint32_t *posted)
+{
+    if (qp == 0 || mr == 0 || offsets == NULL || wr_ids == NULL || posted == NULL || count == 0
+        || count > EFA_AH_MAX_BATCH) {
+        return -EINVAL;
+    }
+    *posted = 0;
+    struct ibv_sge sges[EFA_AH_MAX_BATCH];
+    struct ibv_recv_wr wrs[EFA_AH_MAX_BATCH];
+    struct ibv_mr *region = (struct ibv_mr *)(uintptr_t)mr;
+    for (uint32_t i = 0; i < count; i++) {
+        uint64_t addr = 0;
+        int rc = efa_ah_mr_range(mr, offsets[i], length, &addr);
+        if (rc != 0) {
+            if (i == 0) {
+                return rc;
+            }
+            count = i; /* post those before it; the caller learns of this one on its own */
+            break;
+        }
+        sges[i].addr = addr;
+        sges[i].length = length;
+        sges[i].lkey = region->lkey;
+        memset(&wrs[i], 0, sizeof(wrs[i]));
+        wrs[i].wr_id = wr_ids[i];
+        wrs[i].sg_list = &sges[i];
+        wrs[i].num_sge = length == 0 ? 0 : 1;
+        wrs[i].next = i + 1 < count ? &wrs[i + 1] : NULL;
+    }
+    wrs[count - 1].next = NULL;
+    struct ibv_recv_wr *bad = NULL;
+    errno = 0;
+    int rc = ibv_post_recv((struct ibv_qp *)(uintptr_t)qp, wrs, &bad);
+    if (rc == 0) {
+        *posted = count;
+        return 0;
+    }
+    int err = efa_ah_error_from_rc(rc, errno);
+    uint32_t done = bad == NULL ? 0 : (uint32_t)(bad - wrs);
+    *posted = done <= count ? done : 0;
+    return *posted > 0 ? 0 : err;
+}

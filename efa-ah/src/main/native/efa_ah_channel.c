@@ -1,0 +1,257 @@
+/*
+ * Completion channels (ibv_create_comp_channel, ibv_req_notify_cq, ibv_get_cq_event,
+ * ibv_ack_cq_events): what lets a thread sleep until its CQ has a completion instead of polling.
+ *
+ * One channel serves one CQ, so that a waiter never takes another CQ's event. The channel's fd is
+ * made non-blocking and polled together with a stop eventfd that, once written, stays readable:
+ * every wait in progress and every later one returns at once, as an endpoint's close needs. Events
+ * are counted and acknowledged in batches (ibv_ack_cq_events takes the CQ's mutex), and the rest
+ * before the CQ is destroyed: ibv_destroy_cq waits for every event it reported to be acknowledged
+ * (libibverbs ibv_cmd_destroy_cq), so one left over would hang it for ever.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+
+#include "efa_ah_native.h"
+#include "efa_ah_native_internal.h"
+
+/* Events acknowledged at once; ibv_destroy_cq needs the rest acknowledged first. */
+#define EFA_AH_ACK_BATCH 64u
+
+struct efa_ah_comp_channel {
+    struct ibv_comp_channel *channel;
+    struct ibv_cq *cq;
+    int stop_fd;
+    /* Written to end one wait (a Java interrupt); read back by the wait it ends. */
+    int wake_fd;
+    /* Events read and not yet acknowledged; touched only by the one waiter and by the CQ's destroy. */
+    unsigned int unacked;
+};
+
+static struct efa_ah_comp_channel *as_channel(uint64_t handle)
+{
+    return (struct efa_ah_comp_channel *)(uintptr_t)handle;
+}
+
+int efa_ah_channel_create(uint64_t context, uint64_t *channel)
+{
+    if (context == 0 || channel == NULL) {
+        return -EINVAL;
+    }
+    *channel = 0;
+    struct efa_ah_comp_channel *c = calloc(1, sizeof(*c));
+    if (c == NULL) {
+        return -ENOMEM;
+    }
+    errno = 0;
+    c->channel = ibv_create_comp_channel((struct ibv_context *)(uintptr_t)context);
+    if (c->channel == NULL) {
+        int saved = errno;
+        free(c);
+        return efa_ah_error_from_rc(0, saved);
+    }
+    int flags = fcntl(c->channel->fd, F_GETFL);
+    if (flags < 0 || fcntl(c->channel->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+        int saved = errno;
+        ibv_destroy_comp_channel(c->channel);
+        free(c);
+        return -saved;
+    }
+    c->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    c->wake_fd = c->stop_fd < 0 ? -1 : eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (c->wake_fd < 0) {
+        int saved = errno;
+        if (c->stop_fd >= 0) {
+            close(c->stop_fd);
+        }
+        ibv_destroy_comp_channel(c->channel);
+        free(c);
+        return -saved;
+    }
+    *channel = (uint64_t)(uintptr_t)c;
+    return 0;
+}
+
+int efa_ah_channel_fd(uint64_t channel, int32_t *fd)
+{
+    if (channel == 0 || fd == NULL) {
+        return -EINVAL;
+    }
+    *fd = as_channel(channel)->channel->fd;
+    return 0;
+}
+
+int efa_ah_channel_create_cq(uint64_t context, uint64_t channel, uint32_t cqe, uint64_t *cq)
+{
+    if (context == 0 || channel == 0 || cq == NULL || cqe < 1 || cqe > EFA_AH_MAX_CQE) {
+        return -EINVAL;
+    }
+    *cq = 0;
+    struct efa_ah_comp_channel *c = as_channel(channel);
+    if (c->cq != NULL) {
+        return -EBUSY;
+    }
+    errno = 0;
+    /* cq_context names the channel, so that efa_ah_destroy_cq finds the events to acknowledge. */
+    struct ibv_cq *created = ibv_create_cq((struct ibv_context *)(uintptr_t)context, (int)cqe, c, c->channel, 0);
+    if (created == NULL) {
+        return efa_ah_error_from_rc(0, errno);
+    }
+    c->cq = created;
+    *cq = (uint64_t)(uintptr_t)created;
+    return 0;
+}
+
+int efa_ah_req_notify_cq(uint64_t cq)
+{
+    if (cq == 0) {
+        return -EINVAL;
+    }
+    int rc = ibv_req_notify_cq((struct ibv_cq *)(uintptr_t)cq, 0);
+    return rc == 0 ? 0 : efa_ah_error_from_rc(rc, errno);
+}
+
+static void ack_pending(struct efa_ah_comp_channel *c)
+{
+    if (c->unacked > 0 && c->cq != NULL) {
+        ibv_ack_cq_events(c->cq, c->unacked);
+        c->unacked = 0;
+    }
+}
+
+int efa_ah_channel_wait(uint64_t channel, int32_t timeout_ms, int32_t *events)
+{
+    if (channel == 0 || events == NULL) {
+        return -EINVAL;
+    }
+    *events = 0;
+    struct efa_ah_comp_channel *c = as_channel(channel);
+    struct pollfd fds[3] = {
+        {.fd = c->channel->fd, .events = POLLIN},
+        {.fd = c->stop_fd, .events = POLLIN},
+        {.fd = c->wake_fd, .events = POLLIN},
+    };
+    int ready = poll(fds, 3, timeout_ms < 0 ? -1 : timeout_ms);
+    if (ready < 0) {
+        return errno == EINTR ? 0 : -errno;
+    }
+    if (fds[1].revents != 0) {
+        /* Never read: it stays readable, so that every waiter sees the stop. */
+        *events = -1;
+        return 0;
+    }
+    if (fds[2].revents != 0) {
+        uint64_t wakes;
+        /* Read, so that the next wait blocks again; the caller looks at why it was woken. */
+        if (read(c->wake_fd, &wakes, sizeof(wakes)) < 0 && errno != EAGAIN) {
+            return -errno;
+        }
+    }
+    if (fds[0].revents == 0) {
+        return 0;
+    }
+    for (;;) {
+        struct ibv_cq *from;
+        void *context;
+        errno = 0;
+        if (ibv_get_cq_event(c->channel, &from, &context) != 0) {
+            int saved = errno;
+            if (saved == EAGAIN || saved == EWOULDBLOCK || *events > 0) {
+                break;
+            }
+            return saved > 0 ? -saved : -EIO;
+        }
+        (*events)++;
+        c->unacked++;
+    }
+    if (c->unacked >= EFA_AH_ACK_BATCH) {
+        ack_pending(c);
+    }
+    return 0;
+}
+
+int efa_ah_channel_wake(uint64_t channel)
+{
+    if (channel == 0) {
+        return -EINVAL;
+    }
+    uint64_t one = 1;
+    if (write(as_channel(channel)->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN) {
+        return -errno;
+    }
+    return 0;
+}
+
+int efa_ah_channel_stop(uint64_t channel)
+{
+    if (channel == 0) {
+        return -EINVAL;
+    }
+    uint64_t one = 1;
+    if (write(as_channel(channel)->stop_fd, &one, sizeof(one)) < 0 && errno != EAGAIN) {
+        return -errno;
+    }
+    return 0;
+}
+
+uint64_t efa_ah_channel_release_cq(uint64_t cq)
+{
+    struct ibv_cq *q = (struct ibv_cq *)(uintptr_t)cq;
+    if (q == NULL || q->channel == NULL || q->cq_context == NULL) {
+        return 0;
+    }
+    struct efa_ah_comp_channel *c = q->cq_context;
+    if (c->cq != q) {
+        return 0;
+    }
+    ack_pending(c);
+    return (uint64_t)(uintptr_t)c;
+}
+
+void efa_ah_channel_after_destroy_cq(uint64_t channel)
+{
+    if (channel != 0) {
+        as_channel(channel)->cq = NULL;
+    }
+}
+
+int efa_ah_channel_destroy(uint64_t channel)
+{
+    if (channel == 0) {
+        return -EINVAL;
+    }
+    struct efa_ah_comp_channel *c = as_channel(channel);
+    int rc = ibv_destroy_comp_channel(c->channel);
+    if (rc != 0) {
+        return efa_ah_error_from_rc(rc, errno); /* EBUSY while its CQ exists */
+    }
+    close(c->stop_fd);
+    close(c->wake_fd);
+    free(c);
+    return 0;
+}
+
+int efa_ah_channel_for_new_cq(uint64_t channel, struct ibv_comp_channel **verbs_channel, void **cq_context)
+{
+    if (channel == 0 || verbs_channel == NULL || cq_context == NULL) {
+        return -EINVAL;
+    }
+    struct efa_ah_comp_channel *c = as_channel(channel);
+    if (c->cq != NULL) {
+        return -EBUSY;
+    }
+    *verbs_channel = c->channel;
+    *cq_context = c;
+    return 0;
+}
+
+void efa_ah_channel_adopt_cq(uint64_t channel, struct ibv_cq *cq)
+{
+    as_channel(channel)->cq = cq;
+}
