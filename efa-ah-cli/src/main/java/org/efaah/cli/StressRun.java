@@ -132,6 +132,9 @@ final class StressRun {
                     violation(w.getName() + " is stuck");
                 }
             }
+            // With --ops the workers may end long before the deadline: the faults must end with them, or
+            // one injected after this line fails the cache's close.
+            workersDone = true;
             join(faults, 10_000);
             mock.failNextDestroys(0, Errno.EIO);
             checkEnd(mock, cache);
@@ -219,9 +222,12 @@ final class StressRun {
         }
     }
 
+    /** Set once every worker has ended: the fault thread stops then. */
+    private volatile boolean workersDone;
+
     private void injectDestroyFaults(MockVerbsProvider mock, long deadline, long seed) {
         SplittableRandom random = new SplittableRandom(seed ^ 0x5DEECE66DL);
-        while (System.nanoTime() < deadline && violations.isEmpty() && !stopped) {
+        while (System.nanoTime() < deadline && violations.isEmpty() && !stopped && !workersDone) {
             if (random.nextDouble() < settings.faultProbability() * 10) {
                 mock.failNextDestroys(1, Errno.EIO);
             }

@@ -45,22 +45,25 @@ class FirstContactCliTest {
         }
     }
 
+    /**
+     * After a client's exchange the server waits at most --timeout for its datagrams, then names the
+     * client it heard nothing from; it never says no client came. (It cannot watch the TCP
+     * connection: ibv_ud_pingpong's client closes it right after 'done', as ours does.)
+     */
     @Test
-    void aServerNoticesItsClientLeavingAndNeverSaysNoClientCame() throws Exception {
+    void aServerWhoseClientSendsNothingNamesItAndNeverSaysNoClientCame() throws Exception {
         try (PingpongExchangeTest.Server server = new PingpongExchangeTest.Server("pingpong", "--provider", "mock",
-                "--server", "--port", "0", "--timeout", "60")) {
+                "--server", "--port", "0", "--timeout", "3")) {
             int port = server.port();
-            long t0 = System.nanoTime();
             // On the mock no datagram reaches another process (here each command's mock even gives the two
-            // endpoints one address): the client fails, and its connection closes.
+            // endpoints one address): the client fails, and the server hears nothing from it.
             Cli.run("pingpong", "--provider", "mock", "--connect", "127.0.0.1:" + port, "-n", "3", "--timeout", "1")
                     .expect(1).oneLine("mock provider joins the endpoints of one process");
             server.close();
-            assertFalse(server.thread.isAlive(), "the server still waits for a client that has left");
-            assertTrue(System.nanoTime() - t0 < 30_000_000_000L, "noticed long before its 60 s --timeout");
+            assertFalse(server.thread.isAlive(), "the server still waits for a client that sent nothing");
             assertEquals(1, server.exit[0], () -> server.out + "\n" + server.err);
             String err = server.err.toString();
-            assertTrue(err.contains("closed its connection after 0 datagram(s) without saying goodbye"), err);
+            assertTrue(err.contains("no datagram in 3 s after 0 from the client"), err);
             assertFalse(err.contains("no client came"), err);
         }
     }
