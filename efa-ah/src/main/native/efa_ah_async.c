@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
-#include "efa_ah_native.h"
+#include "efa_ah_native_internal.h"
 
 struct efa_ah_async_channel {
     struct ibv_context *context;
@@ -133,11 +133,7 @@ int efa_ah_async_wake(uint64_t channel)
     if (channel == 0) {
         return -EINVAL;
     }
-    uint64_t one = 1;
-    if (write(as_channel(channel)->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN) {
-        return -errno;
-    }
-    return 0;
+    return efa_ah_eventfd_signal(as_channel(channel)->wake_fd);
 }
 
 int efa_ah_async_close(uint64_t channel)

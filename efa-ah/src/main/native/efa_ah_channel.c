@@ -181,11 +181,7 @@ int efa_ah_channel_wake(uint64_t channel)
     if (channel == 0) {
         return -EINVAL;
     }
-    uint64_t one = 1;
-    if (write(as_channel(channel)->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN) {
-        return -errno;
-    }
-    return 0;
+    return efa_ah_eventfd_signal(as_channel(channel)->wake_fd);
 }
 
 int efa_ah_channel_stop(uint64_t channel)
@@ -193,11 +189,7 @@ int efa_ah_channel_stop(uint64_t channel)
     if (channel == 0) {
         return -EINVAL;
     }
-    uint64_t one = 1;
-    if (write(as_channel(channel)->stop_fd, &one, sizeof(one)) < 0 && errno != EAGAIN) {
-        return -errno;
-    }
-    return 0;
+    return efa_ah_eventfd_signal(as_channel(channel)->stop_fd);
 }
 
 uint64_t efa_ah_channel_release_cq(uint64_t cq)

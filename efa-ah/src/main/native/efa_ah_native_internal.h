@@ -5,6 +5,10 @@
 #ifndef EFA_AH_NATIVE_INTERNAL_H
 #define EFA_AH_NATIVE_INTERNAL_H
 
+#include <errno.h>
+#include <stdint.h>
+#include <unistd.h>
+
 #include <infiniband/verbs.h>
 #include "efa_ah_native.h"
 
@@ -100,5 +104,18 @@ uint32_t efa_ah_efadv_resolve(void *handle, efa_ah_symbol_lookup lookup, struct 
  */
 int efa_ah_channel_for_new_cq(uint64_t channel, struct ibv_comp_channel **verbs_channel, void **cq_context);
 void efa_ah_channel_adopt_cq(uint64_t channel, struct ibv_cq *cq);
+
+/*
+ * Adds one to an eventfd (a wake or stop signal for a poll(2) loop); a counter already at its
+ * maximum (EAGAIN) still reads as signalled. 0, or -errno.
+ */
+static inline int efa_ah_eventfd_signal(int fd)
+{
+    uint64_t one = 1;
+    if (write(fd, &one, sizeof(one)) < 0 && errno != EAGAIN) {
+        return -errno;
+    }
+    return 0;
+}
 
 #endif /* EFA_AH_NATIVE_INTERNAL_H */

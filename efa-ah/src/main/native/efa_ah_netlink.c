@@ -25,7 +25,7 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 
-#include "efa_ah_native.h"
+#include "efa_ah_native_internal.h"
 
 _Static_assert(sizeof(struct efa_ah_net_event) == 96, "efa_ah_net_event layout is bound by offsets in Java");
 _Static_assert(EFA_AH_NET_NEWLINK == RTM_NEWLINK && EFA_AH_NET_DELLINK == RTM_DELLINK
@@ -313,11 +313,7 @@ int efa_ah_net_wake(uint64_t channel)
     if (channel == 0) {
         return -EINVAL;
     }
-    uint64_t one = 1;
-    if (write(as_channel(channel)->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN) {
-        return -errno;
-    }
-    return 0;
+    return efa_ah_eventfd_signal(as_channel(channel)->wake_fd);
 }
 
 int efa_ah_net_close(uint64_t channel)
