@@ -18,10 +18,10 @@ import org.efaah.verbs.ProtectionDomain;
 public final class AddressHandle implements AutoCloseable {
     private final AddressHandleCache cache;
     final Entry entry;
-    private final LeakTracker.Record leak;
+    private final LeakTracker.Watch leak;
     private volatile boolean closed; // set once, under this handle's monitor
 
-    AddressHandle(AddressHandleCache cache, Entry entry, LeakTracker.Record leak) {
+    AddressHandle(AddressHandleCache cache, Entry entry, LeakTracker.Watch leak) {
         this.cache = cache;
         this.entry = entry;
         this.leak = leak;

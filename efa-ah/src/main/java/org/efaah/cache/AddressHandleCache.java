@@ -228,26 +228,44 @@ public final class AddressHandleCache implements AutoCloseable {
         Objects.requireNonNull(pd, "pd");
         Objects.requireNonNull(attributes, "attributes");
         Device device = pd.device();
-        attributes = device.resolve(attributes);
-        Object key = device.isEfa() ? attributes.dgid() : attributes;
-        PdTable last = lastTable;
-        ConcurrentHashMap<Object, Entry> table = last != null && last.pd == pd ? last.table : tables.get(pd);
-        if (table != null && key != null) {
-            Entry e = table.get(key);
-            if (e != null) {
-                // The entry's own attributes passed validation for this device before its create:
-                // a caller passing that same (immutable) object again needs no second check.
-                if (e.attributes != attributes) {
-                    device.validate(attributes);
-                }
-                if (e.tryRetain()) {
-                    stats.recordHit();
-                    return handleFor(e);
-                }
+        // The hit, kept small so that the JIT inlines it into the caller (and then needs no heap
+        // object for a handle used in place): attributes this device validated before, whose key
+        // needs no resolving (the dgid on EFA; elsewhere a request that names its sgid_index).
+        if (device.hasValidated(attributes)) {
+            Object key = device.isEfa() ? attributes.dgid()
+                    : attributes.hasSgidIndex() || !attributes.isGlobal() ? attributes : null;
+            Entry e = key == null ? null : find(pd, key);
+            if (e != null && e.tryRetain()) {
+                stats.recordHit();
+                return handleFor(e);
             }
         }
-        device.validate(attributes);
-        return acquireSlow(pd, key, device.isEfa() ? efaAttributes(attributes) : attributes);
+        return acquireChecked(pd, device, attributes);
+    }
+
+    /** The entry for {@code key} in {@code pd}'s table, or null. */
+    private Entry find(ProtectionDomain pd, Object key) {
+        PdTable last = lastTable;
+        ConcurrentHashMap<Object, Entry> table = last != null && last.pd == pd ? last.table : tables.get(pd);
+        return table == null ? null : table.get(key);
+    }
+
+    /** An acquire whose attributes need resolving or checking first, or whose key is not a plain hit. */
+    private AddressHandle acquireChecked(ProtectionDomain pd, Device device, AddressHandleAttributes attributes) {
+        AddressHandleAttributes resolved = device.resolve(attributes);
+        device.validate(resolved);
+        if (device.isEfa() && resolved != attributes) {
+            // On EFA resolving only fills in sgid_index 0: the caller's own object is as valid,
+            // and marked so, its next acquire is a plain hit.
+            device.validate(attributes);
+        }
+        Object key = device.isEfa() ? resolved.dgid() : resolved;
+        Entry e = find(pd, key);
+        if (e != null && e.tryRetain()) {
+            stats.recordHit();
+            return handleFor(e);
+        }
+        return acquireSlow(pd, key, device.isEfa() ? efaAttributes(resolved) : resolved);
     }
 
     /**
@@ -490,12 +508,10 @@ public final class AddressHandleCache implements AutoCloseable {
             release(e);
             throw new IllegalStateException("address handle cache is closed");
         }
-        LeakTracker.Record record = leaks.maybeTrack(e);
-        AddressHandle handle = new AddressHandle(this, e, record);
-        if (record != null) {
-            record.watch(handle);
-        }
-        return handle;
+        // The watch first: allocating the handle before a call that may deoptimise keeps C2
+        // from scalar-replacing it (measured: 32 B per hit instead of 0 with detection off).
+        LeakTracker.Watch watch = leaks.maybeTrack(e);
+        return new AddressHandle(this, e, watch);
     }
 
     /** A handle for a reference already taken on {@code e}; not sampled for leaks (its owner closes it). */

@@ -25,20 +25,47 @@ final class LeakTracker {
         this.level = level;
     }
 
-    /** A record for a new handle of {@code entry}, or null when this handle is not tracked. */
-    Record maybeTrack(Entry entry) {
-        switch (level) {
-            case DISABLED:
-                return null;
-            case SAMPLED:
-                if (ThreadLocalRandom.current().nextInt(LeakDetection.SAMPLING_INTERVAL) != 0) {
-                    return null;
-                }
-                break;
-            default:
-                break;
+    /**
+     * The watch for a new handle of {@code entry}, or null when this handle is not tracked. The
+     * caller stores it in the handle, and nothing else may: it is the watch, not the handle, whose
+     * reachability the Cleaner follows, so that the handle itself never escapes to another thread.
+     * Then an untracked handle used in place needs no heap object (C2 scalar-replaces it), which a
+     * handle registered with the Cleaner never is.
+     */
+    Watch maybeTrack(Entry entry) {
+        if (level == LeakDetection.DISABLED
+                || level == LeakDetection.SAMPLED && ThreadLocalRandom.current().nextInt(LeakDetection.SAMPLING_INTERVAL) != 0) {
+            return null;
         }
-        return new Record(this, entry, new AcquireSite());
+        return track(entry);
+    }
+
+    private Watch track(Entry entry) {
+        Record record = new Record(this, entry, new AcquireSite());
+        Watch watch = new Watch(record);
+        CLEANER.register(watch, record);
+        return watch;
+    }
+
+    /**
+     * What a tracked handle holds and nothing else does: it becomes unreachable with the handle.
+     * It reaches its record, never the other way round.
+     */
+    static final class Watch {
+        private final Record record;
+
+        private Watch(Record record) {
+            this.record = record;
+        }
+
+        /**
+         * The handle was closed: nothing to report. Only a mark, no deregistration: the Cleaner
+         * drops the record when the watch is collected, and a close stays a store that the JIT
+         * can keep inline (a call here kept the handle itself on the heap).
+         */
+        void close() {
+            record.closed = true;
+        }
     }
 
     /** Where a leaked handle was acquired; a Throwable only for its stack trace. */
@@ -52,10 +79,9 @@ final class LeakTracker {
 
     static final class Record implements Runnable {
         private final LeakTracker tracker;
-        private final Entry entry; // never reaches the handle, so it does not keep it reachable
+        private final Entry entry; // reaches neither the handle nor its watch, which must become unreachable
         private final AcquireSite site;
         private volatile boolean closed;
-        private volatile Cleaner.Cleanable cleanable;
 
         Record(LeakTracker tracker, Entry entry, AcquireSite site) {
             this.tracker = tracker;
@@ -63,15 +89,6 @@ final class LeakTracker {
             this.site = site;
         }
 
-        /** Starts watching the handle; the record itself must not reach it, or it never becomes unreachable. */
-        void watch(AddressHandle handle) {
-            cleanable = CLEANER.register(handle, this);
-        }
-
-        void close() {
-            closed = true;
-            cleanable.clean();
-        }
 
         @Override
         public void run() {

@@ -41,6 +41,8 @@ public final class AddressHandleAttributes {
     // The last withSgidIndex result: resolving the same object again allocates nothing. A benign
     // race: the target is immutable, so any thread may see either value.
     private AddressHandleAttributes lastWithSgidIndex;
+    /** The last device whose {@link Device#validate} passed for this object (its serial), 0 for none; a benign race too. */
+    int validatedOn;
 
     private AddressHandleAttributes(Builder b) {
         this.dgid = b.dgid;

@@ -37,7 +37,10 @@ import org.slf4j.LoggerFactory;
  */
 public final class Device implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Device.class);
+    /** Numbers the devices opened in this JVM from 1, for {@link #hasValidated}. */
+    private static final java.util.concurrent.atomic.AtomicInteger SERIALS = new java.util.concurrent.atomic.AtomicInteger();
 
+    private final int serial = SERIALS.incrementAndGet();
     private final VerbsProvider provider;
     private final long context;
     private final DeviceAttributes attributes;
@@ -245,6 +248,21 @@ public final class Device implements AutoCloseable {
         if (attributes.isGlobal()) {
             checkSgidIndex(port, attributes.sgidIndex());
         }
+        // What was checked (port count, link layers, GID table sizes) is fixed while the device
+        // is open, so the verdict holds for this object for good.
+        attributes.validatedOn = serial;
+    }
+
+    /**
+     * Whether {@link #validate} has passed for this very object on this device: a cache's hit
+     * then needs no second check. Thread-safe (the mark is one int, written after the checks;
+     * a thread that does not see it yet only checks again).
+     *
+     * @param attributes the attributes
+     * @return true if {@code validate(attributes)} returned normally on this device before
+     */
+    public boolean hasValidated(AddressHandleAttributes attributes) {
+        return attributes.validatedOn == serial;
     }
 
     private boolean isRoce(int port) {

@@ -62,6 +62,13 @@ final class CapturedLog extends AppenderBase<ILoggingEvent> implements AutoClose
         }
     }
 
+    /** The events at {@code level} or above, with their throwables. */
+    List<ILoggingEvent> events(Level level) {
+        synchronized (events) {
+            return events.stream().filter(e -> e.getLevel().isGreaterOrEqual(level)).toList();
+        }
+    }
+
     /** How many events at {@code level} or above contain {@code text}. */
     long count(Level level, String text) {
         return messages(level).stream().filter(m -> m.contains(text)).count();
