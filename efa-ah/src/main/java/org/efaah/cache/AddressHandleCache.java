@@ -135,6 +135,8 @@ public final class AddressHandleCache implements AutoCloseable {
     final Ticker ticker;
     final RetentionPolicy retention;
     private final boolean retains;
+    /** Whether {@link #ticker} is {@link Ticker#system()}: then a create reads the clock twice, not three times. */
+    private final boolean systemTicker;
     final IdleList idle = new IdleList();
     /** Entries out of their table (invalidated) whose AH still exists: referenced, or its destroy failed. */
     final Set<Entry> detached = ConcurrentHashMap.newKeySet();
@@ -165,6 +167,7 @@ public final class AddressHandleCache implements AutoCloseable {
         this.ticker = b.ticker;
         this.retention = b.retention;
         this.retains = retention.retains();
+        this.systemTicker = ticker == Ticker.system();
         this.events = new CacheEvents(ticker);
         this.reclaimer = new Reclaimer(this);
         this.reaper = new Reaper(this, reclaimer);
@@ -321,7 +324,7 @@ public final class AddressHandleCache implements AutoCloseable {
                     return handleFor(e);
                 }
             } finally {
-                e.lock.unlock();
+                e.unlock();
             }
             // Not to be handed out, or gone: the AHN may name a newer AH by now; look once more.
             seen = e;
@@ -377,16 +380,16 @@ public final class AddressHandleCache implements AutoCloseable {
             Entry e = table.get(key);
             if (e == null) {
                 Entry fresh = new Entry(key, pd, attributes);
-                fresh.lock.lock();
+                fresh.lock();
                 try {
                     if (table.putIfAbsent(key, fresh) != null) {
                         continue;
                     }
                     create(table, fresh);
-                    return handleFor(fresh);
                 } finally {
-                    fresh.lock.unlock();
+                    fresh.unlock();
                 }
+                return handleFor(fresh);
             }
             if (e.tryRetain()) {
                 stats.recordHit();
@@ -417,18 +420,18 @@ public final class AddressHandleCache implements AutoCloseable {
                         break;
                 }
             } finally {
-                e.lock.unlock();
+                e.unlock();
             }
         }
     }
 
     /** Takes {@code e}'s lock, waiting only as long as the thread is not interrupted and the cache open. */
     private void lockToWait(Entry e) {
-        if (e.lock.tryLock()) {
+        if (e.tryLock()) {
             return;
         }
         try {
-            while (!e.lock.tryLock(WAIT_SLICE_MILLIS, TimeUnit.MILLISECONDS)) {
+            while (!e.tryLock(WAIT_SLICE_MILLIS, TimeUnit.MILLISECONDS)) {
                 checkOpen();
             }
         } catch (InterruptedException ie) {
@@ -443,11 +446,15 @@ public final class AddressHandleCache implements AutoCloseable {
         if (table == null) {
             // A new PD is rare: drop the empty tables of PDs deallocated since, so they do not pile up.
             tables.entrySet().removeIf(t -> t.getValue().isEmpty() && t.getKey().isClosed());
+            ahnIndex.forgetClosedPds();
             invalidator.listenTo(pd.device());
             network.listenTo(pd.device());
             table = tables.computeIfAbsent(pd, p -> new ConcurrentHashMap<>());
         }
-        lastTable = new PdTable(pd, table);
+        PdTable last = lastTable;
+        if (last == null || last.pd != pd || last.table != table) {
+            lastTable = new PdTable(pd, table);
+        }
         return table;
     }
 
@@ -467,11 +474,12 @@ public final class AddressHandleCache implements AutoCloseable {
             fail(table, e, t);
             throw t;
         }
-        long nanos = System.nanoTime() - start;
+        long end = System.nanoTime();
+        long nanos = end - start;
         stats.recordCreate(nanos);
-        peakEntries.accumulateAndGet(liveEntries.incrementAndGet(), Math::max);
+        ConcurrentStatsCounter.raiseTo(peakEntries, liveEntries.incrementAndGet());
         e.hardware = hw;
-        e.createdAt = ticker.read();
+        e.createdAt = systemTicker ? end : ticker.read();
         e.state = Entry.State.LIVE;
         ahnIndex.put(e, hw.ahn());
         events.created(e, nanos);
@@ -521,7 +529,7 @@ public final class AddressHandleCache implements AutoCloseable {
 
     /** Drops one reference; keeps or destroys the AH when it was the last. Called once per handle. */
     void release(Entry e) {
-        int left = e.release();
+        int left = e.dropReference();
         if (left == 0 || left == Entry.STALE) {
             lastReleased(e);
         }
@@ -530,7 +538,7 @@ public final class AddressHandleCache implements AutoCloseable {
     private void lastReleased(Entry e) {
         boolean kept = false;
         Throwable failure = null;
-        e.lock.lock();
+        e.lock();
         try {
             if (e.state != Entry.State.LIVE) {
                 return; // already gone
@@ -548,7 +556,7 @@ public final class AddressHandleCache implements AutoCloseable {
                 failure = reclaimer.destroyLocked(e, closed ? RemovalCause.CACHE_CLOSED : RemovalCause.CLOSED, false);
             }
         } finally {
-            e.lock.unlock();
+            e.unlock();
         }
         if (kept && (e.isStale() || e.isDoomed())) {
             // An invalidation marked it after our check and found the lock taken: finish it.

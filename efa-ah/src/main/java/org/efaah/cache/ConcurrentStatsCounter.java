@@ -48,7 +48,19 @@ final class ConcurrentStatsCounter implements StatsCounter {
     public void recordCreate(long nanos) {
         creates.increment();
         totalCreateNanos.add(nanos);
-        maxCreateNanos.accumulateAndGet(nanos, Math::max);
+        raiseTo(maxCreateNanos, nanos);
+    }
+
+    /**
+     * Raises {@code max} to {@code value} if that is higher. Unlike {@code accumulateAndGet}, which
+     * writes even an unchanged value, a value below the maximum costs one read.
+     */
+    static void raiseTo(AtomicLong max, long value) {
+        for (long m = max.get(); value > m; m = max.get()) {
+            if (max.compareAndSet(m, value)) {
+                return;
+            }
+        }
     }
 
     @Override

@@ -140,7 +140,7 @@ final class Reclaimer {
      * is thrown, after the victim is settled (kept, for a retry).
      */
     private boolean evict(Entry victim) {
-        if (!victim.lock.tryLock()) {
+        if (!victim.tryLock()) {
             return false;
         }
         Throwable failure;
@@ -151,7 +151,7 @@ final class Reclaimer {
             }
             failure = destroyLocked(victim, unreferencedCause(victim, RemovalCause.EVICTED_ENOMEM), false);
         } finally {
-            victim.lock.unlock();
+            victim.unlock();
         }
         if (failure instanceof Error error) {
             throw error;
@@ -184,7 +184,7 @@ final class Reclaimer {
      * entry is settled.
      */
     boolean tryDestroyUnreferenced(Entry e, RemovalCause cause) {
-        if (!e.lock.tryLock()) {
+        if (!e.tryLock()) {
             return false;
         }
         Throwable failure = null;
@@ -196,7 +196,7 @@ final class Reclaimer {
                 failure = destroyLocked(e, unreferencedCause(e, cause), true);
             }
         } finally {
-            e.lock.unlock();
+            e.unlock();
         }
         if (failure instanceof Error error) {
             throw error;
@@ -242,7 +242,7 @@ final class Reclaimer {
      * finds the AH destroyed).
      */
     void destroyUnderClosingDevice(Entry e) {
-        if (!e.lock.tryLock()) {
+        if (!e.tryLock()) {
             return;
         }
         try {
@@ -263,7 +263,7 @@ final class Reclaimer {
                 table.remove(e.key, e);
             }
         } finally {
-            e.lock.unlock();
+            e.unlock();
         }
     }
 
@@ -276,7 +276,9 @@ final class Reclaimer {
      * @param quiet whether a failure is only counted (eviction, reaper: logged, never thrown)
      */
     Throwable destroyLocked(Entry e, RemovalCause cause, boolean quiet) {
-        idle.remove(e);
+        if (e.idle) { // read under e's lock, which every change of its membership holds
+            idle.remove(e);
+        }
         Throwable failure = destroyHardware(e);
         if (failure != null) {
             // Kept for a retry: an invalidated one (stale, or doomed on EFA) in the detached set,
@@ -294,10 +296,15 @@ final class Reclaimer {
         }
         stats.recordDestroy(cause);
         cache.events.destroyed(e, cause);
-        e.setRefs(Entry.GONE);
+        // Only an invalidated entry can be in the detached set (marked stale, which the swap
+        // sees or forbids from now on; or doomed, whose failed destroy put it there under this
+        // lock): others skip the look-up, which would also hash a fresh entry's identity.
+        boolean mayBeDetached = Entry.isStale(e.retire()) || e.isDoomed();
         e.state = Entry.State.DEAD;
         ahnIndex.remove(e, e.hardware.ahn());
-        detached.remove(e);
+        if (mayBeDetached) {
+            detached.remove(e);
+        }
         ConcurrentHashMap<Object, Entry> table = tables.get(e.pd);
         if (table != null) {
             table.remove(e.key, e);
@@ -355,7 +362,7 @@ final class Reclaimer {
                 break;
             }
             for (Entry e : all) {
-                e.lock.lock();
+                e.lock();
                 try {
                     if (e.state == Entry.State.LIVE) {
                         openHandles += Math.max(0, e.references() - e.sealCollectedLeaks());
@@ -379,7 +386,7 @@ final class Reclaimer {
                         table.remove(e.key, e);
                     }
                 } finally {
-                    e.lock.unlock();
+                    e.unlock();
                 }
             }
         }

@@ -21,6 +21,6 @@ public interface Ticker {
      * @return a ticker reading {@link System#nanoTime()}, ns
      */
     static Ticker system() {
-        return System::nanoTime;
+        return SystemTicker.INSTANCE;
     }
 }

@@ -18,6 +18,9 @@ public final class HardwareAddressHandle extends UseCountGuard {
     private final long handle;
     private final int ahn;
     private final AddressHandleAttributes attributes;
+    // The PD's list of its AHs, guarded by the PD.
+    HardwareAddressHandle prevInPd;
+    HardwareAddressHandle nextInPd;
 
     HardwareAddressHandle(ProtectionDomain pd, long handle, int ahn, AddressHandleAttributes attributes) {
         this.pd = pd;

@@ -1,6 +1,7 @@
 package org.efaah.verbs;
 
 import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
@@ -20,7 +21,12 @@ public final class ProtectionDomain implements AutoCloseable {
     private final Device device;
     private final long handle;
     private final Guard guard;
-    private final Set<HardwareAddressHandle> liveAhs = ConcurrentHashMap.newKeySet();
+    // The AHs that exist, as a list through the AHs themselves (HardwareAddressHandle's links,
+    // guarded by ahLock): a million peers cost no map node each. Adding and removing are O(1),
+    // once per create and destroy; only a forced device close walks it.
+    private final Object ahLock = new Object();
+    private HardwareAddressHandle firstAh; // guarded by ahLock
+    private int liveAhs;                   // guarded by ahLock
     private final Set<MemoryRegion> memoryRegions = ConcurrentHashMap.newKeySet();
     private final Set<UdQueuePair> queuePairs = ConcurrentHashMap.newKeySet();
 
@@ -73,7 +79,7 @@ public final class ProtectionDomain implements AutoCloseable {
                 throw e.withContext(FailureContext.createAh(this, resolved, e));
             }
             HardwareAddressHandle ah = new HardwareAddressHandle(this, created.handle(), created.ahn(), resolved);
-            liveAhs.add(ah);
+            link(ah);
             return ah;
         });
     }
@@ -172,7 +178,48 @@ public final class ProtectionDomain implements AutoCloseable {
     /** Called by {@link HardwareAddressHandle#destroy()} with the AH's own lock held. */
     void destroyAh(HardwareAddressHandle ah) {
         device.provider().destroyAh(ah.handleForProvider());
-        liveAhs.remove(ah);
+        unlink(ah);
+    }
+
+    private void link(HardwareAddressHandle ah) {
+        synchronized (ahLock) {
+            ah.nextInPd = firstAh;
+            if (firstAh != null) {
+                firstAh.prevInPd = ah;
+            }
+            firstAh = ah;
+            liveAhs++;
+        }
+    }
+
+    private void unlink(HardwareAddressHandle ah) {
+        synchronized (ahLock) {
+            if (ah.prevInPd == null && firstAh != ah) {
+                return; // not listed (any more)
+            }
+            if (ah.prevInPd == null) {
+                firstAh = ah.nextInPd;
+            } else {
+                ah.prevInPd.nextInPd = ah.nextInPd;
+            }
+            if (ah.nextInPd != null) {
+                ah.nextInPd.prevInPd = ah.prevInPd;
+            }
+            ah.prevInPd = null;
+            ah.nextInPd = null;
+            liveAhs--;
+        }
+    }
+
+    /** The AHs that exist now, a copy. */
+    private List<HardwareAddressHandle> liveAhList() {
+        synchronized (ahLock) {
+            List<HardwareAddressHandle> all = new ArrayList<>(liveAhs);
+            for (HardwareAddressHandle ah = firstAh; ah != null; ah = ah.nextInPd) {
+                all.add(ah);
+            }
+            return all;
+        }
     }
 
     Guard guard() {
@@ -181,7 +228,9 @@ public final class ProtectionDomain implements AutoCloseable {
 
     /** {@return how many AHs made in this PD still exist} */
     public int liveAhCount() {
-        return liveAhs.size();
+        synchronized (ahLock) {
+            return liveAhs;
+        }
     }
 
     /**
@@ -202,9 +251,10 @@ public final class ProtectionDomain implements AutoCloseable {
     @Override
     public void close() {
         guard.close(() -> {
-            if (!liveAhs.isEmpty()) {
+            int ahs = liveAhCount();
+            if (ahs != 0) {
                 throw new VerbsException("ibv_dealloc_pd", Errno.EBUSY,
-                        liveAhs.size() + " AH(s) of this PD still exist; close them (or the cache holding them) first");
+                        ahs + " AH(s) of this PD still exist; close them (or the cache holding them) first");
             }
             device.provider().deallocatePd(handle);
             device.forget(this);
@@ -239,10 +289,10 @@ public final class ProtectionDomain implements AutoCloseable {
             failure = Device.chain(failure, mr.closeUnderDevice());
         }
         memoryRegions.clear();
-        for (HardwareAddressHandle ah : new ArrayList<>(liveAhs)) {
+        for (HardwareAddressHandle ah : liveAhList()) {
             failure = Device.chain(failure, ah.destroyUnderDevice());
+            unlink(ah); // freed with the context, whatever the provider said
         }
-        liveAhs.clear();
         return failure;
     }
 

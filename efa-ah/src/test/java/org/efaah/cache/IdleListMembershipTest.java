@@ -86,12 +86,12 @@ class IdleListMembershipTest {
             CountDownLatch locked = new CountDownLatch(1);
             CountDownLatch letGo = new CountDownLatch(1);
             Thread holder = new Thread(() -> {
-                head.lock.lock();
+                head.lock();
                 try {
                     locked.countDown();
                     await(letGo);
                 } finally {
-                    head.lock.unlock();
+                    head.unlock();
                 }
             });
             holder.start();

@@ -27,14 +27,14 @@ class LeakDetectorLockTest {
             CountDownLatch locked = new CountDownLatch(1);
             CountDownLatch letGo = new CountDownLatch(1);
             Thread holder = new Thread(() -> {
-                e.lock.lock();
+                e.lock();
                 try {
                     locked.countDown();
                     letGo.await(30, TimeUnit.SECONDS);
                 } catch (InterruptedException ie) {
                     Thread.currentThread().interrupt();
                 } finally {
-                    e.lock.unlock();
+                    e.unlock();
                 }
             }, "lock-holder");
             holder.start();
@@ -47,7 +47,7 @@ class LeakDetectorLockTest {
                     Thread.sleep(20);
                 }
                 assertEquals(1, f.cache.stats().leaksReported(), "reported while the entry lock is held");
-                assertTrue(e.lock.isLocked());
+                assertTrue(e.isLocked());
             } finally {
                 letGo.countDown();
                 holder.join(10_000);

@@ -53,7 +53,7 @@ class RevivalRaceTest {
             Future<AddressHandle> lookUp1 = pool.submit(() -> f.cache.acquireByAhn(f.pd, ahn));
             Future<AddressHandle> lookUp2 = pool.submit(() -> f.cache.acquireByAhn(f.pd, ahn));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (e.lock.getQueueLength() < 3 && System.nanoTime() < deadline) {
+            while (e.getQueueLength() < 3 && System.nanoTime() < deadline) {
                 Thread.onSpinWait();
             }
             f.provider.onDestroy = null;
