@@ -44,7 +44,7 @@ public final class AddressHandle implements AutoCloseable {
      * @return the immutable attributes of the hardware AH ({@code ibv_ah_attr}); works after close
      */
     public AddressHandleAttributes attributes() {
-        return entry.attributes;
+        return entry.attributes();
     }
 
     /**
@@ -53,7 +53,7 @@ public final class AddressHandle implements AutoCloseable {
      * @return the AH's dgid (16 bytes, network order)
      */
     public Gid dgid() {
-        return entry.attributes.dgid();
+        return entry.dgid();
     }
 
     /**

@@ -268,19 +268,8 @@ public final class AddressHandleCache implements AutoCloseable {
             stats.recordHit();
             return handleFor(e);
         }
-        return acquireSlow(pd, key, device.isEfa() ? efaAttributes(resolved) : resolved);
-    }
-
-    /**
-     * What EFA looks at, and nothing of the requester's: the canonical attributes of a GID key
-     * (EFA's one local GID is at sgid_index 0).
-     */
-    private static AddressHandleAttributes efaAttributes(AddressHandleAttributes requested) {
-        AddressHandleAttributes canonical = AddressHandleAttributes.builder().dgid(requested.dgid())
-                .portNum(requested.portNum()).sgidIndex(0).build();
-        // A request that already is canonical becomes the entry's own, so that the same object
-        // passed again skips validation on a hit.
-        return canonical.equals(requested) ? requested : canonical;
+        // On EFA the AH is made from the dgid alone, whatever else this requester asked for.
+        return acquireSlow(pd, key, !device.isEfa() || resolved.isForEfa() ? resolved : AddressHandleAttributes.forEfa(resolved.dgid()));
     }
 
     /**
@@ -372,23 +361,26 @@ public final class AddressHandleCache implements AutoCloseable {
         }
     }
 
+    /** @param attributes what to create the AH with: the key's attributes (on EFA {@code forEfa(key)}) */
     private AddressHandle acquireSlow(ProtectionDomain pd, Object key, AddressHandleAttributes attributes) {
         for (;;) {
             checkOpen();
             invalidator.checkUsable(pd.device());
             ConcurrentHashMap<Object, Entry> table = table(pd);
-            Entry e = table.get(key);
-            if (e == null) {
-                Entry fresh = new Entry(key, pd, attributes);
-                fresh.lock();
-                try {
-                    if (table.putIfAbsent(key, fresh) != null) {
-                        continue;
-                    }
-                    create(table, fresh);
-                } finally {
-                    fresh.unlock();
+            // One map operation on a miss: the fresh entry goes in locked, so whoever finds it
+            // waits for its create; when the key has an entry already, the fresh one is dropped.
+            Entry fresh = new Entry(key, pd);
+            fresh.lock();
+            Entry e;
+            try {
+                e = table.putIfAbsent(key, fresh);
+                if (e == null) {
+                    create(table, fresh, attributes);
                 }
+            } finally {
+                fresh.unlock();
+            }
+            if (e == null) {
                 return handleFor(fresh);
             }
             if (e.tryRetain()) {
@@ -437,7 +429,7 @@ public final class AddressHandleCache implements AutoCloseable {
         } catch (InterruptedException ie) {
             Thread.currentThread().interrupt();
             throw new AcquireInterruptedException("interrupted while waiting for another thread's create or destroy of "
-                    + "the AH to " + e.attributes.dgid() + "; no reference was taken", ie);
+                    + "the AH to " + e.dgid() + "; no reference was taken", ie);
         }
     }
 
@@ -459,7 +451,7 @@ public final class AddressHandleCache implements AutoCloseable {
     }
 
     /** Creates the hardware AH for a fresh entry whose lock the caller holds. */
-    private void create(ConcurrentHashMap<Object, Entry> table, Entry e) {
+    private void create(ConcurrentHashMap<Object, Entry> table, Entry e, AddressHandleAttributes attributes) {
         stats.recordMiss();
         if (closed) {
             fail(table, e, new IllegalStateException("address handle cache is closed"));
@@ -467,7 +459,7 @@ public final class AddressHandleCache implements AutoCloseable {
         long start = System.nanoTime();
         HardwareAddressHandle hw;
         try {
-            hw = reclaimer.createEvictingOnEnomem(e);
+            hw = reclaimer.createEvictingOnEnomem(e, attributes);
         } catch (Throwable t) {
             stats.recordCreateFailure(t instanceof VerbsException v ? v.errno() : null);
             events.createFailed(e, t, System.nanoTime() - start);
@@ -603,7 +595,7 @@ public final class AddressHandleCache implements AutoCloseable {
         Objects.requireNonNull(pd, "pd");
         Objects.requireNonNull(dgid, "dgid");
         return invalidator.invalidateWhere("dgid " + dgid + " in " + AddressHandleEntry.pdId(pd),
-                e -> e.pd == pd && dgid.equals(e.attributes.dgid()), false);
+                e -> e.pd == pd && dgid.equals(e.dgid()), false);
     }
 
     /**
@@ -636,8 +628,8 @@ public final class AddressHandleCache implements AutoCloseable {
         Objects.requireNonNull(device, "device");
         Objects.requireNonNull(dgid, "dgid");
         return invalidator.invalidateWhere("dgid " + dgid + " on port " + portNum + " of " + device.name(),
-                e -> e.pd.device() == device && e.attributes.portNum() == portNum
-                && dgid.equals(e.attributes.dgid()), false);
+                e -> e.pd.device() == device && e.portNum() == portNum
+                && dgid.equals(e.dgid()), false);
     }
 
     /**
@@ -652,7 +644,7 @@ public final class AddressHandleCache implements AutoCloseable {
     public int invalidatePort(Device device, int portNum) {
         Objects.requireNonNull(device, "device");
         return invalidator.invalidateWhere("port " + portNum + " of " + device.name(),
-                e -> e.pd.device() == device && e.attributes.portNum() == portNum, false);
+                e -> e.pd.device() == device && e.portNum() == portNum, false);
     }
 
     /**

@@ -5,6 +5,7 @@ import java.lang.invoke.VarHandle;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.AbstractQueuedSynchronizer;
 import org.efaah.verbs.AddressHandleAttributes;
+import org.efaah.verbs.Gid;
 import org.efaah.verbs.HardwareAddressHandle;
 import org.efaah.verbs.ProtectionDomain;
 
@@ -70,9 +71,12 @@ final class Entry extends AbstractQueuedSynchronizer {
         }
     }
 
+    /**
+     * The key, which is also all the entry keeps of its attributes: on EFA the dgid (the AH's
+     * attributes are {@link AddressHandleAttributes#forEfa} of it), elsewhere the attributes.
+     */
     final Object key;
     final ProtectionDomain pd;
-    final AddressHandleAttributes attributes;
 
     @SuppressWarnings("unused") // accessed through REFS
     private volatile int refs;
@@ -103,10 +107,25 @@ final class Entry extends AbstractQueuedSynchronizer {
     /** Ticker time at which the last reference was dropped, ns. */
     long idleSince;
 
-    Entry(Object key, ProtectionDomain pd, AddressHandleAttributes attributes) {
+    /** An entry for {@code key}: an EFA dgid ({@link org.efaah.verbs.Gid}) or, elsewhere, the resolved attributes. */
+    Entry(Object key, ProtectionDomain pd) {
         this.key = key;
         this.pd = pd;
-        this.attributes = attributes;
+    }
+
+    /** The attributes of the AH; on EFA a new object each call. */
+    AddressHandleAttributes attributes() {
+        return key instanceof Gid g ? AddressHandleAttributes.forEfa(g) : (AddressHandleAttributes) key;
+    }
+
+    /** The destination GID, or null for a non-global AH. */
+    Gid dgid() {
+        return key instanceof Gid g ? g : ((AddressHandleAttributes) key).dgid();
+    }
+
+    /** The port the AH is on; 1 on EFA, which has one. */
+    int portNum() {
+        return key instanceof Gid ? 1 : ((AddressHandleAttributes) key).portNum();
     }
 
     /** Takes a reference if the entry has one already; never revives an unreferenced entry. */

@@ -39,6 +39,6 @@ public record EntryFilter(String device, String pd, Gid dgid) {
     }
 
     boolean matchesDgid(Entry e) {
-        return dgid == null || dgid.equals(e.attributes.dgid());
+        return dgid == null || dgid.equals(e.dgid());
     }
 }

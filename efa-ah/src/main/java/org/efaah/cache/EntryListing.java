@@ -69,8 +69,8 @@ final class EntryListing {
         if (references == 0 && e.idle) {
             idleNanos = Math.max(0, now - e.idleSince);
         }
-        out.add(new AddressHandleEntry(device, pdId, e.attributes.dgid(),
-                e.attributes.portNum(), e.attributes.sgidIndex(), hw == null ? -1 : hw.ahn(), references, state.name(),
+        out.add(new AddressHandleEntry(device, pdId, e.dgid(),
+                e.portNum(), e.attributes().sgidIndex(), hw == null ? -1 : hw.ahn(), references, state.name(),
                 hw == null ? 0 : Math.max(0, now - e.createdAt), idleNanos, invalidated, e.destroyFailed));
     }
 }

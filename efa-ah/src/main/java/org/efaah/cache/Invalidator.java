@@ -109,7 +109,7 @@ final class Invalidator {
             case GID_CHANGE, PORT_ERR, PORT_ACTIVE -> {
                 Device device = event.device();
                 int n = invalidateWhere("port " + event.portNum() + " of " + device.name() + " (" + event.kind() + ")",
-                        e -> e.pd.device() == device && e.attributes.portNum() == event.portNum(), false);
+                        e -> e.pd.device() == device && e.portNum() == event.portNum(), false);
                 LOG.info("{} on {} port {}: {} AH(s) invalidated{}", event.kind(), device.name(), event.portNum(), n,
                         device.isEfa() ? " (EFA: each held one stays in use until its last close)" : "");
             }

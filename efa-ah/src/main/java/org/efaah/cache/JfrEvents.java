@@ -43,7 +43,7 @@ final class JfrEvents {
     private static void fill(AhCreate ev, Entry e, long nanos) {
         ev.device = e.pd.device().name();
         ev.pd = AddressHandleEntry.pdId(e.pd);
-        ev.dgid = e.attributes.dgid() == null ? null : e.attributes.dgid().toString();
+        ev.dgid = e.dgid() == null ? null : e.dgid().toString();
         ev.createTime = nanos;
     }
 
@@ -52,7 +52,7 @@ final class JfrEvents {
         if (ev.shouldCommit()) {
             ev.device = e.pd.device().name();
             ev.pd = AddressHandleEntry.pdId(e.pd);
-            ev.dgid = e.attributes.dgid() == null ? null : e.attributes.dgid().toString();
+            ev.dgid = e.dgid() == null ? null : e.dgid().toString();
             ev.ahn = e.hardware.ahn();
             ev.cause = cause.name();
             ev.commit();
@@ -63,7 +63,7 @@ final class JfrEvents {
         AhEnomemEviction ev = new AhEnomemEviction();
         if (ev.shouldCommit()) {
             ev.device = creating.pd.device().name();
-            ev.dgid = creating.attributes.dgid() == null ? null : creating.attributes.dgid().toString();
+            ev.dgid = creating.dgid() == null ? null : creating.dgid().toString();
             ev.wanted = wanted;
             ev.evicted = evicted;
             ev.commit();

@@ -6,6 +6,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.HardwareAddressHandle;
@@ -85,12 +86,12 @@ final class Reclaimer {
      * touches a referenced AH. Called with the fresh entry's lock held; takes other entries' locks
      * only with {@code tryLock}.
      */
-    HardwareAddressHandle createEvictingOnEnomem(Entry e) {
+    HardwareAddressHandle createEvictingOnEnomem(Entry e, AddressHandleAttributes attributes) {
         createsInFlight.incrementAndGet();
         try {
             for (int retry = 0; ; retry++) {
                 try {
-                    return e.pd.createAh(e.attributes);
+                    return e.pd.createAh(attributes);
                 } catch (VerbsException ex) {
                     if (ex.errno() != Errno.ENOMEM || retry == ENOMEM_RETRIES) {
                         throw ex;

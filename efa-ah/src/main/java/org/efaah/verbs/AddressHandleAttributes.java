@@ -92,6 +92,30 @@ public final class AddressHandleAttributes {
     }
 
     /**
+     * The attributes of every AH to {@code dgid} on EFA, whose kernel driver makes an AH from the
+     * dgid alone ({@code efa_create_ah}): {@link #forGid(Gid)} with sgid_index 0 given, EFA's one
+     * local GID. An AH with these attributes is kept as its dgid alone.
+     *
+     * @param dgid the destination GID (16 bytes, network order)
+     * @return global attributes for port 1, sgid_index 0, every other field at its default
+     * @throws NullPointerException if {@code dgid} is null
+     */
+    public static AddressHandleAttributes forEfa(Gid dgid) {
+        return builder().dgid(dgid).sgidIndex(0).build();
+    }
+
+    /**
+     * Whether these equal {@link #forEfa}{@code (dgid())}.
+     *
+     * @return true for global attributes on port 1 with sgid_index 0 given and every other field at its default
+     */
+    public boolean isForEfa() {
+        return isGlobal && sgidIndexGiven && sgidIndex == 0 && portNum == 1 && flowLabel == 0
+                && hopLimit == DEFAULT_HOP_LIMIT && trafficClass == 0 && dlid == 0 && sl == 0 && srcPathBits == 0
+                && staticRate == 0;
+    }
+
+    /**
      * Same as {@link #forGid(Gid)}, with the GID given as IPv6 text (see {@link Gid#parse}).
      *
      * @param dgid the destination GID as IPv6 text, e.g. {@code fe80::1}
