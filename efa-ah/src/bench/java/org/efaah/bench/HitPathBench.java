@@ -44,6 +44,9 @@ public class HitPathBench {
     private ProtectionDomain pdBaseline;
     private AddressHandleCache disabled;
     private AddressHandleCache sampled;
+    private AddressHandleCache noStats;
+    private ProtectionDomain pdNoStats;
+    private AddressHandle keepNoStats;
     private LockedAhTable baseline;
     private AddressHandleAttributes key;
     private AddressHandle keepDisabled;
@@ -58,12 +61,15 @@ public class HitPathBench {
         pdDisabled = device.allocatePd();
         pdSampled = device.allocatePd();
         pdBaseline = device.allocatePd();
+        pdNoStats = device.allocatePd();
         disabled = AddressHandleCache.create(LeakDetection.DISABLED);
         sampled = AddressHandleCache.create(LeakDetection.SAMPLED);
+        noStats = AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED).recordStats(false).build();
         baseline = new LockedAhTable();
         key = Keys.key(1);
         keepDisabled = disabled.acquire(pdDisabled, key);
         keepSampled = sampled.acquire(pdSampled, key);
+        keepNoStats = noStats.acquire(pdNoStats, key);
         keepBaseline = baseline.acquire(pdBaseline, key);
         floorTable = new ConcurrentHashMap<>();
         // The floor's map holds as many keys as the caches do (one), under the same key (the dgid).
@@ -74,6 +80,8 @@ public class HitPathBench {
     public void tearDown() {
         keepDisabled.close();
         keepSampled.close();
+        keepNoStats.close();
+        noStats.close();
         baseline.release(keepBaseline);
         disabled.close();
         sampled.close();
@@ -97,6 +105,14 @@ public class HitPathBench {
     @Benchmark
     public void efaAhSampledInPlace(Blackhole bh) {
         try (AddressHandle h = sampled.acquire(pdSampled, key)) {
+            bh.consume(h.nativeHandle());
+        }
+    }
+
+    /** What recording statistics costs a hit: DISABLED, built with {@code recordStats(false)}. */
+    @Benchmark
+    public void efaAhDisabledNoStatsInPlace(Blackhole bh) {
+        try (AddressHandle h = noStats.acquire(pdNoStats, key)) {
             bh.consume(h.nativeHandle());
         }
     }

@@ -238,8 +238,10 @@ public final class AddressHandleCache implements AutoCloseable {
             Object key = device.isEfa() ? attributes.dgid()
                     : attributes.hasSgidIndex() || !attributes.isGlobal() ? attributes : null;
             Entry e = key == null ? null : find(pd, key);
-            if (e != null && e.tryRetain()) {
-                stats.recordHit();
+            if (e != null && e.tryRetainHit()) { // the hit is counted in the entry's word
+                if (e.hitsDue()) {
+                    stats.recordHits(e.takeHits());
+                }
                 return handleFor(e);
             }
         }
@@ -248,9 +250,14 @@ public final class AddressHandleCache implements AutoCloseable {
 
     /** The entry for {@code key} in {@code pd}'s table, or null. */
     private Entry find(ProtectionDomain pd, Object key) {
-        PdTable last = lastTable;
-        ConcurrentHashMap<Object, Entry> table = last != null && last.pd == pd ? last.table : tables.get(pd);
+        ConcurrentHashMap<Object, Entry> table = tableIfPresent(pd);
         return table == null ? null : table.get(key);
+    }
+
+    /** {@code pd}'s table, or null; without a map look-up for the PD used last. */
+    ConcurrentHashMap<Object, Entry> tableIfPresent(ProtectionDomain pd) {
+        PdTable last = lastTable;
+        return last != null && last.pd == pd ? last.table : tables.get(pd);
     }
 
     /** An acquire whose attributes need resolving or checking first, or whose key is not a plain hit. */
@@ -330,7 +337,10 @@ public final class AddressHandleCache implements AutoCloseable {
     private boolean retainLocked(Entry e) {
         if (e.hardware.isDestroyed()) {
             // Freed with its device (closed underneath): never handed out, whatever its count.
-            e.markStale();
+            long hits = e.markStale();
+            if (hits > 0) {
+                stats.recordHits(hits);
+            }
             throwIfError(reclaimer.settleLocked(e));
             return false;
         }
@@ -704,7 +714,22 @@ public final class AddressHandleCache implements AutoCloseable {
      * @return the counters now (all zero when built with {@code recordStats(false)}, leaks apart)
      */
     public CacheStats stats() {
-        return stats.snapshot(leaks.reported.sum() + leaksAtClose.get());
+        return stats.snapshot(leaks.reported.sum() + leaksAtClose.get(), this::pendingHits);
+    }
+
+    /**
+     * The hits counted in the entries' words and not yet added to the statistics: an entry adds
+     * its own when it is retired or invalidated (clearing its word first), so a snapshot that
+     * reads the counter before the entries counts no hit twice.
+     */
+    private long pendingHits() {
+        long n = 0;
+        for (ConcurrentHashMap<Object, Entry> table : tables.values()) {
+            for (Entry e : table.values()) {
+                n += e.pendingHits();
+            }
+        }
+        return n;
     }
 
     /**

@@ -18,6 +18,8 @@ final class ConcurrentStatsCounter implements StatsCounter {
     private final LongAdder destroyFailures = new LongAdder();
     private final LongAdder totalCreateNanos = new LongAdder();
     private final AtomicLong maxCreateNanos = new AtomicLong();
+    /** The most hits a snapshot reported: the next reports no fewer. */
+    private final AtomicLong highestHits = new AtomicLong();
     private final LongAdder retained = new LongAdder();
     private final LongAdder revived = new LongAdder();
     private final LongAdder invalidated = new LongAdder();
@@ -37,6 +39,13 @@ final class ConcurrentStatsCounter implements StatsCounter {
     @Override
     public void recordHit() {
         hits.increment();
+    }
+
+    @Override
+    public void recordHits(long count) {
+        if (count != 0) {
+            hits.add(count);
+        }
     }
 
     @Override
@@ -100,7 +109,14 @@ final class ConcurrentStatsCounter implements StatsCounter {
     }
 
     @Override
-    public CacheStats snapshot(long leaksReported) {
+    public CacheStats snapshot(long leaksReported, java.util.function.LongSupplier pendingHits) {
+        // The recorded hits before the pending ones (see StatsCounter#snapshot): a hit is then
+        // never counted twice, though one being folded right now may be missed; reported hits
+        // never go down from one snapshot to the next.
+        long recorded = hits.sum();
+        long hitCount = recorded + pendingHits.getAsLong();
+        raiseTo(highestHits, hitCount);
+        hitCount = Math.max(hitCount, highestHits.get());
         Map<RemovalCause, Long> byCause = new EnumMap<>(RemovalCause.class);
         long destroys = 0;
         for (RemovalCause c : CAUSES) {
@@ -117,7 +133,7 @@ final class ConcurrentStatsCounter implements StatsCounter {
                 byErrno.put(e, n);
             }
         }
-        return new CacheStats(hits.sum(), misses.sum(), creates.sum(), destroys, createFailures.sum(),
+        return new CacheStats(hitCount, misses.sum(), creates.sum(), destroys, createFailures.sum(),
                 destroyFailures.sum(), totalCreateNanos.sum(), maxCreateNanos.get(), leaksReported, retained.sum(),
                 revived.sum(), invalidated.sum(), byCause, byErrno, networkInvalidated.sum());
     }

@@ -12,6 +12,10 @@ enum DisabledStatsCounter implements StatsCounter {
     }
 
     @Override
+    public void recordHits(long count) {
+    }
+
+    @Override
     public void recordMiss() {
     }
 
@@ -48,7 +52,7 @@ enum DisabledStatsCounter implements StatsCounter {
     }
 
     @Override
-    public CacheStats snapshot(long leaksReported) {
+    public CacheStats snapshot(long leaksReported, java.util.function.LongSupplier pendingHits) {
         return new CacheStats(0, 0, 0, 0, 0, 0, 0, 0, leaksReported, 0, 0, 0, Map.of(), Map.of());
     }
 }

@@ -54,7 +54,11 @@ final class Entry extends AbstractQueuedSynchronizer {
     /** {@link #collectedLeaks} once the cache's close has counted the entry's open handles. */
     private static final int LEAKS_COUNTED_AT_CLOSE = Integer.MIN_VALUE;
 
-    private static final VarHandle REFS;
+    private static final VarHandle WORD;
+    /** One hit in {@link #word}: hits are counted above the 32 bits of the reference count. */
+    static final long HIT = 1L << 32;
+    /** Hits past which the lock-free hit folds them into the cache's counter, far below overflow. */
+    private static final long FOLD_AT = 1L << 61;
     private static final VarHandle DOOMED;
     private static final VarHandle INVALIDATION_COUNTED;
     private static final VarHandle COLLECTED_LEAKS;
@@ -62,7 +66,7 @@ final class Entry extends AbstractQueuedSynchronizer {
     static {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
-            REFS = lookup.findVarHandle(Entry.class, "refs", int.class);
+            WORD = lookup.findVarHandle(Entry.class, "word", long.class);
             DOOMED = lookup.findVarHandle(Entry.class, "doomed", boolean.class);
             INVALIDATION_COUNTED = lookup.findVarHandle(Entry.class, "invalidationCounted", boolean.class);
             COLLECTED_LEAKS = lookup.findVarHandle(Entry.class, "collectedLeaks", int.class);
@@ -78,8 +82,15 @@ final class Entry extends AbstractQueuedSynchronizer {
     final Object key;
     final ProtectionDomain pd;
 
-    @SuppressWarnings("unused") // accessed through REFS
-    private volatile int refs;
+    /**
+     * The reference count (the low 32 bits, a signed int: the ranges of the class comment) and,
+     * above it, the hits counted on the lock-free path since they were last folded into the
+     * cache's statistics: one compare-and-set takes the reference and counts the hit, so a hit
+     * pays for no statistics counter of its own. As a number the word is
+     * {@code hits * HIT + refs}, which every change of either keeps exact.
+     */
+    @SuppressWarnings("unused") // accessed through WORD
+    private volatile long word;
     volatile State state = State.CREATING;
     volatile HardwareAddressHandle hardware;
     /** Ticker time at which the create completed, ns; written before {@link #state} turns LIVE. */
@@ -128,15 +139,56 @@ final class Entry extends AbstractQueuedSynchronizer {
         return key instanceof Gid ? 1 : ((AddressHandleAttributes) key).portNum();
     }
 
+    private static int refsOf(long word) {
+        return (int) word;
+    }
+
+    /** The hits a word holds. */
+    static long hitsOf(long word) {
+        return (word - (int) word) >>> 32;
+    }
+
     /** Takes a reference if the entry has one already; never revives an unreferenced entry. */
     boolean tryRetain() {
         for (;;) {
-            int r = refs;
-            if (r <= 0) {
+            long w = word;
+            if (refsOf(w) <= 0) {
                 return false;
             }
-            if (REFS.compareAndSet(this, r, r + 1)) {
+            if (WORD.compareAndSet(this, w, w + 1)) {
                 return true;
+            }
+        }
+    }
+
+    /** {@link #tryRetain()} for the lock-free hit, counting the hit in the same step. */
+    boolean tryRetainHit() {
+        for (;;) {
+            long w = word;
+            if (refsOf(w) <= 0) {
+                return false;
+            }
+            if (WORD.compareAndSet(this, w, w + 1 + HIT)) {
+                return true;
+            }
+        }
+    }
+
+    /** Whether the hits counted in the word are many enough to fold ({@link #takeHits()}). */
+    boolean hitsDue() {
+        return word >= FOLD_AT;
+    }
+
+    /**
+     * Takes the hits counted in the word, leaving 0 there: the caller adds them to the cache's
+     * counter (after this step, which a statistics snapshot relies on).
+     */
+    long takeHits() {
+        for (;;) {
+            long w = word;
+            long h = hitsOf(w);
+            if (h == 0 || WORD.compareAndSet(this, w, w - h * HIT)) {
+                return h;
             }
         }
     }
@@ -148,11 +200,12 @@ final class Entry extends AbstractQueuedSynchronizer {
      */
     boolean retainHeld() {
         for (;;) {
-            int r = refs;
+            long w = word;
+            int r = refsOf(w);
             if (r <= STALE || r == 0) {
                 return false;
             }
-            if (REFS.compareAndSet(this, r, r + 1)) {
+            if (WORD.compareAndSet(this, w, w + 1)) {
                 return true;
             }
         }
@@ -160,7 +213,7 @@ final class Entry extends AbstractQueuedSynchronizer {
 
     /** Takes a reference unconditionally; only with the lock held, on a LIVE entry. */
     void retainLocked() {
-        REFS.getAndAdd(this, 1);
+        WORD.getAndAdd(this, 1L);
     }
 
     /**
@@ -168,21 +221,31 @@ final class Entry extends AbstractQueuedSynchronizer {
      * was invalidated meanwhile. Only with the lock held, on a LIVE entry.
      */
     boolean reviveLocked() {
-        return REFS.compareAndSet(this, 0, 1);
+        for (;;) {
+            long w = word;
+            if (refsOf(w) != 0) {
+                return false;
+            }
+            if (WORD.compareAndSet(this, w, w + 1)) {
+                return true;
+            }
+        }
     }
 
     /**
      * Invalidates the entry unless it already is (or is gone): hits fail from now on. Returns
-     * whether this call invalidated it. Needs no lock.
+     * the hits the word held, which it clears (the caller adds them to the cache's counter), or
+     * -1 if this call did not invalidate it. Needs no lock.
      */
-    boolean markStale() {
+    long markStale() {
         for (;;) {
-            int r = refs;
+            long w = word;
+            int r = refsOf(w);
             if (r < 0) {
-                return false;
+                return -1;
             }
-            if (REFS.compareAndSet(this, r, r + STALE)) {
-                return true;
+            if (WORD.compareAndSet(this, w, (long) (r + STALE))) {
+                return hitsOf(w);
             }
         }
     }
@@ -228,36 +291,48 @@ final class Entry extends AbstractQueuedSynchronizer {
     }
 
     boolean isStale() {
-        return isStale(refs);
+        return isStale(refsOf(word));
     }
 
     static boolean isStale(int refs) {
         return refs < 0 && refs >= STALE;
     }
 
-    /** Sets the count to {@link #GONE} for good; returns what it was. Only with the lock held. */
-    int retire() {
-        return (int) REFS.getAndSet(this, GONE);
+    /**
+     * Sets the count to {@link #GONE} for good; returns the word it held (see {@link #refsOf},
+     * {@link #hitsOf}: the caller adds its hits to the cache's counter). Only with the lock held.
+     */
+    long retire() {
+        return (long) WORD.getAndSet(this, (long) GONE);
+    }
+
+    static int refsIn(long word) {
+        return refsOf(word);
     }
 
     /** References held, whether or not the entry was invalidated; 0 once destroyed. */
     int references() {
-        int r = refs;
+        int r = refsOf(word);
         return r >= 0 ? r : r >= STALE ? r - STALE : 0;
     }
 
     /** Drops a reference; returns the count left. */
     int dropReference() {
-        return (int) REFS.getAndAdd(this, -1) - 1;
+        return refsOf((long) WORD.getAndAdd(this, -1L) - 1);
     }
 
     int refs() {
-        return refs;
+        return refsOf(word);
     }
 
-    /** Sets the count outright; only with the lock held. */
+    /** The hits counted in the word now, for a statistics snapshot. */
+    long pendingHits() {
+        return hitsOf(word);
+    }
+
+    /** Sets the count outright, dropping any counted hits; only with the lock held, on an entry never hit. */
     void setRefs(int value) {
-        refs = value;
+        word = value;
     }
 
     // ---- the lock

@@ -68,7 +68,13 @@ final class Invalidator {
                     continue;
                 }
                 boolean stale = hard || !e.pd.device().isEfa();
-                if (stale ? !e.markStale() : !e.markDoomed()) {
+                if (stale) {
+                    long hits = e.markStale();
+                    if (hits < 0) {
+                        continue;
+                    }
+                    cache.stats.recordHits(hits);
+                } else if (!e.markDoomed()) {
                     continue;
                 }
                 n++;

@@ -300,13 +300,15 @@ final class Reclaimer {
         // Only an invalidated entry can be in the detached set (marked stale, which the swap
         // sees or forbids from now on; or doomed, whose failed destroy put it there under this
         // lock): others skip the look-up, which would also hash a fresh entry's identity.
-        boolean mayBeDetached = Entry.isStale(e.retire()) || e.isDoomed();
+        long was = e.retire();
+        stats.recordHits(Entry.hitsOf(was)); // after the swap, before the entry leaves its table
+        boolean mayBeDetached = Entry.isStale(Entry.refsIn(was)) || e.isDoomed();
         e.state = Entry.State.DEAD;
         ahnIndex.remove(e, e.hardware.ahn());
         if (mayBeDetached) {
             detached.remove(e);
         }
-        ConcurrentHashMap<Object, Entry> table = tables.get(e.pd);
+        ConcurrentHashMap<Object, Entry> table = cache.tableIfPresent(e.pd);
         if (table != null) {
             table.remove(e.key, e);
         }
@@ -376,7 +378,7 @@ final class Reclaimer {
                             failed++;
                             firstFailure = chain(firstFailure, failure);
                         }
-                        e.setRefs(Entry.GONE);
+                        stats.recordHits(Entry.hitsOf(e.retire()));
                         e.state = Entry.State.DEAD;
                         ahnIndex.remove(e, e.hardware.ahn());
                     }

@@ -11,6 +11,9 @@ interface StatsCounter {
 
     void recordHit();
 
+    /** Hits counted elsewhere (in the entries' words) and added now. */
+    void recordHits(long count);
+
     void recordMiss();
 
     /** A provider create succeeded after {@code nanos}. */
@@ -37,8 +40,12 @@ interface StatsCounter {
     /** Of the entries invalidated, those a network change invalidated (counted in recordInvalidated too). */
     void recordNetworkInvalidated(int count);
 
-    /** The counters now; {@code leaksReported} comes from the cache's leak detection. */
-    CacheStats snapshot(long leaksReported);
+    /**
+     * The counters now; {@code leaksReported} comes from the cache's leak detection, and
+     * {@code pendingHits} gives the hits counted but not yet recorded, asked after this counter's
+     * own hits are read (see {@code AddressHandleCache.pendingHits}).
+     */
+    CacheStats snapshot(long leaksReported, java.util.function.LongSupplier pendingHits);
 
     /** Counts with {@link java.util.concurrent.atomic.LongAdder}s. */
     static StatsCounter concurrent() {
