@@ -126,8 +126,11 @@ public final class Report {
         Score baseInPlace = jmh("HitPathBench.baselineInPlace", 1);
         row("hit, 1 thread, leak detection DISABLED (ns/op)", inPlace, baseInPlace);
         row("  the same, relative to the floor (x)", over(inPlace, floor), over(baseInPlace, floor));
-        row("hit, 1 thread, leak detection SAMPLED, the default (ns/op)",
-                jmh("HitPathBench.efaAhSampledInPlace", 1), baseInPlace);
+        Score sampledInPlace = jmh("HitPathBench.efaAhSampledInPlace", 1);
+        row("hit, 1 thread, leak detection SAMPLED, the default (ns/op)", sampledInPlace, baseInPlace);
+        rows.add(new String[] {"  the same, relative to DISABLED (x)", fmt(over(sampledInPlace, inPlace)), "", "-"});
+        row("hit, 1 thread, DISABLED, statistics off (ns/op)",
+                jmh("HitPathBench.efaAhDisabledNoStatsInPlace", 1), baseInPlace);
         row("hit allocation, DISABLED (B/op)",
                 jmh("HitPathBench.efaAhDisabledInPlace:gc.alloc.rate.norm", 1),
                 jmh("HitPathBench.baselineInPlace:gc.alloc.rate.norm", 1));

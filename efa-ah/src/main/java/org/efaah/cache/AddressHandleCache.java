@@ -709,7 +709,12 @@ public final class AddressHandleCache implements AutoCloseable {
     }
 
     /**
-     * A snapshot of the counters. Cheap; safe to call from any thread at any rate, also after close.
+     * A snapshot of the counters. Safe to call from any thread, also after close. O(entries): a
+     * lock-free hit is counted in its entry (in the same atomic step that takes its reference, so
+     * that it pays for no counter of its own), and the snapshot sums the entries, taking no
+     * lock. While other threads work, a hit being
+     * moved from its entry to the counter may be left out of one snapshot, never counted twice;
+     * the hits reported never go down.
      *
      * @return the counters now (all zero when built with {@code recordStats(false)}, leaks apart)
      */
