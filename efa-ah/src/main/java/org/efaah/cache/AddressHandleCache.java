@@ -276,7 +276,8 @@ public final class AddressHandleCache implements AutoCloseable {
             return handleFor(e);
         }
         // On EFA the AH is made from the dgid alone, whatever else this requester asked for.
-        return acquireSlow(pd, key, !device.isEfa() || resolved.isForEfa() ? resolved : AddressHandleAttributes.forEfa(resolved.dgid()));
+        boolean asIs = !device.isEfa() || resolved.isForEfa();
+        return acquireSlow(pd, key, asIs ? resolved : AddressHandleAttributes.forEfa(resolved.dgid()));
     }
 
     /**

@@ -33,8 +33,8 @@ final class LeakTracker {
      * handle registered with the Cleaner never is.
      */
     Watch maybeTrack(Entry entry) {
-        if (level == LeakDetection.DISABLED
-                || level == LeakDetection.SAMPLED && ThreadLocalRandom.current().nextInt(LeakDetection.SAMPLING_INTERVAL) != 0) {
+        if (level == LeakDetection.DISABLED || level == LeakDetection.SAMPLED
+                && ThreadLocalRandom.current().nextInt(LeakDetection.SAMPLING_INTERVAL) != 0) {
             return null;
         }
         return track(entry);

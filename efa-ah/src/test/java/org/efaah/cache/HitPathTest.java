@@ -11,9 +11,9 @@ import org.efaah.verbs.mock.MockConfig;
 import org.junit.jupiter.api.Test;
 
 /**
- * The lock-free hit path skips validation only for the very attributes object an entry was
- * created (and validated) with; any other object, even one with the same key, is checked before
- * it can share the AH. And the per-caller handle stays safe: closed means refused, close once.
+ * The lock-free hit path skips validation only for an attributes object the device validated
+ * before ({@code Device.hasValidated}); any other object, even one with the same key, is checked
+ * before it can share the AH. And the per-caller handle stays safe: closed means refused, close once.
  */
 class HitPathTest {
     @Test
