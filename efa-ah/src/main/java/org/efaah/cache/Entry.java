@@ -22,9 +22,12 @@ import org.efaah.verbs.ProtectionDomain;
  * retried by the reaper, an ENOMEM eviction, a revival's later last release, or the cache's close.
  * One transition keeps the count: the close of the entry's device retires it (DEAD) while handles
  * are out, which then refuse use and release into nothing.
- * The reference count is changed without the lock only by {@link #tryRetain()}, which succeeds
- * only while it is positive, so the lock-free hit path can never revive an entry that a release
- * has taken to zero: reviving (0 to 1) happens under the lock, where a pending destroy is seen.
+ * The reference count is raised without the lock only by {@link #tryRetain()} and
+ * {@link #tryRetainHit()}, which succeed only while it is positive, so the lock-free hit path can
+ * never revive an entry that a release has taken to zero: reviving (0 to 1) happens under the
+ * lock, where a pending destroy is seen. The count shares one word with the hits of the
+ * lock-free path ({@link #word}); whoever clears them from the word (an invalidation, the
+ * retirement, a fold past {@code FOLD_AT}) adds them to the cache's statistics.
  * An unreferenced LIVE entry is what a {@link RetentionPolicy} keeps, in the cache's
  * {@link IdleList}.
  *
