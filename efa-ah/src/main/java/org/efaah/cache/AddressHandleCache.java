@@ -238,8 +238,9 @@ public final class AddressHandleCache implements AutoCloseable {
             Object key = device.isEfa() ? attributes.dgid()
                     : attributes.hasSgidIndex() || !attributes.isGlobal() ? attributes : null;
             Entry e = key == null ? null : find(pd, key);
-            if (e != null && e.tryRetainHit()) { // the hit is counted in the entry's word
-                if (e.hitsDue()) {
+            long word = e == null ? -1 : e.tryRetainHit(); // the hit is counted in the entry's word
+            if (word >= 0) {
+                if (Entry.hitsDue(word)) {
                     stats.recordHits(e.takeHits());
                 }
                 return handleFor(e);

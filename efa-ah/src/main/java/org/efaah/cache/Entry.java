@@ -164,21 +164,25 @@ final class Entry extends AbstractQueuedSynchronizer {
         }
     }
 
-    /** {@link #tryRetain()} for the lock-free hit, counting the hit in the same step. */
-    boolean tryRetainHit() {
+    /**
+     * {@link #tryRetain()} for the lock-free hit, counting the hit in the same step. Returns the
+     * word it wrote (positive), or -1 if it took no reference; see {@link #hitsDue(long)}.
+     */
+    long tryRetainHit() {
         for (;;) {
             long w = word;
             if (refsOf(w) <= 0) {
-                return false;
+                return -1;
             }
-            if (WORD.compareAndSet(this, w, w + 1 + HIT)) {
-                return true;
+            long next = w + 1 + HIT;
+            if (WORD.compareAndSet(this, w, next)) {
+                return next;
             }
         }
     }
 
-    /** Whether the hits counted in the word are many enough to fold ({@link #takeHits()}). */
-    boolean hitsDue() {
+    /** Whether a word written by {@link #tryRetainHit()} holds hits enough to fold ({@link #takeHits()}). */
+    static boolean hitsDue(long word) {
         return word >= FOLD_AT;
     }
 

@@ -44,6 +44,8 @@ public final class Device implements AutoCloseable {
     private final VerbsProvider provider;
     private final long context;
     private final DeviceAttributes attributes;
+    /** {@code attributes.efa()}, one load nearer: every cache hit asks. */
+    private final boolean efa;
     private final int[] gidTableLengths;
     private final int[] linkLayers;
     /** Per port, the sgid_index {@link #resolve} picks for IPv4 and IPv6 destinations; null until looked up. */
@@ -66,6 +68,7 @@ public final class Device implements AutoCloseable {
         this.provider = provider;
         this.context = context;
         this.attributes = attributes;
+        this.efa = this.attributes.efa();
         this.gidTableLengths = gidTableLengths;
         this.linkLayers = linkLayers;
         this.defaultSgidIndexes = new AtomicReferenceArray<>(gidTableLengths.length);
@@ -154,7 +157,7 @@ public final class Device implements AutoCloseable {
      * @return {@link DeviceAttributes#efa()}
      */
     public boolean isEfa() {
-        return attributes.efa();
+        return efa;
     }
 
     /**

@@ -78,7 +78,7 @@ class HitCountTest {
         Entry e = new Entry(peer(1).dgid(), null);
         e.setRefs(1);
         for (int i = 0; i < 5; i++) {
-            assertTrue(e.tryRetainHit());
+            assertTrue(e.tryRetainHit() > 0);
         }
         assertEquals(6, e.refs());
         assertEquals(5, e.pendingHits());
@@ -87,15 +87,15 @@ class HitCountTest {
         }
         assertEquals(0, e.refs(), "an unreferenced entry keeps its hits");
         assertEquals(5, e.pendingHits());
-        assertFalse(e.tryRetainHit(), "never revives");
+        assertEquals(-1, e.tryRetainHit(), "never revives");
         assertTrue(e.reviveLocked());
-        assertTrue(e.tryRetainHit());
+        assertTrue(e.tryRetainHit() > 0);
         assertEquals(2, e.refs());
         assertEquals(6, e.markStale(), "the mark takes the hits");
         assertEquals(0, e.pendingHits());
         assertTrue(e.isStale());
         assertEquals(2, e.references());
-        assertFalse(e.tryRetainHit());
+        assertEquals(-1, e.tryRetainHit());
         assertEquals(-1, e.markStale());
         e.dropReference();
         assertEquals(Entry.STALE, e.dropReference(), "the last release of a stale entry");
@@ -110,7 +110,27 @@ class HitCountTest {
         assertEquals(2, f.takeHits());
         assertEquals(0, f.takeHits());
         assertEquals(3, f.refs());
-        assertFalse(f.hitsDue());
+        assertFalse(Entry.hitsDue(f.tryRetainHit()));
+    }
+
+    @Test
+    void hitsPastTheFoldPointMoveToTheCounterWithoutLoss() throws Exception {
+        try (MockFixture f = new MockFixture(MockConfig.defaults(), LeakDetection.DISABLED)) {
+            AddressHandleAttributes one = peer(1);
+            AddressHandle keep = f.cache.acquire(f.pd, one);
+            f.cache.acquire(f.pd, one).close(); // validated and a hit: the lock-free path from now on
+            // As after 2^29 - 1 more hits (a second's worth of a few hundred at most).
+            long preset = (1L << 29) - 1;
+            java.lang.reflect.Field word = Entry.class.getDeclaredField("word");
+            word.setAccessible(true);
+            word.setLong(keep.entry, preset * Entry.HIT + 1 + Entry.HIT);
+            f.cache.acquire(f.pd, one).close(); // past the fold point: the word's hits go to the counter
+            assertEquals(0, keep.entry.pendingHits());
+            assertEquals(1, keep.entry.refs());
+            assertEquals(preset + 2, f.cache.stats().hits());
+            keep.close();
+            assertEquals(preset + 2, f.cache.stats().hits());
+        }
     }
 
     @Test
