@@ -87,7 +87,7 @@ class FirstContactCliTest {
     @Test
     void everyMockDeviceIsMarkedOnItsOwnLineAndMtusReadAsIbvDevinfo() {
         Cli c = Cli.run("devices", "--provider", "mock", "--mock-devices", "3").expect(0);
-        assertEquals(3, c.out().split("hca_id: ", -1).length - 1, c::toString);
+        assertEquals(3, c.out().split("hca_id:\t", -1).length - 1, c::toString);
         assertEquals(3, c.out().split("\n\tmock:\t\t\tyes", -1).length - 1, c::toString);
         assertTrue(c.out().matches("(?s).*active_mtu:\t\t\\d+ \\([1-5]\\)\n.*"), c::toString);
         assertEquals("1024 (3)", DevicesCommand.mtu(1024));
