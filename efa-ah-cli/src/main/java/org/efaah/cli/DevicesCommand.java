@@ -48,10 +48,7 @@ final class DevicesCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        if (portNum != null) {
-            Check.range(spec, "--ib-port", portNum, 1, 255, "");
-        }
-        int onlyPort = portNum == null ? 0 : portNum;
+        int onlyPort = portNum == null ? 0 : Check.ibPort(spec, portNum);
         Report report = new Report(spec.commandLine().getOut(), output.json);
         try (VerbsProvider provider = providerOptions.open(spec, 0)) {
             boolean mock = provider.name().equals("mock");
@@ -77,11 +74,8 @@ final class DevicesCommand implements Callable<Integer> {
             List<Object> devices = new ArrayList<>();
             for (String name : names) {
                 try (Device device = Device.open(provider, name)) {
-                    int count = device.attributes().portCount();
-                    if (onlyPort > count) {
-                        // ibv_devinfo: "Invalid port requested for device"; here a usage error naming both.
-                        throw Check.fail(spec, "--ib-port", "port " + onlyPort + " is not a port of " + name + " (it has "
-                                + count + (count == 1 ? " port" : " ports") + ", 1.." + count + ")");
+                    if (onlyPort != 0) {
+                        Check.ibPort(spec, device, onlyPort);
                     }
                     devices.add(device(report, device, mock, onlyPort));
                 }

@@ -89,6 +89,10 @@ final class PingpongCommand implements Callable<Integer> {
     @Option(names = {"-d", "--ib-dev", "--device"}, paramLabel = "NAME", description = "Device name (default: the first).")
     String deviceName;
 
+    @Option(names = {"-i", "--ib-port"}, paramLabel = "PORT", description = "Port of the device, 1..255 "
+            + "(default: ${DEFAULT-VALUE}).")
+    int ibPort = 1;
+
     @Option(names = "--transport", paramLabel = "ud|srd",
             description = "Datagram transport: ud (every device) or srd (EFA only) (default: ${DEFAULT-VALUE}).")
     String transport = "ud";
@@ -136,13 +140,15 @@ final class PingpongCommand implements Callable<Integer> {
         } else if (addressFile != null && !role.server) {
             given = readAddressFile();
         }
+        Check.ibPort(spec, ibPort);
         Report report = new Report(spec.commandLine().getOut(), output.json);
         report.put("command", "pingpong");
         try (VerbsProvider provider = providerOptions.open(spec, 0);
              Device device = providerOptions.openDevice(spec, provider, "--ib-dev", deviceName)) {
+            Check.ibPort(spec, device, ibPort);
             ProtectionDomain pd = device.allocatePd();
             AddressHandleCache cache = AddressHandleCache.create();
-            UdEndpoint.Options options = UdEndpoint.Options.defaults().withSgidIndex(sgidIndex)
+            UdEndpoint.Options options = UdEndpoint.Options.defaults().withPortNum(ibPort).withSgidIndex(sgidIndex)
                     .withTransport(queuePairType);
             // A server counts what it answered: the client's -n is the client's.
             try (Progress p = Progress.start(spec.commandLine().getErr(), output, progressMillis,
