@@ -109,7 +109,7 @@ final class DevicesCommand implements Callable<Integer> {
         d.put("node_guid", Devinfo.guid(a.nodeGuid()));
         report.line("\tsys_image_guid:\t\t\t%s", Devinfo.guid(a.sysImageGuid()));
         d.put("sys_image_guid", Devinfo.guid(a.sysImageGuid()));
-        report.line("\tvendor_id:\t\t\t0x%04x%s", a.vendorId(), a.efa() ? " (EFA)" : "");
+        report.line("\tvendor_id:\t\t\t0x%04x", a.vendorId()); // 0x1d0f: Amazon's, EFA ("efa" in --json)
         d.put("vendor_id", a.vendorId());
         report.line("\tvendor_part_id:\t\t\t%d", a.vendorPartId());
         d.put("vendor_part_id", a.vendorPartId());
@@ -176,12 +176,22 @@ final class DevicesCommand implements Callable<Integer> {
         }
         report.line("\tmax_pkeys:\t\t\t%d", ib.maxPkeys());
         report.line("\tlocal_ca_ack_delay:\t\t%d", ib.localCaAckDelay());
-        d.put("limits", Map.ofEntries(Map.entry("max_mr_size", l.maxMrSize()), Map.entry("page_size_cap", l.pageSizeCap()),
-                Map.entry("max_qp", l.maxQp()), Map.entry("max_qp_wr", l.maxQpWr()),
-                Map.entry("device_cap_flags", Integer.toUnsignedLong(l.deviceCapFlags())), Map.entry("max_sge", l.maxSge()),
-                Map.entry("max_sge_rd", l.maxSgeRd()), Map.entry("max_cq", l.maxCq()), Map.entry("max_cqe", l.maxCqe()),
-                Map.entry("max_mr", l.maxMr()), Map.entry("max_mw", l.maxMw()), Map.entry("max_srq", l.maxSrq()),
-                Map.entry("max_pkeys", ib.maxPkeys()), Map.entry("atomic_cap", ib.atomicCap())));
+        Map<String, Object> limits = new LinkedHashMap<>();
+        limits.put("max_mr_size", l.maxMrSize());
+        limits.put("page_size_cap", l.pageSizeCap());
+        limits.put("max_qp", l.maxQp());
+        limits.put("max_qp_wr", l.maxQpWr());
+        limits.put("device_cap_flags", Integer.toUnsignedLong(l.deviceCapFlags()));
+        limits.put("max_sge", l.maxSge());
+        limits.put("max_sge_rd", l.maxSgeRd());
+        limits.put("max_cq", l.maxCq());
+        limits.put("max_cqe", l.maxCqe());
+        limits.put("max_mr", l.maxMr());
+        limits.put("max_mw", l.maxMw());
+        limits.put("max_srq", l.maxSrq());
+        limits.put("atomic_cap", ib.atomicCap());
+        limits.put("max_pkeys", ib.maxPkeys());
+        d.put("limits", limits);
     }
 
     /** As ibv_devinfo prints an MTU: the bytes and the enum ibv_mtu, {@code 1024 (3)}; other sizes as bytes. */
@@ -198,7 +208,7 @@ final class DevicesCommand implements Callable<Integer> {
         try {
             return device.gidType(port, index);
         } catch (VerbsException e) {
-            return null; // as ibv_devinfo, which then prints no type
+            return null;
         }
     }
 
@@ -282,7 +292,9 @@ final class DevicesCommand implements Callable<Integer> {
                 }
                 if (!gid.isZero()) {
                     GidType type = gidType(device, port, i);
-                    report.line("\t\t\tGID[%3d]:\t\t%s", i, gidLine(gid, type, p.linkLayer()));
+                    if (type != null) { // ibv_devinfo prints no line for a GID whose type it cannot read
+                        report.line("\t\t\tGID[%3d]:\t\t%s", i, gidLine(gid, type, p.linkLayer()));
+                    }
                     gids.put(Integer.toString(i), gid.toString());
                 }
             }

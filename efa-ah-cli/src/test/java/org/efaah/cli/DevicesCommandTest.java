@@ -24,7 +24,7 @@ class DevicesCommandTest {
             "\tfw_ver:\t\t\t\t0.0.0.0",
             "\tnode_guid:\t\t\t0200:00ff:fe00:0000",
             "\tsys_image_guid:\t\t\t0000:0000:0000:0000",
-            "\tvendor_id:\t\t\t0x1d0f (EFA)",
+            "\tvendor_id:\t\t\t0x1d0f",
             "\tvendor_part_id:\t\t\t61347",
             "\thw_ver:\t\t\t\t0xEFA3",
             "\tphys_port_cnt:\t\t\t1");
