@@ -1,7 +1,5 @@
 package org.efaah.verbs;
 
-import java.util.Objects;
-
 /**
  * What {@code ibv_query_device(3)} (and, on EFA, {@code efadv_query_device}) report about a
  * device: what an AH cache needs first, then the rest of {@code struct ibv_device_attr} as
@@ -23,7 +21,6 @@ import java.util.Objects;
  * @param hwVer         {@code hw_ver} (a uint32; on EFA the PCI subsystem device id)
  * @param limits        the queue, memory and capability fields
  * @param ibLimits      the fields for InfiniBand features a datagram endpoint does not use
- * @throws NullPointerException if {@code name}, {@code fwVer}, {@code limits} or {@code ibLimits} is null
  */
 public record DeviceAttributes(String name, int vendorId, int vendorPartId, int maxAh, int maxPd,
                                int portCount, boolean efa, int transportType, String fwVer, long nodeGuid,
@@ -34,14 +31,6 @@ public record DeviceAttributes(String name, int vendorId, int vendorPartId, int 
     public static final int TRANSPORT_IB = 0;
     /** {@code IBV_TRANSPORT_UNSPECIFIED}: what EFA devices report (their node type is unspecified). */
     public static final int TRANSPORT_UNSPECIFIED = 4;
-
-    /** Checks that no reference component is null. */
-    public DeviceAttributes {
-        Objects.requireNonNull(name, "name");
-        Objects.requireNonNull(fwVer, "fwVer");
-        Objects.requireNonNull(limits, "limits");
-        Objects.requireNonNull(ibLimits, "ibLimits");
-    }
 
     /** {@return the name of {@link #transportType} as {@code ibv_devinfo} prints it (rdma-core's transport_str)} */
     public String transportName() {

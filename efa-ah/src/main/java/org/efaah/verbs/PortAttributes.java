@@ -1,7 +1,5 @@
 package org.efaah.verbs;
 
-import java.util.Objects;
-
 /**
  * What {@code ibv_query_port(3)} reports about one port: what AH creation needs first, then the
  * rest as {@code ibv_devinfo} prints it.
@@ -18,7 +16,6 @@ import java.util.Objects;
  * @param smLid          {@code sm_lid}: the subnet manager's LID (InfiniBand only)
  * @param lmc            {@code lmc}: the LID mask count
  * @param details        the other fields {@code ibv_devinfo -v} prints
- * @throws NullPointerException if {@code details} is null
  */
 public record PortAttributes(int portNum, int state, int linkLayer, int gidTableLength, int activeMtu, int lid,
                              long maxMessageSize, int maxMtu, int smLid, int lmc, PortDetails details) {
@@ -30,11 +27,6 @@ public record PortAttributes(int portNum, int state, int linkLayer, int gidTable
     public static final int LINK_LAYER_INFINIBAND = 1;
     /** {@code IBV_LINK_LAYER_ETHERNET}: RoCE (and rxe). */
     public static final int LINK_LAYER_ETHERNET = 2;
-
-    /** Checks that {@code details} is there. */
-    public PortAttributes {
-        Objects.requireNonNull(details, "details");
-    }
 
     /** {@return {@code ibv_port_state_str}-style name of {@link #state}} */
     public String stateName() {
