@@ -191,6 +191,42 @@ int efa_ah_query_device(uint64_t context, struct efa_ah_device_attr *attr)
     attr->max_ah = verbs_attr.max_ah;
     attr->max_pd = verbs_attr.max_pd;
     attr->phys_port_cnt = verbs_attr.phys_port_cnt;
+    attr->transport_type = ctx->device->transport_type;
+    copy_name(attr->fw_ver, verbs_attr.fw_ver);
+    attr->node_guid = be64toh(verbs_attr.node_guid);
+    attr->sys_image_guid = be64toh(verbs_attr.sys_image_guid);
+    attr->max_mr_size = verbs_attr.max_mr_size;
+    attr->page_size_cap = verbs_attr.page_size_cap;
+    attr->hw_ver = verbs_attr.hw_ver;
+    attr->max_qp = verbs_attr.max_qp;
+    attr->max_qp_wr = verbs_attr.max_qp_wr;
+    attr->device_cap_flags = verbs_attr.device_cap_flags;
+    attr->max_sge = verbs_attr.max_sge;
+    attr->max_sge_rd = verbs_attr.max_sge_rd;
+    attr->max_cq = verbs_attr.max_cq;
+    attr->max_cqe = verbs_attr.max_cqe;
+    attr->max_mr = verbs_attr.max_mr;
+    attr->max_qp_rd_atom = verbs_attr.max_qp_rd_atom;
+    attr->max_ee_rd_atom = verbs_attr.max_ee_rd_atom;
+    attr->max_res_rd_atom = verbs_attr.max_res_rd_atom;
+    attr->max_qp_init_rd_atom = verbs_attr.max_qp_init_rd_atom;
+    attr->max_ee_init_rd_atom = verbs_attr.max_ee_init_rd_atom;
+    attr->atomic_cap = (uint32_t)verbs_attr.atomic_cap;
+    attr->max_ee = verbs_attr.max_ee;
+    attr->max_rdd = verbs_attr.max_rdd;
+    attr->max_mw = verbs_attr.max_mw;
+    attr->max_raw_ipv6_qp = verbs_attr.max_raw_ipv6_qp;
+    attr->max_raw_ethy_qp = verbs_attr.max_raw_ethy_qp;
+    attr->max_mcast_grp = verbs_attr.max_mcast_grp;
+    attr->max_mcast_qp_attach = verbs_attr.max_mcast_qp_attach;
+    attr->max_total_mcast_qp_attach = verbs_attr.max_total_mcast_qp_attach;
+    attr->max_fmr = verbs_attr.max_fmr;
+    attr->max_map_per_fmr = verbs_attr.max_map_per_fmr;
+    attr->max_srq = verbs_attr.max_srq;
+    attr->max_srq_wr = verbs_attr.max_srq_wr;
+    attr->max_srq_sge = verbs_attr.max_srq_sge;
+    attr->max_pkeys = verbs_attr.max_pkeys;
+    attr->local_ca_ack_delay = verbs_attr.local_ca_ack_delay;
 
     if (efa_ah_efadv_available()) {
         struct efa_ah_efadv_device_attr efa;
@@ -232,6 +268,25 @@ int efa_ah_query_port(uint64_t context, uint32_t port_num, struct efa_ah_port_at
     attr->lid = verbs_attr.lid;
     attr->port_cap_flags = verbs_attr.port_cap_flags;
     attr->max_msg_sz = verbs_attr.max_msg_sz;
+    attr->port_cap_flags2 = verbs_attr.port_cap_flags2;
+    attr->bad_pkey_cntr = verbs_attr.bad_pkey_cntr;
+    attr->qkey_viol_cntr = verbs_attr.qkey_viol_cntr;
+    attr->pkey_tbl_len = verbs_attr.pkey_tbl_len;
+    attr->sm_lid = verbs_attr.sm_lid;
+    attr->lmc = verbs_attr.lmc;
+    attr->max_vl_num = verbs_attr.max_vl_num;
+    attr->sm_sl = verbs_attr.sm_sl;
+    attr->subnet_timeout = verbs_attr.subnet_timeout;
+    attr->init_type_reply = verbs_attr.init_type_reply;
+    attr->active_width = verbs_attr.active_width;
+    attr->active_speed = verbs_attr.active_speed;
+#ifdef EFA_AH_HAVE_ACTIVE_SPEED_EX
+    /* As ibv_devinfo: the extended speed where the kernel set it (XDR and beyond need it). */
+    if (verbs_attr.active_speed_ex != 0) {
+        attr->active_speed = verbs_attr.active_speed_ex;
+    }
+#endif
+    attr->phys_state = verbs_attr.phys_state;
     return 0;
 }
 

@@ -53,6 +53,43 @@ struct efa_ah_device_attr {
     uint32_t efa_max_rdma_size;
     /* inline_buf_size_ex: 0 where libefa predates it (rdma-core 63). */
     uint32_t efa_inline_buf_size_ex;
+    /* The rest of ibv_device_attr, as ibv_devinfo prints it; the GUIDs in host byte order. */
+    int32_t transport_type;  /* enum ibv_transport_type of the device */
+    char fw_ver[64];
+    uint64_t node_guid;
+    uint64_t sys_image_guid;
+    uint64_t max_mr_size;
+    uint64_t page_size_cap;
+    uint32_t hw_ver;
+    int32_t max_qp;
+    int32_t max_qp_wr;
+    uint32_t device_cap_flags;
+    int32_t max_sge;
+    int32_t max_sge_rd;
+    int32_t max_cq;
+    int32_t max_cqe;
+    int32_t max_mr;
+    int32_t max_qp_rd_atom;
+    int32_t max_ee_rd_atom;
+    int32_t max_res_rd_atom;
+    int32_t max_qp_init_rd_atom;
+    int32_t max_ee_init_rd_atom;
+    uint32_t atomic_cap;     /* enum ibv_atomic_cap */
+    int32_t max_ee;
+    int32_t max_rdd;
+    int32_t max_mw;
+    int32_t max_raw_ipv6_qp;
+    int32_t max_raw_ethy_qp;
+    int32_t max_mcast_grp;
+    int32_t max_mcast_qp_attach;
+    int32_t max_total_mcast_qp_attach;
+    int32_t max_fmr;
+    int32_t max_map_per_fmr;
+    int32_t max_srq;
+    int32_t max_srq_wr;
+    int32_t max_srq_sge;
+    uint32_t max_pkeys;
+    uint32_t local_ca_ack_delay;
 };
 
 /* ibv_query_port, reduced. */
@@ -65,6 +102,20 @@ struct efa_ah_port_attr {
     uint32_t lid;
     uint32_t port_cap_flags;
     uint32_t max_msg_sz;     /* bytes: the largest message (on EFA, the largest datagram) */
+    /* The rest of ibv_port_attr, as ibv_devinfo prints it. */
+    uint32_t port_cap_flags2;
+    uint32_t bad_pkey_cntr;
+    uint32_t qkey_viol_cntr;
+    uint32_t pkey_tbl_len;
+    uint32_t sm_lid;
+    uint32_t lmc;
+    uint32_t max_vl_num;
+    uint32_t sm_sl;
+    uint32_t subnet_timeout;
+    uint32_t init_type_reply;
+    uint32_t active_width;
+    uint32_t active_speed;   /* active_speed_ex where the headers have it and it is set (rdma-core 49) */
+    uint32_t phys_state;
 };
 
 /*

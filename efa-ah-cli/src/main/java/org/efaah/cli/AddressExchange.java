@@ -6,6 +6,7 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketAddress;
+import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;
@@ -30,7 +31,10 @@ import org.efaah.verbs.Gid;
  * </ul>
  * Each read takes at most what a valid message needs, before a deadline. The server runs each
  * exchange on a thread of its own (at most {@value #MAX_EXCHANGES} at once), so a client that sends
- * garbage, an endless line or nothing holds up no other; it is dropped with one line.
+ * garbage, an endless line or nothing holds up no other; it is dropped with one line. A client
+ * whose TCP connection ends (closed or reset) after the server answered and before its {@code done}
+ * went away, and is reported so at once; {@code done} and then the end of the connection is the
+ * normal end (ibv_ud_pingpong's client closes right after {@code done}).
  */
 final class AddressExchange {
     /** The port {@code ibv_ud_pingpong} uses. */
@@ -150,19 +154,44 @@ final class AddressExchange {
                 r = in.read(into, got, n - got);
             } catch (SocketTimeoutException e) {
                 throw new IOException("no " + what + " in time (" + got + " of " + n + " bytes came)", e);
+            } catch (SocketException e) {
+                throw new ConnectionEnded("the connection was reset after " + got + " of the " + n + " bytes of " + what,
+                        e);
             }
             if (r < 0) {
-                throw new IOException("the connection closed after " + got + " of the " + n + " bytes of " + what);
+                throw new ConnectionEnded("the connection closed after " + got + " of the " + n + " bytes of " + what,
+                        null);
             }
             got += r;
         }
         return into;
     }
 
+    /** The peer closed or reset the TCP connection: {@link #read} got the end of the stream, not its bytes. */
+    static final class ConnectionEnded extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        ConnectionEnded(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    /** A client that had the server's address and ended its connection before {@code done}. */
+    private static final class WentAway extends IOException {
+        private static final long serialVersionUID = 1L;
+        private final transient EndpointAddress client;
+
+        WentAway(EndpointAddress client, ConnectionEnded how) {
+            super(how.getMessage(), how);
+            this.client = client;
+        }
+    }
+
     /**
      * Listens on {@code port} (0: any free port) and runs the exchange with each client on a daemon
      * thread of its own until closed: {@code onClient} gets each client's address and where it came
-     * from, {@code onDropped} one line for each client that failed the exchange or was turned away.
+     * from, {@code onDropped} one line for each client that failed the exchange, was turned away or
+     * went away before {@code done}, and {@code onGone} the address of the last kind.
      */
     static final class Server implements AutoCloseable {
         private final ServerSocket socket;
@@ -171,6 +200,11 @@ final class AddressExchange {
 
         Server(int port, EndpointAddress mine, int timeoutMillis, BiConsumer<EndpointAddress, SocketAddress> onClient,
                Consumer<String> onDropped) throws IOException {
+            this(port, mine, timeoutMillis, onClient, onDropped, (who, from) -> { });
+        }
+
+        Server(int port, EndpointAddress mine, int timeoutMillis, BiConsumer<EndpointAddress, SocketAddress> onClient,
+               Consumer<String> onDropped, BiConsumer<EndpointAddress, SocketAddress> onGone) throws IOException {
             socket = new ServerSocket();
             socket.setReuseAddress(true);
             try {
@@ -198,6 +232,12 @@ final class AddressExchange {
                     Thread t = new Thread(() -> {
                         try {
                             onClient.accept(serve(s, message, timeoutMillis), s.getRemoteSocketAddress());
+                        } catch (WentAway e) {
+                            if (!socket.isClosed()) {
+                                onDropped.accept("the client " + e.client + " from " + s.getRemoteSocketAddress()
+                                        + " went away before 'done': " + e.getMessage());
+                                onGone.accept(e.client, s.getRemoteSocketAddress());
+                            }
                         } catch (IOException | RuntimeException e) {
                             if (!socket.isClosed()) {
                                 onDropped.accept("dropped " + s.getRemoteSocketAddress() + ": " + e.getMessage());
@@ -221,7 +261,12 @@ final class AddressExchange {
             EndpointAddress theirs = decode(read(s, MESSAGE_BYTES, deadline, "address"));
             s.getOutputStream().write(message);
             s.getOutputStream().flush();
-            byte[] done = read(s, DONE.length, deadline, "'done'");
+            byte[] done;
+            try {
+                done = read(s, DONE.length, deadline, "'done'");
+            } catch (ConnectionEnded e) {
+                throw new WentAway(theirs, e);
+            }
             if (!java.util.Arrays.equals(done, DONE)) {
                 throw new IOException("sent " + printable(done) + " where 'done' and a NUL belong");
             }

@@ -1,5 +1,6 @@
 package org.efaah.cli;
 
+import org.efaah.verbs.Device;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
 
@@ -23,6 +24,25 @@ final class Check {
         if (!(value >= min && value <= max)) {
             throw fail(spec, option, format(value) + unit(unit) + " is out of range; valid " + format(min) + ".."
                     + format(max) + unit(unit));
+        }
+    }
+
+    /**
+     * {@code --ib-port}: 1..255 (a verbs port number is a uint8), checked before any provider opens.
+     *
+     * @return the port
+     */
+    static int ibPort(CommandSpec spec, int port) {
+        range(spec, "--ib-port", port, 1, 255, "");
+        return port;
+    }
+
+    /** {@code --ib-port} against the device, naming both (ibv_devinfo: "Invalid port requested for device"). */
+    static void ibPort(CommandSpec spec, Device device, int port) {
+        int count = device.attributes().portCount();
+        if (port > count) {
+            throw fail(spec, "--ib-port", "port " + port + " is not a port of " + device.name() + " (it has " + count
+                    + (count == 1 ? " port" : " ports") + ", 1.." + count + ")");
         }
     }
 

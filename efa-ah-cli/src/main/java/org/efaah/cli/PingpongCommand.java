@@ -58,9 +58,9 @@ final class PingpongCommand implements Callable<Integer> {
     Role role = new Role();
 
     static final class Role {
-        @Option(names = "--server", description = "Serve until the client says goodbye or its TCP connection "
-                + "closes; listen on TCP --port for the address exchange. Waits for a client without limit unless "
-                + "--timeout is given.")
+        @Option(names = "--server", description = "Serve until the client says goodbye; listen on TCP --port for "
+                + "the address exchange. Waits for a client without limit unless --timeout is given; a client whose "
+                + "TCP connection ends before its 'done' went away: said at once, and the server waits for the next.")
         boolean server;
 
         @Option(names = "--connect", paramLabel = "HOST[:PORT]|GID/QPN/QKEY",
@@ -88,6 +88,10 @@ final class PingpongCommand implements Callable<Integer> {
 
     @Option(names = {"-d", "--ib-dev", "--device"}, paramLabel = "NAME", description = "Device name (default: the first).")
     String deviceName;
+
+    @Option(names = {"-i", "--ib-port"}, paramLabel = "PORT", description = "Port of the device, 1..255 "
+            + "(default: ${DEFAULT-VALUE}).")
+    int ibPort = 1;
 
     @Option(names = "--transport", paramLabel = "ud|srd",
             description = "Datagram transport: ud (every device) or srd (EFA only) (default: ${DEFAULT-VALUE}).")
@@ -136,13 +140,15 @@ final class PingpongCommand implements Callable<Integer> {
         } else if (addressFile != null && !role.server) {
             given = readAddressFile();
         }
+        Check.ibPort(spec, ibPort);
         Report report = new Report(spec.commandLine().getOut(), output.json);
         report.put("command", "pingpong");
         try (VerbsProvider provider = providerOptions.open(spec, 0);
              Device device = providerOptions.openDevice(spec, provider, "--ib-dev", deviceName)) {
+            Check.ibPort(spec, device, ibPort);
             ProtectionDomain pd = device.allocatePd();
             AddressHandleCache cache = AddressHandleCache.create();
-            UdEndpoint.Options options = UdEndpoint.Options.defaults().withSgidIndex(sgidIndex)
+            UdEndpoint.Options options = UdEndpoint.Options.defaults().withPortNum(ibPort).withSgidIndex(sgidIndex)
                     .withTransport(queuePairType);
             // A server counts what it answered: the client's -n is the client's.
             try (Progress p = Progress.start(spec.commandLine().getErr(), output, progressMillis,
@@ -186,7 +192,7 @@ final class PingpongCommand implements Callable<Integer> {
         ClientState clients = new ClientState();
         try (UdEndpoint server = UdEndpoint.open(pd, cache, options);
              AddressExchange.Server tcp = new AddressExchange.Server(port, server.address(), timeoutSeconds * 1000,
-                     clients::connected, clients::failed)) {
+                     clients::connected, clients::failed, clients::wentAway)) {
             String text = server.address().toText();
             report.line("server address: %s", text);
             report.line("listening on TCP port %d", tcp.port());
@@ -223,6 +229,8 @@ final class PingpongCommand implements Callable<Integer> {
     private final class ClientState {
         private final java.util.concurrent.atomic.AtomicInteger count = new java.util.concurrent.atomic.AtomicInteger();
         private volatile String current;
+        private final java.util.concurrent.atomic.AtomicInteger goneCount = new java.util.concurrent.atomic.AtomicInteger();
+        private volatile String gone;
 
         void connected(EndpointAddress who, java.net.SocketAddress from) {
             current = who + " from " + from;
@@ -232,6 +240,12 @@ final class PingpongCommand implements Callable<Integer> {
 
         void failed(String why) {
             spec.commandLine().getErr().println("pingpong server: " + why);
+        }
+
+        /** A client had our address and ended its connection before 'done' (already told by {@link #failed}). */
+        void wentAway(EndpointAddress who, java.net.SocketAddress from) {
+            gone = who + " from " + from;
+            goneCount.incrementAndGet();
         }
     }
 
@@ -257,6 +271,7 @@ final class PingpongCommand implements Callable<Integer> {
         long served = 0;
         long since = System.nanoTime();
         int clientsSeen = 0;
+        int goneSeen = 0;
         for (;;) {
             Datagram d = server.receive(100, TimeUnit.MILLISECONDS);
             long now = System.nanoTime();
@@ -264,10 +279,16 @@ final class PingpongCommand implements Callable<Integer> {
                 clientsSeen = clients.count.get();
                 since = now;
             }
+            if (clients != null && clients.goneCount.get() != goneSeen) {
+                goneSeen = clients.goneCount.get(); // back to waiting for a client, from now
+                since = now;
+            }
             if (d == null) {
                 if (served == 0 && clientsSeen == 0) {
                     if (!waitForever && now - since > timeoutNanos) {
-                        throw new IllegalStateException("server: no client came in " + timeoutSeconds + " s (--timeout)"
+                        throw new IllegalStateException("server: " + (goneSeen == 0 ? "no client came in "
+                                + timeoutSeconds + " s (--timeout)" : "no other client came in " + timeoutSeconds
+                                + " s (--timeout) after the client " + clients.gone + " went away before 'done'")
                                 + hint);
                     }
                 } else if (now - since > timeoutNanos) {

@@ -70,8 +70,12 @@ final class StreamCommand implements Callable<Integer> {
     @Option(names = "--sgid-index", description = "This side's GID index (default: ${DEFAULT-VALUE}).")
     int sgidIndex = 0;
 
-    @Option(names = "--device", description = "Device name (default: the first).")
+    @Option(names = {"-d", "--ib-dev", "--device"}, paramLabel = "NAME", description = "Device name (default: the first).")
     String deviceName;
+
+    @Option(names = {"-i", "--ib-port"}, paramLabel = "PORT", description = "Port of the device, 1..255 "
+            + "(default: ${DEFAULT-VALUE}).")
+    int ibPort = 1;
 
     @Option(names = "--timeout", paramLabel = "SECONDS",
             description = "Seconds the receiver waits for the first or next datagram, 1..86400 (default: "
@@ -98,6 +102,7 @@ final class StreamCommand implements Callable<Integer> {
         Check.range(spec, "--timeout", timeoutSeconds, 1, 86_400, "s");
         Check.range(spec, "--port", port, role.server ? 0 : 1, 65535, "");
         Check.range(spec, "--sgid-index", sgidIndex, 0, 255, "");
+        Check.ibPort(spec, ibPort);
         AddressExchange.Target target = null;
         if (role.connect != null) {
             try {
@@ -110,11 +115,13 @@ final class StreamCommand implements Callable<Integer> {
         Report report = new Report(spec.commandLine().getOut(), output.json);
         report.put("command", "stream");
         try (VerbsProvider provider = providerOptions.open(spec, 0);
-             Device device = deviceName == null ? Device.openFirst(provider) : Device.open(provider, deviceName)) {
+             Device device = providerOptions.openDevice(spec, provider, "--ib-dev", deviceName)) {
+            Check.ibPort(spec, device, ibPort);
             ProtectionDomain pd = device.allocatePd();
             AddressHandleCache cache = AddressHandleCache.create();
-            UdEndpoint.Options sending = UdEndpoint.Options.defaults().withSgidIndex(sgidIndex).withDepths(window, 16);
-            UdEndpoint.Options receiving = UdEndpoint.Options.defaults().withSgidIndex(sgidIndex)
+            UdEndpoint.Options sending = UdEndpoint.Options.defaults().withPortNum(ibPort).withSgidIndex(sgidIndex)
+                    .withDepths(window, 16);
+            UdEndpoint.Options receiving = UdEndpoint.Options.defaults().withPortNum(ibPort).withSgidIndex(sgidIndex)
                     .withDepths(1, Math.min(8192, Math.max(1024, 2 * window)));
             try (Progress p = Progress.start(spec.commandLine().getErr(), output, progressMillis,
                     () -> String.format("stream: %,d of %,d sent", sentCount.get(), count))) {

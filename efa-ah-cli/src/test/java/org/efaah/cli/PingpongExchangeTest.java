@@ -81,6 +81,8 @@ class PingpongExchangeTest {
             server.close();
             assertTrue(server.err.toString().contains("pingpong server: client ::ffff:10.0.0.7/0x000456/0x11111111 from"),
                     server.err::toString);
+            // 'done' and then the close: the normal end, not a client that went away.
+            assertFalse(server.err.toString().contains("went away"), server.err::toString);
         }
     }
 

@@ -168,6 +168,20 @@ public final class UdEndpoint implements AutoCloseable {
         }
 
         /**
+         * Another port, as {@code ibv_ud_pingpong -i} picks one.
+         *
+         * @param port the 1-based {@code port_num}, 1..255 (a port number is a uint8 in verbs);
+         *             {@link UdEndpoint#open} checks it against the device's port count
+         *
+         * @return a copy with that setting
+         * @throws IllegalArgumentException if {@code port} is not 1..255, naming {@code port_num}
+         */
+        public Options withPortNum(int port) {
+            Ranges.check("port_num", port, 1, 255);
+            return new Options(port, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, transport, rnrRetry, spinNanos);
+        }
+
+        /**
          * Another own GID.
          *
          * @param index the sgid_index of the endpoint's GID in the port's table
@@ -313,7 +327,10 @@ public final class UdEndpoint implements AutoCloseable {
         Objects.requireNonNull(options, "options");
         Device device = pd.device();
         int ports = device.attributes().portCount();
-        Ranges.check("portNum", options.portNum(), 1, ports);
+        if (options.portNum() < 1 || options.portNum() > ports) {
+            throw new IllegalArgumentException("port_num: " + options.portNum() + " is not a port of " + device.name()
+                    + ", which has " + ports + (ports == 1 ? " port" : " ports") + " (valid 1.." + ports + ")");
+        }
         Ranges.check("sendDepth", options.sendDepth(), 1, 8192);
         Ranges.check("receiveDepth", options.receiveDepth(), 1, 8192);
         Ranges.check("qkey", options.qkey(), 0, UdQueuePair.MAX_QKEY);

@@ -1,7 +1,8 @@
 package org.efaah.verbs;
 
 /**
- * What {@code ibv_query_port(3)} reports about one port, reduced to what AH creation needs.
+ * What {@code ibv_query_port(3)} reports about one port: what AH creation needs first, then the
+ * rest as {@code ibv_devinfo} prints it.
  *
  * @param portNum        1-based port number
  * @param state          {@code enum ibv_port_state} value (4 = ACTIVE)
@@ -11,9 +12,13 @@ package org.efaah.verbs;
  * @param lid            the port's LID (InfiniBand only)
  * @param maxMessageSize {@code max_msg_sz}: the largest message the port sends, bytes (a uint32,
  *                       hence a long). On EFA a UD or SRD datagram may be this large, beyond the MTU.
+ * @param maxMtu         the largest MTU the port supports, bytes (256..4096), as {@code activeMtu}
+ * @param smLid          {@code sm_lid}: the subnet manager's LID (InfiniBand only)
+ * @param lmc            {@code lmc}: the LID mask count
+ * @param details        the other fields {@code ibv_devinfo -v} prints
  */
 public record PortAttributes(int portNum, int state, int linkLayer, int gidTableLength, int activeMtu, int lid,
-                             long maxMessageSize) {
+                             long maxMessageSize, int maxMtu, int smLid, int lmc, PortDetails details) {
     /** {@code IBV_PORT_ACTIVE}: the port passes traffic. */
     public static final int STATE_ACTIVE = 4;
     /** {@code IBV_LINK_LAYER_UNSPECIFIED}: what EFA reports. */

@@ -131,6 +131,22 @@ class UdEndpointTest {
     }
 
     @Test
+    void thePortIsChosenByWithPortNumAndCheckedWholeThenAgainstTheDevice() {
+        // Issue 17 item 8: -i/--ib-port needs a public way to choose the port.
+        assertEquals(1, UdEndpoint.Options.defaults().withPortNum(1).portNum());
+        assertEquals(255, UdEndpoint.Options.defaults().withPortNum(255).portNum());
+        for (int bad : new int[] {0, -1, 256, Integer.MIN_VALUE, Integer.MAX_VALUE}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> UdEndpoint.Options.defaults().withPortNum(bad));
+            assertEquals("port_num: " + bad + " is out of range; valid 1..255", e.getMessage());
+        }
+        // The mock's devices have port 1 only (phys_port_cnt 1).
+        UdEndpoint.Options port2 = UdEndpoint.Options.defaults().withPortNum(2);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> f.endpoint(f.pd(0), port2));
+        assertEquals("port_num: 2 is not a port of efa_0, which has 1 port (valid 1..1)", e.getMessage());
+    }
+
+    @Test
     void aWrongQkeyIsDroppedSilentlyAsOnTheWire() {
         UdEndpoint a = f.endpoint(f.pd(0), UdEndpoint.Options.defaults());
         UdEndpoint b = f.endpoint(f.pd(1), UdEndpoint.Options.defaults().withQkey(0x1234));

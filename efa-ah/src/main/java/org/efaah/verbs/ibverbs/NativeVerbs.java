@@ -249,6 +249,123 @@ final class NativeVerbs {
         @MemberGetter
         @Cast("uint32_t")
         native int efa_max_rdma_size();
+        @MemberGetter
+        native int transport_type();
+
+        @MemberGetter
+        @Cast("char*")
+        native BytePointer fw_ver();
+
+        @MemberGetter
+        @Cast("uint64_t")
+        native long node_guid();
+
+        @MemberGetter
+        @Cast("uint64_t")
+        native long sys_image_guid();
+
+        @MemberGetter
+        @Cast("uint64_t")
+        native long max_mr_size();
+
+        @MemberGetter
+        @Cast("uint64_t")
+        native long page_size_cap();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int hw_ver();
+
+        @MemberGetter
+        native int max_qp();
+
+        @MemberGetter
+        native int max_qp_wr();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int device_cap_flags();
+
+        @MemberGetter
+        native int max_sge();
+
+        @MemberGetter
+        native int max_sge_rd();
+
+        @MemberGetter
+        native int max_cq();
+
+        @MemberGetter
+        native int max_cqe();
+
+        @MemberGetter
+        native int max_mr();
+
+        @MemberGetter
+        native int max_qp_rd_atom();
+
+        @MemberGetter
+        native int max_ee_rd_atom();
+
+        @MemberGetter
+        native int max_res_rd_atom();
+
+        @MemberGetter
+        native int max_qp_init_rd_atom();
+
+        @MemberGetter
+        native int max_ee_init_rd_atom();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int atomic_cap();
+
+        @MemberGetter
+        native int max_ee();
+
+        @MemberGetter
+        native int max_rdd();
+
+        @MemberGetter
+        native int max_mw();
+
+        @MemberGetter
+        native int max_raw_ipv6_qp();
+
+        @MemberGetter
+        native int max_raw_ethy_qp();
+
+        @MemberGetter
+        native int max_mcast_grp();
+
+        @MemberGetter
+        native int max_mcast_qp_attach();
+
+        @MemberGetter
+        native int max_total_mcast_qp_attach();
+
+        @MemberGetter
+        native int max_fmr();
+
+        @MemberGetter
+        native int max_map_per_fmr();
+
+        @MemberGetter
+        native int max_srq();
+
+        @MemberGetter
+        native int max_srq_wr();
+
+        @MemberGetter
+        native int max_srq_sge();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int max_pkeys();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int local_ca_ack_delay();
     }
 
     /** {@code struct efa_ah_port_attr}. */
@@ -283,6 +400,65 @@ final class NativeVerbs {
         @MemberGetter
         @Cast("uint32_t")
         native int max_msg_sz();
+        @MemberGetter
+        @Cast("uint32_t")
+        native int max_mtu();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int port_cap_flags();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int port_cap_flags2();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int bad_pkey_cntr();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int qkey_viol_cntr();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int pkey_tbl_len();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int sm_lid();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int lmc();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int max_vl_num();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int sm_sl();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int subnet_timeout();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int init_type_reply();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int active_width();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int active_speed();
+
+        @MemberGetter
+        @Cast("uint32_t")
+        native int phys_state();
     }
 
     /** {@code struct efa_ah_ah_attr}: filled field by field, read back likewise. */

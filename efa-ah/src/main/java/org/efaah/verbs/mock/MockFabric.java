@@ -528,7 +528,7 @@ final class MockFabric {
 
     /** The port's {@code max_msg_sz}: on EFA the device's MTU ({@code efa_query_port}), else the path MTU. */
     private int maxMessageSize(Qp q) {
-        return provider.config().efa() ? MockVerbsProvider.EFA_MAX_MESSAGE_SIZE : MTU;
+        return provider.config().efa() ? MockAttributes.EFA_MAX_MESSAGE_SIZE : MTU;
     }
 
     /** Delivers {@code count} held SRD sends: the oldest when in order, else drawn at random. */

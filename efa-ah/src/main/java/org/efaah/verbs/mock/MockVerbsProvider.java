@@ -53,11 +53,6 @@ import org.efaah.verbs.VerbsProvider;
  * {@link #injectRandomFaults}.
  */
 public final class MockVerbsProvider implements VerbsProvider {
-    /** PCI part id the mock devices report: a new-generation EFA device. */
-    static final int VENDOR_PART_ID = 0xefa3;
-    /** An EFA port's {@code max_msg_sz}: the kernel's {@code efa_query_port} reports the device's MTU (jumbo frames). */
-    static final int EFA_MAX_MESSAGE_SIZE = 8928;
-
     private final MockConfig config;
     private final List<MockDevice> devices = new ArrayList<>();
     private final Map<Long, MockContext> contexts = new ConcurrentHashMap<>();
@@ -176,9 +171,7 @@ public final class MockVerbsProvider implements VerbsProvider {
     @Override
     public DeviceAttributes queryDevice(long context) {
         MockDevice d = context(context, "ibv_query_device").device;
-        return config.efa()
-                ? new DeviceAttributes(d.name, DeviceAttributes.AMAZON_VENDOR_ID, VENDOR_PART_ID, config.maxAh(), config.maxPd(), 1, true)
-                : new DeviceAttributes(d.name, 0, 0, config.maxAh(), config.maxPd(), 1, false);
+        return MockAttributes.device(d.name, d.gids[0], config);
     }
 
     @Override
@@ -187,9 +180,7 @@ public final class MockVerbsProvider implements VerbsProvider {
         if (portNum != 1) {
             throw new VerbsException("ibv_query_port", Errno.EINVAL, "port " + portNum);
         }
-        return new PortAttributes(1, device.portState,
-                config.efa() ? PortAttributes.LINK_LAYER_UNSPECIFIED : PortAttributes.LINK_LAYER_ETHERNET,
-                config.gidTableLength(), 4096, 0, config.efa() ? EFA_MAX_MESSAGE_SIZE : 4096);
+        return MockAttributes.port(device.portState, config);
     }
 
     @Override
@@ -691,7 +682,8 @@ public final class MockVerbsProvider implements VerbsProvider {
         public org.efaah.verbs.EfaDeviceAttributes queryDevice(long context) {
             context(context, "efadv_query_device");
             // Figures of a current EFA device as efadv_query_device reports them.
-            return new org.efaah.verbs.EfaDeviceAttributes(8192, 8192, 2, 1, 32, config.efaDeviceCaps(), 1 << 30);
+            return new org.efaah.verbs.EfaDeviceAttributes(MockAttributes.MAX_QP_WR, MockAttributes.MAX_QP_WR,
+                    MockAttributes.MAX_SEND_SGE, MockAttributes.MAX_RECV_SGE, 32, config.efaDeviceCaps(), 1 << 30);
         }
 
         @Override
