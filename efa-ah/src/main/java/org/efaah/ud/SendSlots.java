@@ -1,13 +1,16 @@
 package org.efaah.ud;
 
 import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import org.efaah.cache.AddressHandle;
 import org.efaah.verbs.CompletionQueue;
 import org.efaah.verbs.EfaCompletionStatus;
+import org.efaah.verbs.HardwareAddressHandle;
 import org.efaah.verbs.MemoryRegion;
 import org.efaah.verbs.UdQueuePair;
 import org.efaah.verbs.WorkCompletion;
@@ -34,7 +37,12 @@ final class SendSlots {
     private final int maxMessageSize;
     private final boolean efa;
     private final int rnrRetry;
-    private final AddressHandle[] inFlight;
+    /** Per slot in flight, the reference that keeps its AH alive; shared by the sends through one AH. */
+    private final HeldAh[] inFlight;
+    /** The references held now, by AH: one per AH with sends in flight, not one per send. */
+    private final IdentityHashMap<HardwareAddressHandle, HeldAh> held = new IdentityHashMap<>();
+    /** Spare holders, so that a send allocates nothing once running. */
+    private final ArrayDeque<HeldAh> spareHolders = new ArrayDeque<>();
     private final int[] remoteQpns;
     private final int[] freeSlots;
     private int freeCount;
@@ -55,7 +63,7 @@ final class SendSlots {
         this.maxMessageSize = maxMessageSize;
         this.efa = efa;
         this.rnrRetry = rnrRetry;
-        this.inFlight = new AddressHandle[depth];
+        this.inFlight = new HeldAh[depth];
         this.remoteQpns = new int[depth];
         this.freeSlots = new int[depth];
         for (int i = 0; i < freeSlots.length; i++) {
@@ -100,26 +108,40 @@ final class SendSlots {
         }
     }
 
+    /**
+     * An AH reference the endpoint holds for its sends in flight through one AH: a
+     * {@link AddressHandle#duplicate()} taken by the first and closed when the last completes, so
+     * that a stream to one peer duplicates nothing once running.
+     */
+    private static final class HeldAh {
+        HardwareAddressHandle hardware;
+        AddressHandle handle;
+        int sends;
+    }
+
     /** Posts into a free slot; the caller holds the lock and has checked there is one. */
     private void post(AddressHandle ah, int remoteQpn, long remoteQkey, ByteBuffer payload, int length) {
-        int slot = freeSlots[--freeCount];
-        AddressHandle held;
-        try {
-            held = ah.duplicate();
-        } catch (RuntimeException e) {
-            freeSlots[freeCount++] = slot;
-            throw e;
+        HardwareAddressHandle hardware = ah.hardware(); // throws for a closed handle or a destroyed AH
+        HeldAh h = held.get(hardware);
+        if (h == null) {
+            AddressHandle duplicate = ah.duplicate();
+            h = spareHolders.isEmpty() ? new HeldAh() : spareHolders.pop();
+            h.handle = duplicate;
+            h.hardware = hardware;
+            held.put(hardware, h);
         }
+        int slot = freeSlots[--freeCount];
         int offset = slot * maxMessageSize;
         sendMemory.buffer().put(offset, payload, payload.position(), length);
+        h.sends++;
         try {
-            qp.postSend(held.hardware(), remoteQpn, remoteQkey, sendMemory, offset, length, slot);
+            qp.postSend(hardware, remoteQpn, remoteQkey, sendMemory, offset, length, slot);
         } catch (RuntimeException e) {
-            held.close();
+            release(h);
             freeSlots[freeCount++] = slot;
             throw e;
         }
-        inFlight[slot] = held;
+        inFlight[slot] = h;
         remoteQpns[slot] = remoteQpn;
         payload.position(payload.position() + length);
         sent.setOpaque(sent.getOpaque() + 1);
@@ -135,24 +157,36 @@ final class SendSlots {
         for (int i = 0; i < n; i++) {
             WorkCompletion wc = completions[i];
             int slot = (int) wc.wrId;
-            AddressHandle held = inFlight[slot];
-            if (held == null) {
+            HeldAh h = inFlight[slot];
+            if (h == null) {
                 throw new IllegalStateException("send completion for slot " + slot + ", which has no send in flight");
             }
             inFlight[slot] = null;
             try {
                 if (wc.status != WorkCompletion.SUCCESS) {
-                    failures.add(new SendFailure(remoteQpns[slot], held.dgid(), wc.status, wc.vendorError,
+                    failures.add(new SendFailure(remoteQpns[slot], h.handle.dgid(), wc.status, wc.vendorError,
                             efa ? EfaCompletionStatus.of(wc.vendorError) : null, rnrRetry));
                     failed.setOpaque(failed.getOpaque() + 1);
                     recovery.checkQpState();
                 }
             } finally {
-                held.close();
+                release(h);
                 freeSlots[freeCount++] = slot;
             }
         }
         return n;
+    }
+
+    /** One send through {@code h} is over; the last closes the reference. */
+    private void release(HeldAh h) {
+        if (--h.sends == 0) {
+            AddressHandle handle = h.handle;
+            h.handle = null;
+            held.remove(h.hardware);
+            h.hardware = null;
+            spareHolders.push(h);
+            handle.close();
+        }
     }
 
     private void throwFailures() {
@@ -229,7 +263,7 @@ final class SendSlots {
         try {
             for (int slot = 0; slot < inFlight.length; slot++) {
                 if (inFlight[slot] != null) {
-                    return "QPN 0x" + Integer.toHexString(remoteQpns[slot]) + " GID " + inFlight[slot].dgid();
+                    return "QPN 0x" + Integer.toHexString(remoteQpns[slot]) + " GID " + inFlight[slot].handle.dgid();
                 }
             }
             return null;
@@ -242,7 +276,7 @@ final class SendSlots {
     void releaseAllLocked() {
         for (int i = 0; i < inFlight.length; i++) {
             if (inFlight[i] != null) {
-                inFlight[i].close();
+                release(inFlight[i]);
                 inFlight[i] = null;
             }
         }
