@@ -36,6 +36,8 @@ final class ReceiveSlots {
     private final int prefix;
     private final int slotSize;
     private final boolean efa;
+    /** Receive completions one poll takes at most: the native stub's 64 ({@code EFA_AH_MAX_BATCH}). */
+    static final int POLL_BATCH = 64;
     /** One poll's completions; those from {@link #next} to {@link #filled} are still to be taken. */
     private final WorkCompletion[] completions;
     private int next;
@@ -76,12 +78,12 @@ final class ReceiveSlots {
         this.slotSize = slotSize;
         this.efa = efa;
         this.posted = depth; // EndpointResources posted every slot
-        this.completions = new WorkCompletion[Math.min(16, depth)];
+        this.completions = new WorkCompletion[Math.min(POLL_BATCH, depth)];
         for (int i = 0; i < completions.length; i++) {
             completions[i] = new WorkCompletion();
         }
         // At most a quarter of the ring waits for its repost, so three quarters stay posted.
-        this.repostBatch = Math.max(1, Math.min(16, depth / 4));
+        this.repostBatch = Math.max(1, Math.min(POLL_BATCH, depth / 4));
         this.repostOffsets = new int[repostBatch];
         this.repostSlots = new long[repostBatch];
     }

@@ -41,11 +41,21 @@ final class SendSlots {
     private final HeldAh[] inFlight;
     /** The references held now, by AH: one per AH with sends in flight, not one per send. */
     private final IdentityHashMap<HardwareAddressHandle, HeldAh> held = new IdentityHashMap<>();
+    /** One batched post's work requests: offsets and lengths in the send memory, slots as wr_ids. */
+    private final int[] batchOffsets;
+    private final int[] batchLengths;
+    private final long[] batchSlots;
     /** Spare holders, so that a send allocates nothing once running. */
     private final ArrayDeque<HeldAh> spareHolders = new ArrayDeque<>();
     private final int[] remoteQpns;
     private final int[] freeSlots;
     private int freeCount;
+    /**
+     * Send completions one poll takes at most: 16, not more, as reaping frees the AH references
+     * of the sends reaped. On EFA a datagram names its sender by the AHN of the receiver's AH at
+     * arrival; a reply path whose last send was reaped, before the datagram is read, is destroyed
+     * (without retention) and the sender is no longer known.
+     */
     private final WorkCompletion[] completions;
     /** Failed sends not yet reported; at most {@code depth}, as each held a slot. */
     private final List<SendFailure> failures = new ArrayList<>();
@@ -64,6 +74,9 @@ final class SendSlots {
         this.efa = efa;
         this.rnrRetry = rnrRetry;
         this.inFlight = new HeldAh[depth];
+        this.batchOffsets = new int[depth];
+        this.batchLengths = new int[depth];
+        this.batchSlots = new long[depth];
         this.remoteQpns = new int[depth];
         this.freeSlots = new int[depth];
         for (int i = 0; i < freeSlots.length; i++) {
@@ -109,6 +122,75 @@ final class SendSlots {
     }
 
     /**
+     * One attempt to post up to {@code count} payloads from {@code payloads[from]} on, in one
+     * provider call: as {@link #tryPost}, but returns how many were posted (each consumed), 0 having
+     * waited for nothing when no slot is free or the QP is being recovered. Reaps completions when
+     * fewer slots are free than asked for.
+     */
+    int tryPostBatch(AddressHandle ah, int remoteQpn, long remoteQkey, ByteBuffer[] payloads, int from, int count) {
+        lock.lock();
+        try {
+            endpoint.checkOpen();
+            throwFailures();
+            // Until enough slots are free or the CQ is empty.
+            while (freeCount < count && pollSends() == completions.length) {
+                // more may be queued
+            }
+            throwFailures();
+            if (freeCount == 0 || recovery.needsRecovery()) {
+                return 0;
+            }
+            int n = Math.min(count, freeCount);
+            HardwareAddressHandle hardware = ah.hardware();
+            HeldAh h = hold(ah, hardware);
+            for (int i = 0; i < n; i++) {
+                ByteBuffer payload = payloads[from + i];
+                int slot = freeSlots[--freeCount];
+                batchOffsets[i] = slot * maxMessageSize;
+                batchLengths[i] = payload.remaining();
+                batchSlots[i] = slot;
+                sendMemory.buffer().put(batchOffsets[i], payload, payload.position(), batchLengths[i]);
+            }
+            h.sends += n;
+            int posted = 0;
+            try {
+                posted = qp.postSends(hardware, remoteQpn, remoteQkey, sendMemory, batchOffsets, batchLengths,
+                        batchSlots, n);
+            } finally {
+                // Those not posted (all, if it threw) give their slots and their share of the AH back.
+                for (int i = posted; i < n; i++) {
+                    release(h);
+                    freeSlots[freeCount++] = (int) batchSlots[i];
+                }
+            }
+            for (int i = 0; i < posted; i++) {
+                int slot = (int) batchSlots[i];
+                inFlight[slot] = h;
+                remoteQpns[slot] = remoteQpn;
+                ByteBuffer payload = payloads[from + i];
+                payload.position(payload.position() + batchLengths[i]);
+            }
+            sent.setOpaque(sent.getOpaque() + posted);
+            return posted;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The endpoint's reference to {@code hardware} for one more send, a duplicate of {@code ah} if none is held. */
+    private HeldAh hold(AddressHandle ah, HardwareAddressHandle hardware) {
+        HeldAh h = held.get(hardware);
+        if (h == null) {
+            AddressHandle duplicate = ah.duplicate();
+            h = spareHolders.isEmpty() ? new HeldAh() : spareHolders.pop();
+            h.handle = duplicate;
+            h.hardware = hardware;
+            held.put(hardware, h);
+        }
+        return h;
+    }
+
+    /**
      * An AH reference the endpoint holds for its sends in flight through one AH: a
      * {@link AddressHandle#duplicate()} taken by the first and closed when the last completes, so
      * that a stream to one peer duplicates nothing once running.
@@ -122,14 +204,7 @@ final class SendSlots {
     /** Posts into a free slot; the caller holds the lock and has checked there is one. */
     private void post(AddressHandle ah, int remoteQpn, long remoteQkey, ByteBuffer payload, int length) {
         HardwareAddressHandle hardware = ah.hardware(); // throws for a closed handle or a destroyed AH
-        HeldAh h = held.get(hardware);
-        if (h == null) {
-            AddressHandle duplicate = ah.duplicate();
-            h = spareHolders.isEmpty() ? new HeldAh() : spareHolders.pop();
-            h.handle = duplicate;
-            h.hardware = hardware;
-            held.put(hardware, h);
-        }
+        HeldAh h = hold(ah, hardware);
         int slot = freeSlots[--freeCount];
         int offset = slot * maxMessageSize;
         sendMemory.buffer().put(offset, payload, payload.position(), length);
