@@ -68,6 +68,11 @@ final class StreamCommand implements Callable<Integer> {
     @Option(names = "--window", description = "Sends in flight at most, 1..8192 (default: ${DEFAULT-VALUE}).")
     int window = 64;
 
+    @Option(names = "--spin", paramLabel = "MICROSECONDS",
+            description = "How long a wait for a completion spins before it sleeps on the CQ's completion channel, "
+                    + "0..1000000 (default: ${DEFAULT-VALUE}); the largest comes close to perftest's busy polling.")
+    long spinMicros = UdEndpoint.DEFAULT_SPIN_NANOS / 1000;
+
     @Option(names = "--sgid-index", description = "This side's GID index (default: ${DEFAULT-VALUE}).")
     int sgidIndex = 0;
 
@@ -88,7 +93,7 @@ final class StreamCommand implements Callable<Integer> {
     private final AtomicLong sentCount = new AtomicLong();
 
     /** What the receiver counted. */
-    private record Received(long datagrams, long bytes, long firstNanos, long lastNanos, long announced) {
+    private record Received(long datagrams, long bytes, long firstNanos, long lastNanos, long announced, long sleeps) {
     }
 
     @Override
@@ -97,6 +102,7 @@ final class StreamCommand implements Callable<Integer> {
         Check.range(spec, "--count", count, 1, Long.MAX_VALUE, "");
         Check.range(spec, "--window", window, 1, 8192, "");
         Check.range(spec, "--timeout", timeoutSeconds, 1, 86_400, "s");
+        Check.range(spec, "--spin", spinMicros, 0, 1_000_000, "µs");
         Check.range(spec, "--port", port, role.server ? 0 : 1, 65535, "");
         Check.range(spec, "--sgid-index", sgidIndex, 0, 255, "");
         AddressExchange.Target target = null;
@@ -114,9 +120,10 @@ final class StreamCommand implements Callable<Integer> {
              Device device = deviceName == null ? Device.openFirst(provider) : Device.open(provider, deviceName)) {
             ProtectionDomain pd = device.allocatePd();
             AddressHandleCache cache = AddressHandleCache.create();
-            UdEndpoint.Options sending = UdEndpoint.Options.defaults().withSgidIndex(sgidIndex).withDepths(window, 16);
+            UdEndpoint.Options sending = UdEndpoint.Options.defaults().withSgidIndex(sgidIndex).withDepths(window, 16)
+                    .withSpin(spinMicros, TimeUnit.MICROSECONDS);
             UdEndpoint.Options receiving = UdEndpoint.Options.defaults().withSgidIndex(sgidIndex)
-                    .withDepths(1, Math.min(8192, Math.max(1024, 2 * window)));
+                    .withDepths(1, Math.min(8192, Math.max(1024, 2 * window))).withSpin(spinMicros, TimeUnit.MICROSECONDS);
             try (Progress p = Progress.start(spec.commandLine().getErr(), output, progressMillis,
                     () -> String.format("stream: %,d of %,d sent", sentCount.get(), count))) {
                 if (role.server) {
@@ -167,16 +174,19 @@ final class StreamCommand implements Callable<Integer> {
     /** Counts datagrams until the sender's end marker, or {@code --timeout} with none. */
     private Received receive(UdEndpoint receiver) {
         Counter counter = new Counter();
+        long sleeps = receiver.counters().receiveSleeps();
         for (;;) {
             // Up to a window's worth per wake-up, read in place: no copy, no allocation per datagram.
             if (receiver.receive(counter, RECEIVE_BATCH, timeoutSeconds, TimeUnit.SECONDS) == 0) {
                 if (counter.datagrams == 0) {
                     throw new IllegalStateException("receiver: no datagram in " + timeoutSeconds + " s");
                 }
-                return new Received(counter.datagrams, counter.bytes, counter.first, counter.last, -1);
+                return new Received(counter.datagrams, counter.bytes, counter.first, counter.last, -1,
+                        receiver.counters().receiveSleeps() - sleeps);
             }
             if (counter.announced >= 0) {
-                return new Received(counter.datagrams, counter.bytes, counter.first, counter.last, counter.announced);
+                return new Received(counter.datagrams, counter.bytes, counter.first, counter.last, counter.announced,
+                        receiver.counters().receiveSleeps() - sleeps);
             }
         }
     }
@@ -227,6 +237,7 @@ final class StreamCommand implements Callable<Integer> {
         }
         try (AddressHandle ah = cache.acquire(sender.pd(),
                 AddressHandleAttributes.builder().dgid(to.gid()).sgidIndex(sgidIndex).build())) {
+            long sleeps = sender.counters().sendSleeps();
             long start = System.nanoTime();
             for (long i = 0; i < count; ) {
                 int n = (int) Math.min(batch.length, count - i);
@@ -241,6 +252,7 @@ final class StreamCommand implements Callable<Integer> {
                 throw new IllegalStateException("sender: sends still in flight after " + timeoutSeconds + " s");
             }
             long elapsed = System.nanoTime() - start;
+            sleeps = sender.counters().sendSleeps() - sleeps;
             ByteBuffer end = ByteBuffer.allocate(END_BYTES).put(END).putLong(count);
             for (int i = 0; i < END_COPIES; i++) {
                 // Spaced out: a receiver whose ring the stream filled needs time to take the marker.
@@ -249,11 +261,12 @@ final class StreamCommand implements Callable<Integer> {
             }
             sender.flush(timeoutSeconds, TimeUnit.SECONDS);
             double seconds = elapsed / 1e9;
-            report.line("sent %,d datagrams of %d bytes in %.3f s, window %d: %,.0f messages/s, %.2f MB/s (%s)", count,
-                    size, seconds, window, count / seconds, (double) count * size / seconds / 1e6,
-                    sender.pd().device().name());
+            report.line("sent %,d datagrams of %d bytes in %.3f s, window %d: %,.0f messages/s, %.2f MB/s, %.3f sleeps "
+                    + "per datagram (%s)", count, size, seconds, window, count / seconds,
+                    (double) count * size / seconds / 1e6, (double) sleeps / count, sender.pd().device().name());
             report.put("sent", count).put("size_bytes", size).put("window", window).put("send_elapsed_ns", elapsed)
-                    .put("send_messages_per_s", count / seconds).put("send_mb_per_s", count * (double) size / seconds / 1e6);
+                    .put("send_messages_per_s", count / seconds).put("send_mb_per_s", count * (double) size / seconds / 1e6)
+                    .put("send_sleeps", sleeps);
         }
     }
 
@@ -269,11 +282,13 @@ final class StreamCommand implements Callable<Integer> {
     private void report(Report report, Received r, String device) {
         double seconds = Math.max(1, r.lastNanos() - r.firstNanos()) / 1e9;
         String of = r.announced() >= 0 ? String.format(" of %,d sent", r.announced()) : " (the end marker was lost)";
-        report.line("received %,d datagrams%s, %,d bytes, in %.3f s: %,.0f messages/s, %.2f MB/s (%s)", r.datagrams(),
-                of, r.bytes(), seconds, r.datagrams() / seconds, r.bytes() / seconds / 1e6, device);
+        report.line("received %,d datagrams%s, %,d bytes, in %.3f s: %,.0f messages/s, %.2f MB/s, %.3f sleeps per "
+                + "datagram (%s)", r.datagrams(), of, r.bytes(), seconds, r.datagrams() / seconds, r.bytes() / seconds / 1e6,
+                (double) r.sleeps() / Math.max(1, r.datagrams()), device);
         report.put("received", r.datagrams()).put("announced", r.announced()).put("received_bytes", r.bytes())
                 .put("receive_elapsed_ns", r.lastNanos() - r.firstNanos())
-                .put("receive_messages_per_s", r.datagrams() / seconds).put("receive_mb_per_s", r.bytes() / seconds / 1e6);
+                .put("receive_messages_per_s", r.datagrams() / seconds).put("receive_mb_per_s", r.bytes() / seconds / 1e6)
+                .put("receive_sleeps", r.sleeps());
     }
 
     private void loopback(Report report, ProtectionDomain pd, AddressHandleCache cache, UdEndpoint.Options sending,

@@ -261,8 +261,12 @@ public final class UdEndpoint implements AutoCloseable {
      * @param received      datagrams returned by {@link #receive}
      * @param receiveErrors receives that completed with an error (flushes of a recovered QP not counted)
      * @param recoveries    times the QP was taken out of the error state
+     * @param sendSleeps    times a send waiting for a slot, or a flush, slept on the send CQ's
+     *                      completion channel (past its spin): each costs a wake-up
+     * @param receiveSleeps times a receive slept on the receive CQ's completion channel
      */
-    public record Counters(long sent, long failedSends, long received, long receiveErrors, long recoveries) {
+    public record Counters(long sent, long failedSends, long received, long receiveErrors, long recoveries,
+                           long sendSleeps, long receiveSleeps) {
     }
 
     private UdEndpoint(ProtectionDomain pd, AddressHandleCache cache, Options options, int maxMessageSize,
@@ -410,7 +414,7 @@ public final class UdEndpoint implements AutoCloseable {
      */
     public Counters counters() {
         return new Counters(sends.sent(), sends.failed(), receives.received(), receives.receiveErrors(),
-                recovery.recoveries());
+                recovery.recoveries(), sendWaiter.sleeps(), receiveWaiter.sleeps());
     }
 
     /**
