@@ -27,9 +27,16 @@ import org.efaah.verbs.VerbsException;
  * registered send and receive buffers, that sends through AHs from an {@link AddressHandleCache}
  * and answers senders through return-path AHs from the same cache.
  *
- * <p>A send copies the payload into a registered slot and posts it. The AH stays alive until the
- * send completes, even if the caller closes its handle at once: the endpoint holds a reference of
- * its own ({@link AddressHandle#duplicate()}) until the completion.
+ * <p>A send copies the payload into a registered slot and posts it ({@link #sendBatch} posts several
+ * in one call). The AH stays alive until the send completes, even if the caller closes its handle
+ * at once: the endpoint holds a reference of its own ({@link AddressHandle#duplicate()}), one per
+ * AH with sends in flight, until the last of them completes.
+ *
+ * <p><b>Receiving without a copy.</b> {@link #receive(long, TimeUnit)} copies each datagram out
+ * into a {@link Datagram}. {@link #receive(DatagramHandler, int, long, TimeUnit)} and
+ * {@link #poll(DatagramHandler, int)} hand datagrams to a {@link DatagramHandler} in place, as
+ * {@link DatagramView}s valid only during the call; with them and {@link #send} or
+ * {@link #sendBatch}, the endpoint allocates nothing per datagram once running.
  *
  * <p><b>Failed sends.</b> Every send that completes with an error is reported, none is lost: the
  * next {@link #send} or {@link #flush} throws a {@link WorkCompletionException} whose
