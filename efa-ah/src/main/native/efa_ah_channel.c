@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -245,5 +246,26 @@ int efa_ah_channel_for_new_cq(uint64_t channel, struct ibv_comp_channel **verbs_
 
 void efa_ah_channel_adopt_cq(uint64_t channel, struct ibv_cq *cq)
 {
-    as_channel(channel)->cq = cq;
+    struct efa_ah_comp_channel *c = as_channel(channel);
+    /*
+     * efadv_create_cq calls libefa's create_cq directly, not through libibverbs'
+     * __lib_ibv_create_cq_ex, so verbs_init_cq never runs for it (rdma-core 44 to 65): the kernel
+     * reports the CQ's events on the channel (ibv_icmd_create_cq passes the channel's fd), but
+     * cq->channel and cq->cq_context stay NULL and the channel's refcnt is not raised. Do what
+     * verbs_init_cq does (through the public struct fields; the function itself is libibverbs'
+     * private ABI), so that efa_ah_channel_release_cq finds the events to acknowledge before
+     * ibv_destroy_cq (whose refcnt decrement this balances). Left alone if a libibverbs did it.
+     */
+    if (cq->channel == NULL) {
+        pthread_mutex_lock(&cq->context->mutex);
+        ++c->channel->refcnt;
+        pthread_mutex_unlock(&cq->context->mutex);
+        cq->channel = c->channel;
+        cq->cq_context = c;
+        cq->comp_events_completed = 0;
+        cq->async_events_completed = 0;
+        pthread_mutex_init(&cq->mutex, NULL);
+        pthread_cond_init(&cq->cond, NULL);
+    }
+    c->cq = cq;
 }

@@ -182,7 +182,13 @@ uint32_t efa_ah_efadv_families(void)
 /* Completion fields read for every completion; EFA supports exactly the standard set. */
 #define EFA_AH_CQ_WC_FLAGS IBV_WC_STANDARD_FLAGS
 
-int efa_ah_efadv_create_cq(uint64_t context, uint32_t cqe, uint64_t *cq)
+/*
+ * efadv_create_cq with the sender's GID; with a channel (non-zero) its events go there: libefa's
+ * create_cq (providers/efa/verbs.c) honours ibv_cq_init_attr_ex.channel (passing
+ * EFA_CREATE_CQ_WITH_COMPLETION_CHANNEL to the kernel) where the device reports
+ * EFA_DEV_CAP(CQ_NOTIFICATIONS), and fails EOPNOTSUPP elsewhere, as efa_create_cq_ex does.
+ */
+static int create_cq_with_sgid(uint64_t context, uint32_t cqe, uint64_t channel, uint64_t *cq)
 {
     if (context == 0 || cq == NULL || cqe < 1 || cqe > EFA_AH_MAX_CQE) {
         return -EINVAL;
@@ -196,6 +202,13 @@ int efa_ah_efadv_create_cq(uint64_t context, uint32_t cqe, uint64_t *cq)
     memset(&attr, 0, sizeof(attr));
     attr.cqe = cqe;
     attr.wc_flags = EFA_AH_CQ_WC_FLAGS;
+    if (channel != 0) {
+        /* cq_context names our channel, so that efa_ah_destroy_cq finds the events to acknowledge. */
+        int rc = efa_ah_channel_for_new_cq(channel, &attr.channel, &attr.cq_context);
+        if (rc != 0) {
+            return rc;
+        }
+    }
     struct efa_ah_efadv_cq_init_attr efa;
     memset(&efa, 0, sizeof(efa));
     efa.wc_flags = EFA_AH_EFADV_WC_EX_WITH_SGID;
@@ -206,8 +219,25 @@ int efa_ah_efadv_create_cq(uint64_t context, uint32_t cqe, uint64_t *cq)
         return efa_ah_error_from_rc(0, errno);
     }
     /* The handle is the struct ibv_cq every other CQ call takes; it is the same object. */
-    *cq = (uint64_t)(uintptr_t)ibv_cq_ex_to_cq(created);
+    struct ibv_cq *made = ibv_cq_ex_to_cq(created);
+    if (channel != 0) {
+        efa_ah_channel_adopt_cq(channel, made);
+    }
+    *cq = (uint64_t)(uintptr_t)made;
     return 0;
+}
+
+int efa_ah_efadv_create_cq(uint64_t context, uint32_t cqe, uint64_t *cq)
+{
+    return create_cq_with_sgid(context, cqe, 0, cq);
+}
+
+int efa_ah_efadv_create_cq_on_channel(uint64_t context, uint64_t channel, uint32_t cqe, uint64_t *cq)
+{
+    if (channel == 0) {
+        return -EINVAL;
+    }
+    return create_cq_with_sgid(context, cqe, channel, cq);
 }
 
 static void read_current(struct ibv_cq_ex *cq, struct efa_ah_wc *out)

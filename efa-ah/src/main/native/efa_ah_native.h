@@ -322,6 +322,15 @@ int efa_ah_async_close(uint64_t channel);
 int efa_ah_post_recv_batch(uint64_t qp, uint64_t mr, const uint32_t *offsets, uint32_t length,
                            const uint64_t *wr_ids, uint32_t count, uint32_t *posted);
 
+/*
+ * ibv_post_send of count (1..EFA_AH_MAX_BATCH) signaled IBV_WR_SENDs chained, all to (ah,
+ * remote_qpn, remote_qkey): send i is lengths[i] bytes at offsets[i] in mr, with wr_ids[i].
+ * *posted as for efa_ah_post_recv_batch.
+ */
+int efa_ah_post_send_batch(uint64_t qp, uint64_t ah, uint32_t remote_qpn, uint32_t remote_qkey, uint64_t mr,
+                           const uint32_t *offsets, const uint32_t *lengths, const uint64_t *wr_ids,
+                           uint32_t count, uint32_t *posted);
+
 /* ---- Completion channels (efa_ah_channel.c) ---- */
 
 /*
@@ -377,6 +386,13 @@ int efa_ah_error_qp(uint64_t qp);
  * device is not EFA (libefa's answer).
  */
 int efa_ah_efadv_create_cq(uint64_t context, uint32_t cqe, uint64_t *cq);
+
+/*
+ * efa_ah_efadv_create_cq whose events go to channel (efa_ah_channel_create; -EBUSY when it has its
+ * CQ), as efa_ah_channel_create_cq: arm it with efa_ah_req_notify_cq, wait with efa_ah_channel_wait.
+ * -EOPNOTSUPP also where the device lacks CQ notifications (libefa's create_cq).
+ */
+int efa_ah_efadv_create_cq_on_channel(uint64_t context, uint64_t channel, uint32_t cqe, uint64_t *cq);
 
 /*
  * Polls a CQ from efa_ah_efadv_create_cq (ibv_start_poll, ibv_next_poll, ibv_end_poll) for up to

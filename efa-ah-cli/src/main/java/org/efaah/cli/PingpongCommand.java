@@ -97,6 +97,11 @@ final class PingpongCommand implements Callable<Integer> {
             description = "Datagram transport: ud (every device) or srd (EFA only) (default: ${DEFAULT-VALUE}).")
     String transport = "ud";
 
+    @Option(names = "--spin", paramLabel = "MICROSECONDS",
+            description = "How long a wait for a datagram spins before it sleeps on the CQ's completion channel, "
+                    + "0..1000000 (default: ${DEFAULT-VALUE}); the largest comes close to perftest's busy polling.")
+    long spinMicros = UdEndpoint.DEFAULT_SPIN_NANOS / 1000;
+
     @Option(names = "--timeout", paramLabel = "SECONDS",
             description = "Seconds to wait for any one datagram or TCP connection, 1..86400 (default: "
                     + "${DEFAULT-VALUE}); a server waits for its first client without limit unless it is given.")
@@ -120,6 +125,7 @@ final class PingpongCommand implements Callable<Integer> {
         Check.range(spec, "--timeout", timeoutSeconds, 1, 86_400, "s");
         Check.range(spec, "--port", port, role.server ? 0 : 1, 65535, "");
         Check.range(spec, "--sgid-index", sgidIndex, 0, 255, "");
+        Check.range(spec, "--spin", spinMicros, 0, 1_000_000, "µs");
         QueuePairType queuePairType = transport(transport);
         if (queuePairType == null) {
             throw Check.fail(spec, "--transport", transport + "; valid ud, srd");
@@ -149,7 +155,7 @@ final class PingpongCommand implements Callable<Integer> {
             ProtectionDomain pd = device.allocatePd();
             AddressHandleCache cache = AddressHandleCache.create();
             UdEndpoint.Options options = UdEndpoint.Options.defaults().withPortNum(ibPort).withSgidIndex(sgidIndex)
-                    .withTransport(queuePairType);
+                    .withTransport(queuePairType).withSpin(spinMicros, TimeUnit.MICROSECONDS);
             // A server counts what it answered: the client's -n is the client's.
             try (Progress p = Progress.start(spec.commandLine().getErr(), output, progressMillis,
                     () -> role.server ? String.format("pingpong server: %,d datagrams answered", answered.get())

@@ -7,7 +7,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
-import org.efaah.ud.Datagram;
+import org.efaah.ud.DatagramHandler;
+import org.efaah.ud.DatagramView;
 import org.efaah.ud.EndpointAddress;
 import org.efaah.ud.UdEndpoint;
 import org.efaah.verbs.AddressHandleAttributes;
@@ -67,6 +68,11 @@ final class StreamCommand implements Callable<Integer> {
     @Option(names = "--window", description = "Sends in flight at most, 1..8192 (default: ${DEFAULT-VALUE}).")
     int window = 64;
 
+    @Option(names = "--spin", paramLabel = "MICROSECONDS",
+            description = "How long a wait for a completion spins before it sleeps on the CQ's completion channel, "
+                    + "0..1000000 (default: ${DEFAULT-VALUE}); the largest comes close to perftest's busy polling.")
+    long spinMicros = UdEndpoint.DEFAULT_SPIN_NANOS / 1000;
+
     @Option(names = "--sgid-index", description = "This side's GID index (default: ${DEFAULT-VALUE}).")
     int sgidIndex = 0;
 
@@ -91,7 +97,7 @@ final class StreamCommand implements Callable<Integer> {
     private final AtomicLong sentCount = new AtomicLong();
 
     /** What the receiver counted. */
-    private record Received(long datagrams, long bytes, long firstNanos, long lastNanos, long announced) {
+    private record Received(long datagrams, long bytes, long firstNanos, long lastNanos, long announced, long sleeps) {
     }
 
     @Override
@@ -100,6 +106,7 @@ final class StreamCommand implements Callable<Integer> {
         Check.range(spec, "--count", count, 1, Long.MAX_VALUE, "");
         Check.range(spec, "--window", window, 1, 8192, "");
         Check.range(spec, "--timeout", timeoutSeconds, 1, 86_400, "s");
+        Check.range(spec, "--spin", spinMicros, 0, 1_000_000, "µs");
         Check.range(spec, "--port", port, role.server ? 0 : 1, 65535, "");
         Check.range(spec, "--sgid-index", sgidIndex, 0, 255, "");
         Check.ibPort(spec, ibPort);
@@ -120,9 +127,9 @@ final class StreamCommand implements Callable<Integer> {
             ProtectionDomain pd = device.allocatePd();
             AddressHandleCache cache = AddressHandleCache.create();
             UdEndpoint.Options sending = UdEndpoint.Options.defaults().withPortNum(ibPort).withSgidIndex(sgidIndex)
-                    .withDepths(window, 16);
+                    .withDepths(window, 16).withSpin(spinMicros, TimeUnit.MICROSECONDS);
             UdEndpoint.Options receiving = UdEndpoint.Options.defaults().withPortNum(ibPort).withSgidIndex(sgidIndex)
-                    .withDepths(1, Math.min(8192, Math.max(1024, 2 * window)));
+                    .withDepths(1, Math.min(8192, Math.max(1024, 2 * window))).withSpin(spinMicros, TimeUnit.MICROSECONDS);
             try (Progress p = Progress.start(spec.commandLine().getErr(), output, progressMillis,
                     () -> String.format("stream: %,d of %,d sent", sentCount.get(), count))) {
                 if (role.server) {
@@ -172,21 +179,44 @@ final class StreamCommand implements Callable<Integer> {
 
     /** Counts datagrams until the sender's end marker, or {@code --timeout} with none. */
     private Received receive(UdEndpoint receiver) {
-        long datagrams = 0;
-        long bytes = 0;
-        long first = 0;
-        long last = 0;
+        Counter counter = new Counter();
+        long sleeps = receiver.counters().receiveSleeps();
         for (;;) {
-            Datagram d = receiver.receive(timeoutSeconds, TimeUnit.SECONDS);
-            if (d == null) {
-                if (datagrams == 0) {
+            // Up to a window's worth per wake-up, read in place: no copy, no allocation per datagram.
+            if (receiver.receive(counter, RECEIVE_BATCH, timeoutSeconds, TimeUnit.SECONDS) == 0) {
+                if (counter.datagrams == 0) {
                     throw new IllegalStateException("receiver: no datagram in " + timeoutSeconds + " s");
                 }
-                return new Received(datagrams, bytes, first, last, -1);
+                return new Received(counter.datagrams, counter.bytes, counter.first, counter.last, -1,
+                        receiver.counters().receiveSleeps() - sleeps);
             }
-            byte[] p = d.payload();
-            if (p.length == END_BYTES && p[0] == END) {
-                return new Received(datagrams, bytes, first, last, ByteBuffer.wrap(p, 1, 8).getLong());
+            if (counter.announced >= 0) {
+                return new Received(counter.datagrams, counter.bytes, counter.first, counter.last, counter.announced,
+                        receiver.counters().receiveSleeps() - sleeps);
+            }
+        }
+    }
+
+    /** Datagrams taken per receive call at most. */
+    private static final int RECEIVE_BATCH = 64;
+
+    /** Counts what a receive call hands it, and notes the end marker. */
+    private static final class Counter implements DatagramHandler {
+        long datagrams;
+        long bytes;
+        long first;
+        long last;
+        long announced = -1;
+
+        @Override
+        public void onDatagram(DatagramView d) {
+            if (announced >= 0) {
+                return; // what follows the marker is not counted (other copies of it)
+            }
+            ByteBuffer p = d.payload();
+            if (p.remaining() == END_BYTES && p.get(0) == END) {
+                announced = p.getLong(1);
+                return;
             }
             long now = System.nanoTime();
             if (datagrams == 0) {
@@ -194,26 +224,41 @@ final class StreamCommand implements Callable<Integer> {
             }
             last = now;
             datagrams++;
-            bytes += p.length;
+            bytes += p.remaining();
         }
     }
+
+    /** Sends posted per call at most ({@code EFA_AH_MAX_BATCH}, the stub's chain). */
+    private static final int SEND_BATCH = 64;
 
     /** Sends {@code --count} datagrams, a window in flight, then the end marker; reports the send rate. */
     private void send(Report report, UdEndpoint sender, AddressHandleCache cache, EndpointAddress to) {
         byte[] payload = new byte[size];
         java.util.Arrays.fill(payload, (byte) 0x7b); // never END
         ByteBuffer message = ByteBuffer.wrap(payload);
+        // One post of up to a window's worth of sends: one crossing to the provider for the lot.
+        ByteBuffer[] batch = new ByteBuffer[Math.min(window, SEND_BATCH)];
+        for (int i = 0; i < batch.length; i++) {
+            batch[i] = message.duplicate();
+        }
         try (AddressHandle ah = cache.acquire(sender.pd(),
                 AddressHandleAttributes.builder().dgid(to.gid()).sgidIndex(sgidIndex).build())) {
+            long sleeps = sender.counters().sendSleeps();
             long start = System.nanoTime();
-            for (long i = 0; i < count; i++) {
-                sender.send(ah, to, message.clear());
-                sentCount.incrementAndGet();
+            for (long i = 0; i < count; ) {
+                int n = (int) Math.min(batch.length, count - i);
+                for (int j = 0; j < n; j++) {
+                    batch[j].clear();
+                }
+                sender.sendBatch(ah, to, batch, 0, n);
+                sentCount.addAndGet(n);
+                i += n;
             }
             if (!sender.flush(timeoutSeconds, TimeUnit.SECONDS)) {
                 throw new IllegalStateException("sender: sends still in flight after " + timeoutSeconds + " s");
             }
             long elapsed = System.nanoTime() - start;
+            sleeps = sender.counters().sendSleeps() - sleeps;
             ByteBuffer end = ByteBuffer.allocate(END_BYTES).put(END).putLong(count);
             for (int i = 0; i < END_COPIES; i++) {
                 // Spaced out: a receiver whose ring the stream filled needs time to take the marker.
@@ -222,11 +267,12 @@ final class StreamCommand implements Callable<Integer> {
             }
             sender.flush(timeoutSeconds, TimeUnit.SECONDS);
             double seconds = elapsed / 1e9;
-            report.line("sent %,d datagrams of %d bytes in %.3f s, window %d: %,.0f messages/s, %.2f MB/s (%s)", count,
-                    size, seconds, window, count / seconds, (double) count * size / seconds / 1e6,
-                    sender.pd().device().name());
+            report.line("sent %,d datagrams of %d bytes in %.3f s, window %d: %,.0f messages/s, %.2f MB/s, %.3f sleeps "
+                    + "per datagram (%s)", count, size, seconds, window, count / seconds,
+                    (double) count * size / seconds / 1e6, (double) sleeps / count, sender.pd().device().name());
             report.put("sent", count).put("size_bytes", size).put("window", window).put("send_elapsed_ns", elapsed)
-                    .put("send_messages_per_s", count / seconds).put("send_mb_per_s", count * (double) size / seconds / 1e6);
+                    .put("send_messages_per_s", count / seconds).put("send_mb_per_s", count * (double) size / seconds / 1e6)
+                    .put("send_sleeps", sleeps);
         }
     }
 
@@ -242,11 +288,13 @@ final class StreamCommand implements Callable<Integer> {
     private void report(Report report, Received r, String device) {
         double seconds = Math.max(1, r.lastNanos() - r.firstNanos()) / 1e9;
         String of = r.announced() >= 0 ? String.format(" of %,d sent", r.announced()) : " (the end marker was lost)";
-        report.line("received %,d datagrams%s, %,d bytes, in %.3f s: %,.0f messages/s, %.2f MB/s (%s)", r.datagrams(),
-                of, r.bytes(), seconds, r.datagrams() / seconds, r.bytes() / seconds / 1e6, device);
+        report.line("received %,d datagrams%s, %,d bytes, in %.3f s: %,.0f messages/s, %.2f MB/s, %.3f sleeps per "
+                + "datagram (%s)", r.datagrams(), of, r.bytes(), seconds, r.datagrams() / seconds, r.bytes() / seconds / 1e6,
+                (double) r.sleeps() / Math.max(1, r.datagrams()), device);
         report.put("received", r.datagrams()).put("announced", r.announced()).put("received_bytes", r.bytes())
                 .put("receive_elapsed_ns", r.lastNanos() - r.firstNanos())
-                .put("receive_messages_per_s", r.datagrams() / seconds).put("receive_mb_per_s", r.bytes() / seconds / 1e6);
+                .put("receive_messages_per_s", r.datagrams() / seconds).put("receive_mb_per_s", r.bytes() / seconds / 1e6)
+                .put("receive_sleeps", r.sleeps());
     }
 
     private void loopback(Report report, ProtectionDomain pd, AddressHandleCache cache, UdEndpoint.Options sending,

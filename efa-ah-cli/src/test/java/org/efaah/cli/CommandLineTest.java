@@ -62,6 +62,14 @@ class CommandLineTest {
     }
 
     @Test
+    void pingpongSpinsAsLongAsToldBeforeItSleeps() {
+        Cli c = Cli.run("pingpong", "--provider", "mock", "-n", "200", "--spin", "1000000").expect(0);
+        assertTrue(c.out().contains("200 round trips of"), c::toString);
+        Cli.run("pingpong", "--provider", "mock", "--spin", "-1").expect(2).oneLine("--spin: -1 µs is out of range",
+                "0..1000000");
+    }
+
+    @Test
     void badOptionsAreRejected() {
         Cli c = Cli.run("demo", "--threads", "0").expect(2).oneLine("--threads: 0 is out of range; valid 1..1024");
         assertTrue(!c.out().contains("hardware AHs"), c::toString);

@@ -28,15 +28,22 @@ class StreamCommandTest {
     void jsonHasTheRatesOfBothSides() {
         Cli c = Cli.run("stream", "--provider", "mock", "-n", "2000", "--json", "--timeout", "5").expect(0);
         for (String key : new String[] {"\"send_messages_per_s\"", "\"send_mb_per_s\"", "\"receive_messages_per_s\"",
-            "\"receive_mb_per_s\"", "\"received\"", "\"announced\":2000"}) {
+            "\"receive_mb_per_s\"", "\"received\"", "\"announced\":2000", "\"send_sleeps\"", "\"receive_sleeps\""}) {
             assertTrue(c.out().contains(key), () -> key + " missing:\n" + c);
         }
+    }
+
+    @Test
+    void aBusySpinningStreamSleepsNeverAndSaysSo() {
+        Cli c = Cli.run("stream", "--provider", "mock", "-n", "5000", "--spin", "1000000", "--timeout", "5").expect(0);
+        assertTrue(c.out().contains("0.000 sleeps per datagram"), c::toString);
     }
 
     @Test
     void badValuesAreUsageErrors() {
         Cli.run("stream", "--window", "0").expect(2).oneLine("--window", "1..8192");
         Cli.run("stream", "-n", "0").expect(2).oneLine("--count");
+        Cli.run("stream", "--spin", "1000001").expect(2).oneLine("--spin", "0..1000000");
         Cli.run("stream", "--provider", "mock", "-s", "100000").expect(2).oneLine("--size", "path MTU");
     }
 

@@ -147,6 +147,12 @@ public final class Report {
         row("datapath on the mock: UD send + receive of one 1,024 B datagram (ns/op)",
                 jmh("DatapathBench.sendReceive1024", 1), null);
         row("datapath allocation, 64 B datagram (B/op)", jmh("DatapathBench.sendReceive64:gc.alloc.rate.norm", 1), null);
+        row("datapath allocation, 64 B, received by a handler, on the mock (B/op)",
+                jmh("DatapathBench.sendHandle64:gc.alloc.rate.norm", 1), null);
+        row("datapath allocation, 64 B, received by a handler, endpoint alone (loopback provider) (B/op)",
+                jmh("DatapathBench.loopbackSendHandle64:gc.alloc.rate.norm", 1), null);
+        row("datapath, 64 B, received by a handler, endpoint alone (loopback provider) (ns/op)",
+                jmh("DatapathBench.loopbackSendHandle64", 1), null);
 
         Score missEfa = jmh("MissPathBench.efaAh", 1);
         Score missBase = jmh("MissPathBench.baseline", 1);

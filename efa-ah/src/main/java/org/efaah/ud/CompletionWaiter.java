@@ -40,6 +40,8 @@ final class CompletionWaiter {
     private final long spinNanos;
     private final Semaphore turn = new Semaphore(1);
     private final InterruptHook interruptHook;
+    /** Sleeps on the channel so far; written by the one waiter holding the turn. */
+    private final java.util.concurrent.atomic.AtomicLong sleeps = new java.util.concurrent.atomic.AtomicLong();
 
     CompletionWaiter(UdEndpoint endpoint, QpRecovery recovery, CompletionQueue cq, long spinNanos) {
         this.endpoint = endpoint;
@@ -47,6 +49,11 @@ final class CompletionWaiter {
         this.cq = cq;
         this.spinNanos = spinNanos;
         this.interruptHook = new InterruptHook(cq);
+    }
+
+    /** How often a wait has gone to sleep on the channel (each sleep costs a wake-up: two context switches). */
+    long sleeps() {
+        return sleeps.getOpaque();
     }
 
     /** Whether waits sleep on a completion channel. */
@@ -111,6 +118,7 @@ final class CompletionWaiter {
             int millis = (int) Math.min(SLICE_MILLIS, Math.max(0, (left + 999_999) / 1_000_000));
             if (millis > 0) {
                 int events;
+                sleeps.setOpaque(sleeps.getOpaque() + 1);
                 interruptHook.enter();
                 try {
                     events = cq.awaitEvents(millis);

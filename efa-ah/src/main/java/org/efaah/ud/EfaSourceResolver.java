@@ -28,45 +28,63 @@ final class EfaSourceResolver implements SourceResolver {
     }
 
     @Override
-    public Datagram resolve(byte[] payload, byte[] area, WorkCompletion wc) {
+    public void resolve(DatagramView view) {
+        WorkCompletion wc = view.completion;
         if (wc.slid != WorkCompletion.EFA_UNKNOWN_AHN) {
             try (AddressHandle known = cache.acquireByAhn(pd, wc.slid)) {
                 Gid gid = known == null ? null : known.dgid();
-                return new Datagram(payload, gid, gid == null ? SourceOrigin.UNKNOWN : SourceOrigin.AHN, wc.slid, area, wc);
+                view.source(gid, gid == null ? SourceOrigin.UNKNOWN : SourceOrigin.AHN, wc.slid);
             }
+        } else if (wc.hasSourceGid) {
+            view.source(Gid.of(wc.sourceGid.clone()), SourceOrigin.COMPLETION_GID, Datagram.NO_AHN);
+        } else {
+            view.source(null, SourceOrigin.UNKNOWN, Datagram.NO_AHN);
         }
-        if (wc.hasSourceGid) {
-            return new Datagram(payload, Gid.of(wc.sourceGid.clone()), SourceOrigin.COMPLETION_GID, Datagram.NO_AHN,
-                    area, wc);
-        }
-        return new Datagram(payload, null, SourceOrigin.UNKNOWN, Datagram.NO_AHN, area, wc);
     }
 
     @Override
     public AddressHandleAttributes replyAttributes(Datagram datagram) {
-        return AddressHandleAttributes.builder().dgid(known(datagram)).portNum(portNum).build();
+        return attributes(known(datagram.sourceGid(), datagram.sourceAhn()));
+    }
+
+    @Override
+    public AddressHandleAttributes replyAttributes(DatagramView view) {
+        return attributes(known(view.sourceGid(), view.sourceAhn()));
     }
 
     @Override
     public AddressHandle acquireReplyAh(Datagram datagram) {
-        if (datagram.sourceAhn() != Datagram.NO_AHN) {
-            AddressHandle held = cache.acquireByAhn(pd, datagram.sourceAhn());
+        return acquire(datagram.sourceGid(), datagram.sourceAhn());
+    }
+
+    @Override
+    public AddressHandle acquireReplyAh(DatagramView view) {
+        return acquire(view.sourceGid(), view.sourceAhn());
+    }
+
+    private AddressHandleAttributes attributes(Gid gid) {
+        return AddressHandleAttributes.builder().dgid(gid).portNum(portNum).build();
+    }
+
+    private AddressHandle acquire(Gid gid, int ahn) {
+        if (ahn != Datagram.NO_AHN) {
+            AddressHandle held = cache.acquireByAhn(pd, ahn);
             // The same AH as at receive time, unless it was destroyed since (its AHN may then be another's).
-            if (held != null && held.dgid().equals(datagram.sourceGid())) {
+            if (held != null && held.dgid().equals(gid)) {
                 return held;
             }
             if (held != null) {
                 held.close();
             }
         }
-        return cache.acquire(pd, replyAttributes(datagram));
+        return cache.acquire(pd, attributes(known(gid, ahn)));
     }
 
-    private static Gid known(Datagram datagram) {
-        if (datagram.sourceGid() == null) {
-            throw new IllegalArgumentException("datagram: its sender is unknown (AHN " + datagram.sourceAhn()
+    private static Gid known(Gid gid, int ahn) {
+        if (gid == null) {
+            throw new IllegalArgumentException("datagram: its sender is unknown (AHN " + ahn
                     + " is not in the cache, and the completion carried no GID): no reply is possible");
         }
-        return datagram.sourceGid();
+        return gid;
     }
 }

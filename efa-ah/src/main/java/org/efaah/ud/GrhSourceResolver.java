@@ -15,8 +15,8 @@ import org.efaah.verbs.WorkCompletion;
  * InfiniBand, RoCE and rxe: the sender is in the GRH, read only when {@code IBV_WC_GRH} is set
  * and told apart (IPv6 GRH or RoCE v2 IPv4 header) by {@link Grh#version}, the decision
  * libibverbs makes; a reply's attributes come from {@code ibv_init_ah_from_wc}, which reads the
- * GRH from registered memory: a scratch slot, guarded by its own lock (held for the copy and the
- * call, never while waiting).
+ * GRH from registered memory: in place in a lent receive slot, or for a {@link Datagram} copied
+ * into a scratch slot, guarded by its own lock (held for the copy and the call, never while waiting).
  */
 final class GrhSourceResolver implements SourceResolver {
     private final Device device;
@@ -38,10 +38,9 @@ final class GrhSourceResolver implements SourceResolver {
     }
 
     @Override
-    public Datagram resolve(byte[] payload, byte[] area, WorkCompletion wc) {
-        Gid source = (wc.wcFlags & WorkCompletion.FLAG_GRH) != 0 ? Grh.sourceGid(area) : null;
-        return new Datagram(payload, source, source == null ? SourceOrigin.UNKNOWN : SourceOrigin.GRH,
-                Datagram.NO_AHN, area, wc);
+    public void resolve(DatagramView view) {
+        Gid source = (view.completion.wcFlags & WorkCompletion.FLAG_GRH) != 0 ? Grh.sourceGid(view.area()) : null;
+        view.source(source, source == null ? SourceOrigin.UNKNOWN : SourceOrigin.GRH, Datagram.NO_AHN);
     }
 
     @Override
@@ -58,5 +57,19 @@ final class GrhSourceResolver implements SourceResolver {
     @Override
     public AddressHandle acquireReplyAh(Datagram datagram) {
         return cache.acquire(pd, replyAttributes(datagram));
+    }
+
+    /** The GRH is still in place in the lent slot, which nothing else writes: no scratch copy. */
+    @Override
+    public AddressHandleAttributes replyAttributes(DatagramView view) {
+        if (view.slot < 0) {
+            return replyAttributes(view.copy());
+        }
+        return device.initAhFromWc(portNum, view.completion, scratch, view.offset);
+    }
+
+    @Override
+    public AddressHandle acquireReplyAh(DatagramView view) {
+        return cache.acquire(pd, replyAttributes(view));
     }
 }

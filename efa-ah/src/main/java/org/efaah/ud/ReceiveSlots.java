@@ -1,6 +1,5 @@
 package org.efaah.ud;
 
-import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
@@ -10,8 +9,9 @@ import org.efaah.verbs.UdQueuePair;
 import org.efaah.verbs.WorkCompletion;
 
 /**
- * An endpoint's receive side: the registered receive slots, the receive CQ's completions, copying
- * a datagram out and reposting its slot, and the receive counters.
+ * An endpoint's receive side: the registered receive slots, the receive CQ's completions, lending
+ * a slot out (its {@link DatagramView}) until the caller has read it, reposting it, and the receive
+ * counters.
  *
  * <p>A slot is {@code prefix} bytes plus the largest message: on UD {@code prefix} is the 40-byte
  * area in front of every payload (a GRH, or on EFA undefined bytes); on SRD it is 0, as an SRD
@@ -20,9 +20,10 @@ import org.efaah.verbs.WorkCompletion;
  * so a receive CQ of {@code depth} entries cannot overrun.
  *
  * <p>Locks: {@link #lock} (the endpoint's receive lock; taken after the send lock when both are
- * needed) guards the CQ poll, the reposts and the datagrams a recovery polled before the caller did.
- * Every method does one step and returns; none waits. The endpoint's {@code receive} waits between
- * polls with no lock held.
+ * needed) guards the CQ poll, the reposts, which slots are lent, and the datagrams a recovery polled
+ * before the caller did. Every method does one step and returns; none waits. The endpoint's
+ * {@code receive} waits between polls, and callers read lent slots, with no lock held; a lent slot
+ * is not posted (not even by a recovery) until it is given back, so nothing writes it meanwhile.
  */
 final class ReceiveSlots {
     final ReentrantLock lock = new ReentrantLock();
@@ -34,8 +35,9 @@ final class ReceiveSlots {
     private final int depth;
     private final int prefix;
     private final int slotSize;
-    private final SourceResolver resolver;
     private final boolean efa;
+    /** Receive completions one poll takes at most: the native stub's 64 ({@code EFA_AH_MAX_BATCH}). */
+    static final int POLL_BATCH = 64;
     /** One poll's completions; those from {@link #next} to {@link #filled} are still to be taken. */
     private final WorkCompletion[] completions;
     private int next;
@@ -47,6 +49,11 @@ final class ReceiveSlots {
     private int reposts;
     /** Receives posted whose completion has not been polled yet. */
     private int posted;
+    /** Per slot, the view a handler reads it through, and whether it is lent out now. */
+    private final DatagramView[] views;
+    private final boolean[] lent;
+    /** Views lent and not read: their caller's handler threw before them. Handed out first. */
+    private DatagramView pending;
     /** Datagrams a recovery's drain polled; handed out before the CQ is polled again. */
     private final ArrayDeque<Datagram> drained = new ArrayDeque<>();
     // Written under the lock, read without it.
@@ -56,6 +63,11 @@ final class ReceiveSlots {
     ReceiveSlots(UdEndpoint endpoint, QpRecovery recovery, UdQueuePair qp, CompletionQueue receiveCq,
                  MemoryRegion receiveMemory, int depth, int prefix, int slotSize, SourceResolver resolver,
                  boolean efa) {
+        this.views = new DatagramView[depth];
+        for (int i = 0; i < depth; i++) {
+            views[i] = new DatagramView(receiveMemory.buffer(), i, i * slotSize, prefix, slotSize - prefix, resolver);
+        }
+        this.lent = new boolean[depth];
         this.endpoint = endpoint;
         this.recovery = recovery;
         this.qp = qp;
@@ -64,15 +76,14 @@ final class ReceiveSlots {
         this.depth = depth;
         this.prefix = prefix;
         this.slotSize = slotSize;
-        this.resolver = resolver;
         this.efa = efa;
         this.posted = depth; // EndpointResources posted every slot
-        this.completions = new WorkCompletion[Math.min(16, depth)];
+        this.completions = new WorkCompletion[Math.min(POLL_BATCH, depth)];
         for (int i = 0; i < completions.length; i++) {
             completions[i] = new WorkCompletion();
         }
         // At most a quarter of the ring waits for its repost, so three quarters stay posted.
-        this.repostBatch = Math.max(1, Math.min(16, depth / 4));
+        this.repostBatch = Math.max(1, Math.min(POLL_BATCH, depth / 4));
         this.repostOffsets = new int[repostBatch];
         this.repostSlots = new long[repostBatch];
     }
@@ -85,23 +96,109 @@ final class ReceiveSlots {
         return receiveErrors.getOpaque();
     }
 
-    /** One poll under the lock; null when no datagram was there. */
-    Datagram poll() {
+    /**
+     * One poll under the lock: lends out up to {@code limit} datagrams, chained by
+     * {@link DatagramView#next} (each slot stays out of the ring until {@link #giveBack}); null when
+     * none was there. A datagram a recovery copied out comes first, alone.
+     *
+     * @throws WorkCompletionException for a receive that completed with an error, when it is the
+     *                                 first in line (one behind a datagram waits for the next call)
+     */
+    DatagramView lend(int limit) {
         lock.lock();
         try {
             endpoint.checkOpen();
+            if (pending != null) {
+                return takePending(limit);
+            }
             Datagram d = drained.poll();
-            return d != null ? d : pollLocked();
+            if (d != null) {
+                DatagramView v = new DatagramView(d);
+                v.lendCopied();
+                return v;
+            }
+            DatagramView first = null;
+            DatagramView last = null;
+            for (int n = 0; n < limit; n++) {
+                DatagramView v = pollLocked(first != null);
+                if (v == null) {
+                    break;
+                }
+                if (first == null) {
+                    first = v;
+                } else {
+                    last.next = v;
+                }
+                last = v;
+            }
+            return first;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Up to {@code limit} views from the front of {@link #pending}, lock held. */
+    private DatagramView takePending(int limit) {
+        DatagramView first = pending;
+        DatagramView last = first;
+        for (int n = 1; n < limit && last.next != null; n++) {
+            last = last.next;
+        }
+        pending = last.next;
+        last.next = null;
+        return first;
+    }
+
+    /**
+     * Keeps the rest of a lent chain, from {@code first}, that its caller did not get to read (its
+     * handler threw): the next {@link #lend} hands them out first, in order.
+     */
+    void putBack(DatagramView first) {
+        lock.lock();
+        try {
+            DatagramView last = first;
+            while (last.next != null) {
+                last = last.next;
+            }
+            last.next = pending;
+            pending = first;
         } finally {
             lock.unlock();
         }
     }
 
     /**
-     * Polls until a datagram or an error turns up, or the CQ is empty. A flush of a QP in the error
-     * state is consumed quietly: it only returns the slot, which recovery reposts.
+     * Takes back the slots of a chain {@link #lend} returned, once its datagrams have been read:
+     * queues them for a repost, unless the endpoint closed or a recovery will post every slot.
      */
-    private Datagram pollLocked() {
+    void giveBack(DatagramView first) {
+        lock.lock();
+        try {
+            for (DatagramView v = first; v != null; ) {
+                DatagramView following = v.next;
+                v.next = null;
+                v.invalidate();
+                if (v.slot >= 0) {
+                    lent[v.slot] = false;
+                    // A QP in the error state would only flush the slot: recovery reposts every slot.
+                    if (!endpoint.closed() && !recovery.needsRecovery()) {
+                        repost(v.slot);
+                    }
+                }
+                v = following;
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Polls until a datagram or an error turns up, or the CQ is empty; a datagram's slot is lent out.
+     * A flush of a QP in the error state is consumed quietly: it only returns the slot, which
+     * recovery reposts. With {@code errorWaits} an error completion stays queued and null is returned,
+     * so that the datagrams lent before it reach the caller first.
+     */
+    private DatagramView pollLocked(boolean errorWaits) {
         for (;;) {
             if (next == filled) {
                 next = 0;
@@ -111,18 +208,21 @@ final class ReceiveSlots {
                     return null;
                 }
             }
-            WorkCompletion wc = completions[next++];
+            WorkCompletion wc = completions[next];
+            if (wc.status != WorkCompletion.SUCCESS && errorWaits) {
+                return null;
+            }
+            next++;
             posted--;
-            Datagram d = take(wc);
-            if (d != null) {
-                return d;
+            DatagramView v = take(wc);
+            if (v != null) {
+                return v;
             }
         }
     }
 
-    private Datagram take(WorkCompletion wc) {
+    private DatagramView take(WorkCompletion wc) {
         int slot = (int) wc.wrId;
-        int offset = slot * slotSize;
         if (wc.status != WorkCompletion.SUCCESS) {
             boolean inError = recovery.checkQpState();
             if (wc.status == WorkCompletion.WR_FLUSH_ERR && inError) {
@@ -134,22 +234,11 @@ final class ReceiveSlots {
             }
             throw new WorkCompletionException("receive", wc.status, wc.vendorError, efa);
         }
-        try {
-            ByteBuffer buffer = receiveMemory.buffer();
-            byte[] area = new byte[prefix];
-            buffer.get(offset, area);
-            byte[] payload = new byte[Math.max(0, wc.byteLength - prefix)];
-            buffer.get(offset + prefix, payload);
-            WorkCompletion copy = new WorkCompletion();
-            copy.copyFrom(wc);
-            received.setOpaque(received.getOpaque() + 1);
-            return resolver.resolve(payload, area, copy);
-        } finally {
-            // A QP in the error state would only flush the slot: recovery reposts every slot.
-            if (!recovery.needsRecovery()) {
-                repost(slot);
-            }
-        }
+        DatagramView v = views[slot];
+        v.lend(wc, Math.max(0, wc.byteLength - prefix));
+        lent[slot] = true;
+        received.setOpaque(received.getOpaque() + 1);
+        return v;
     }
 
     /** Queues the slot for a repost; posts the queue in one call once a batch is full. */
@@ -181,24 +270,32 @@ final class ReceiveSlots {
      */
     boolean drainedLocked() {
         for (;;) {
-            Datagram d;
+            DatagramView v;
             try {
-                d = pollLocked();
+                v = pollLocked(false);
             } catch (WorkCompletionException e) {
                 continue; // counted; the caller of receive already heard of the error that stopped the QP
             }
-            if (d == null) {
+            if (v == null) {
                 return posted == 0;
             }
-            drained.add(d);
+            // Copied out at once: the slot goes back to the ring with every other at the reset.
+            drained.add(v.copy());
+            v.invalidate();
+            lent[v.slot] = false;
         }
     }
 
-    /** At recovery, lock held, the QP back in RTS: posts every receive slot again. */
+    /**
+     * At recovery, lock held, the QP back in RTS: posts every receive slot again, except those lent
+     * to a handler still reading them ({@link #giveBack} posts those).
+     */
     void repostAllLocked() {
         reposts = 0; // every slot, the queued ones among them
         for (int i = 0; i < depth; i++) {
-            repost(i);
+            if (!lent[i]) {
+                repost(i);
+            }
         }
         if (reposts > 0) {
             postQueued();

@@ -1,13 +1,16 @@
 package org.efaah.ud;
 
 import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import org.efaah.cache.AddressHandle;
 import org.efaah.verbs.CompletionQueue;
 import org.efaah.verbs.EfaCompletionStatus;
+import org.efaah.verbs.HardwareAddressHandle;
 import org.efaah.verbs.MemoryRegion;
 import org.efaah.verbs.UdQueuePair;
 import org.efaah.verbs.WorkCompletion;
@@ -34,10 +37,25 @@ final class SendSlots {
     private final int maxMessageSize;
     private final boolean efa;
     private final int rnrRetry;
-    private final AddressHandle[] inFlight;
+    /** Per slot in flight, the reference that keeps its AH alive; shared by the sends through one AH. */
+    private final HeldAh[] inFlight;
+    /** The references held now, by AH: one per AH with sends in flight, not one per send. */
+    private final IdentityHashMap<HardwareAddressHandle, HeldAh> held = new IdentityHashMap<>();
+    /** One batched post's work requests: offsets and lengths in the send memory, slots as wr_ids. */
+    private final int[] batchOffsets;
+    private final int[] batchLengths;
+    private final long[] batchSlots;
+    /** Spare holders, so that a send allocates nothing once running. */
+    private final ArrayDeque<HeldAh> spareHolders = new ArrayDeque<>();
     private final int[] remoteQpns;
     private final int[] freeSlots;
     private int freeCount;
+    /**
+     * Send completions one poll takes at most: 16, not more, as reaping frees the AH references
+     * of the sends reaped. On EFA a datagram names its sender by the AHN of the receiver's AH at
+     * arrival; a reply path whose last send was reaped, before the datagram is read, is destroyed
+     * (without retention) and the sender is no longer known.
+     */
     private final WorkCompletion[] completions;
     /** Failed sends not yet reported; at most {@code depth}, as each held a slot. */
     private final List<SendFailure> failures = new ArrayList<>();
@@ -55,7 +73,10 @@ final class SendSlots {
         this.maxMessageSize = maxMessageSize;
         this.efa = efa;
         this.rnrRetry = rnrRetry;
-        this.inFlight = new AddressHandle[depth];
+        this.inFlight = new HeldAh[depth];
+        this.batchOffsets = new int[depth];
+        this.batchLengths = new int[depth];
+        this.batchSlots = new long[depth];
         this.remoteQpns = new int[depth];
         this.freeSlots = new int[depth];
         for (int i = 0; i < freeSlots.length; i++) {
@@ -100,26 +121,102 @@ final class SendSlots {
         }
     }
 
+    /**
+     * One attempt to post up to {@code count} payloads from {@code payloads[from]} on, in one
+     * provider call: as {@link #tryPost}, but returns how many were posted (each consumed), 0 having
+     * waited for nothing when no slot is free or the QP is being recovered. Reaps completions when
+     * fewer slots are free than asked for.
+     */
+    int tryPostBatch(AddressHandle ah, int remoteQpn, long remoteQkey, ByteBuffer[] payloads, int from, int count) {
+        lock.lock();
+        try {
+            endpoint.checkOpen();
+            throwFailures();
+            // Until enough slots are free or the CQ is empty.
+            while (freeCount < count && pollSends() == completions.length) {
+                // more may be queued
+            }
+            throwFailures();
+            if (freeCount == 0 || recovery.needsRecovery()) {
+                return 0;
+            }
+            int n = Math.min(count, freeCount);
+            HardwareAddressHandle hardware = ah.hardware();
+            HeldAh h = hold(ah, hardware);
+            for (int i = 0; i < n; i++) {
+                ByteBuffer payload = payloads[from + i];
+                int slot = freeSlots[--freeCount];
+                batchOffsets[i] = slot * maxMessageSize;
+                batchLengths[i] = payload.remaining();
+                batchSlots[i] = slot;
+                sendMemory.buffer().put(batchOffsets[i], payload, payload.position(), batchLengths[i]);
+            }
+            h.sends += n;
+            int posted = 0;
+            try {
+                posted = qp.postSends(hardware, remoteQpn, remoteQkey, sendMemory, batchOffsets, batchLengths,
+                        batchSlots, n);
+            } finally {
+                // Those not posted (all, if it threw) give their slots and their share of the AH back.
+                for (int i = posted; i < n; i++) {
+                    release(h);
+                    freeSlots[freeCount++] = (int) batchSlots[i];
+                }
+            }
+            for (int i = 0; i < posted; i++) {
+                int slot = (int) batchSlots[i];
+                inFlight[slot] = h;
+                remoteQpns[slot] = remoteQpn;
+                ByteBuffer payload = payloads[from + i];
+                payload.position(payload.position() + batchLengths[i]);
+            }
+            sent.setOpaque(sent.getOpaque() + posted);
+            return posted;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The endpoint's reference to {@code hardware} for one more send, a duplicate of {@code ah} if none is held. */
+    private HeldAh hold(AddressHandle ah, HardwareAddressHandle hardware) {
+        HeldAh h = held.get(hardware);
+        if (h == null) {
+            AddressHandle duplicate = ah.duplicate();
+            h = spareHolders.isEmpty() ? new HeldAh() : spareHolders.pop();
+            h.handle = duplicate;
+            h.hardware = hardware;
+            held.put(hardware, h);
+        }
+        return h;
+    }
+
+    /**
+     * An AH reference the endpoint holds for its sends in flight through one AH: a
+     * {@link AddressHandle#duplicate()} taken by the first and closed when the last completes, so
+     * that a stream to one peer duplicates nothing once running.
+     */
+    private static final class HeldAh {
+        HardwareAddressHandle hardware;
+        AddressHandle handle;
+        int sends;
+    }
+
     /** Posts into a free slot; the caller holds the lock and has checked there is one. */
     private void post(AddressHandle ah, int remoteQpn, long remoteQkey, ByteBuffer payload, int length) {
+        HardwareAddressHandle hardware = ah.hardware(); // throws for a closed handle or a destroyed AH
+        HeldAh h = hold(ah, hardware);
         int slot = freeSlots[--freeCount];
-        AddressHandle held;
-        try {
-            held = ah.duplicate();
-        } catch (RuntimeException e) {
-            freeSlots[freeCount++] = slot;
-            throw e;
-        }
         int offset = slot * maxMessageSize;
         sendMemory.buffer().put(offset, payload, payload.position(), length);
+        h.sends++;
         try {
-            qp.postSend(held.hardware(), remoteQpn, remoteQkey, sendMemory, offset, length, slot);
+            qp.postSend(hardware, remoteQpn, remoteQkey, sendMemory, offset, length, slot);
         } catch (RuntimeException e) {
-            held.close();
+            release(h);
             freeSlots[freeCount++] = slot;
             throw e;
         }
-        inFlight[slot] = held;
+        inFlight[slot] = h;
         remoteQpns[slot] = remoteQpn;
         payload.position(payload.position() + length);
         sent.setOpaque(sent.getOpaque() + 1);
@@ -135,24 +232,36 @@ final class SendSlots {
         for (int i = 0; i < n; i++) {
             WorkCompletion wc = completions[i];
             int slot = (int) wc.wrId;
-            AddressHandle held = inFlight[slot];
-            if (held == null) {
+            HeldAh h = inFlight[slot];
+            if (h == null) {
                 throw new IllegalStateException("send completion for slot " + slot + ", which has no send in flight");
             }
             inFlight[slot] = null;
             try {
                 if (wc.status != WorkCompletion.SUCCESS) {
-                    failures.add(new SendFailure(remoteQpns[slot], held.dgid(), wc.status, wc.vendorError,
+                    failures.add(new SendFailure(remoteQpns[slot], h.handle.dgid(), wc.status, wc.vendorError,
                             efa ? EfaCompletionStatus.of(wc.vendorError) : null, rnrRetry));
                     failed.setOpaque(failed.getOpaque() + 1);
                     recovery.checkQpState();
                 }
             } finally {
-                held.close();
+                release(h);
                 freeSlots[freeCount++] = slot;
             }
         }
         return n;
+    }
+
+    /** One send through {@code h} is over; the last closes the reference. */
+    private void release(HeldAh h) {
+        if (--h.sends == 0) {
+            AddressHandle handle = h.handle;
+            h.handle = null;
+            held.remove(h.hardware);
+            h.hardware = null;
+            spareHolders.push(h);
+            handle.close();
+        }
     }
 
     private void throwFailures() {
@@ -229,7 +338,7 @@ final class SendSlots {
         try {
             for (int slot = 0; slot < inFlight.length; slot++) {
                 if (inFlight[slot] != null) {
-                    return "QPN 0x" + Integer.toHexString(remoteQpns[slot]) + " GID " + inFlight[slot].dgid();
+                    return "QPN 0x" + Integer.toHexString(remoteQpns[slot]) + " GID " + inFlight[slot].handle.dgid();
                 }
             }
             return null;
@@ -242,7 +351,7 @@ final class SendSlots {
     void releaseAllLocked() {
         for (int i = 0; i < inFlight.length; i++) {
             if (inFlight[i] != null) {
-                inFlight[i].close();
+                release(inFlight[i]);
                 inFlight[i] = null;
             }
         }

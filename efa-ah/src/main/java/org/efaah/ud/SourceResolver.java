@@ -2,7 +2,6 @@ package org.efaah.ud;
 
 import org.efaah.cache.AddressHandle;
 import org.efaah.verbs.AddressHandleAttributes;
-import org.efaah.verbs.WorkCompletion;
 
 /**
  * How a device kind names the sender of a receive, and how a reply reaches it: chosen once when
@@ -11,12 +10,18 @@ import org.efaah.verbs.WorkCompletion;
  */
 interface SourceResolver {
 
-    /** The datagram for a successful receive completion {@code wc} (a private copy) and its 40-byte area. */
-    Datagram resolve(byte[] payload, byte[] area, WorkCompletion wc);
+    /** Names the sender of the successful receive a lent view shows ({@link DatagramView#source}). */
+    void resolve(DatagramView view);
 
     /** The attributes of an AH back to the sender of {@code datagram}. */
     AddressHandleAttributes replyAttributes(Datagram datagram);
 
     /** A handle, from the cache, to an AH back to the sender of {@code datagram}. */
     AddressHandle acquireReplyAh(Datagram datagram);
+
+    /** The attributes of an AH back to the sender of a lent view's datagram. */
+    AddressHandleAttributes replyAttributes(DatagramView view);
+
+    /** A handle, from the cache, to an AH back to the sender of a lent view's datagram. */
+    AddressHandle acquireReplyAh(DatagramView view);
 }

@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import org.efaah.cache.AddressHandle;
@@ -26,9 +27,16 @@ import org.efaah.verbs.VerbsException;
  * registered send and receive buffers, that sends through AHs from an {@link AddressHandleCache}
  * and answers senders through return-path AHs from the same cache.
  *
- * <p>A send copies the payload into a registered slot and posts it. The AH stays alive until the
- * send completes, even if the caller closes its handle at once: the endpoint holds a reference of
- * its own ({@link AddressHandle#duplicate()}) until the completion.
+ * <p>A send copies the payload into a registered slot and posts it ({@link #sendBatch} posts several
+ * in one call). The AH stays alive until the send completes, even if the caller closes its handle
+ * at once: the endpoint holds a reference of its own ({@link AddressHandle#duplicate()}), one per
+ * AH with sends in flight, until the last of them completes.
+ *
+ * <p><b>Receiving without a copy.</b> {@link #receive(long, TimeUnit)} copies each datagram out
+ * into a {@link Datagram}. {@link #receive(DatagramHandler, int, long, TimeUnit)} and
+ * {@link #poll(DatagramHandler, int)} hand datagrams to a {@link DatagramHandler} in place, as
+ * {@link DatagramView}s valid only during the call; with them and {@link #send} or
+ * {@link #sendBatch}, the endpoint allocates nothing per datagram once running.
  *
  * <p><b>Failed sends.</b> Every send that completes with an error is reported, none is lost: the
  * next {@link #send} or {@link #flush} throws a {@link WorkCompletionException} whose
@@ -274,8 +282,12 @@ public final class UdEndpoint implements AutoCloseable {
      * @param received      datagrams returned by {@link #receive}
      * @param receiveErrors receives that completed with an error (flushes of a recovered QP not counted)
      * @param recoveries    times the QP was taken out of the error state
+     * @param sendSleeps    times a send waiting for a slot, or a flush, slept on the send CQ's
+     *                      completion channel (past its spin): each costs a wake-up
+     * @param receiveSleeps times a receive slept on the receive CQ's completion channel
      */
-    public record Counters(long sent, long failedSends, long received, long receiveErrors, long recoveries) {
+    public record Counters(long sent, long failedSends, long received, long receiveErrors, long recoveries,
+                           long sendSleeps, long receiveSleeps) {
     }
 
     private UdEndpoint(ProtectionDomain pd, AddressHandleCache cache, Options options, int maxMessageSize,
@@ -426,7 +438,7 @@ public final class UdEndpoint implements AutoCloseable {
      */
     public Counters counters() {
         return new Counters(sends.sent(), sends.failed(), receives.received(), receives.receiveErrors(),
-                recovery.recoveries());
+                recovery.recoveries(), sendWaiter.sleeps(), receiveWaiter.sleeps());
     }
 
     /**
@@ -492,12 +504,128 @@ public final class UdEndpoint implements AutoCloseable {
         if (sends.tryPost(ah, remoteQpn, remoteQkey, payload, length)) {
             return;
         }
-        BooleanSupplier step = () -> {
-            recovery.recoverIfNeeded();
-            return sends.tryPost(ah, remoteQpn, remoteQkey, payload, length);
-        };
-        if (!sendWaiter.await(step, System.nanoTime() + SEND_SLOT_TIMEOUT_NANOS, "send")) {
+        // A step object per wait, reused: a send that waits for a slot allocates nothing either.
+        SendStep step = spareSendStep.getAndSet(null);
+        if (step == null) {
+            step = new SendStep(); // another thread waits with the spare one
+        }
+        boolean posted;
+        try {
+            step.set(ah, remoteQpn, remoteQkey, payload, length);
+            posted = sendWaiter.await(step, System.nanoTime() + SEND_SLOT_TIMEOUT_NANOS, "send");
+        } finally {
+            step.set(null, 0, 0, null, 0, 0);
+            spareSendStep.set(step);
+        }
+        if (!posted) {
             throw new VerbsException("ibv_poll_cq", Errno.ETIMEDOUT, stalledSendDetail());
+        }
+    }
+
+    /** One try of a send waiting for a slot: of one payload, or of a batch ({@link #batch} not null). */
+    private final class SendStep implements BooleanSupplier {
+        private AddressHandle ah;
+        private int remoteQpn;
+        private long remoteQkey;
+        private ByteBuffer payload;
+        private int length;
+        private ByteBuffer[] batch;
+        private int from;
+        private int count;
+        /** A batch's payloads posted by the try that succeeded. */
+        int posted;
+
+        void set(AddressHandle ah, int remoteQpn, long remoteQkey, ByteBuffer payload, int length) {
+            this.ah = ah;
+            this.remoteQpn = remoteQpn;
+            this.remoteQkey = remoteQkey;
+            this.payload = payload;
+            this.length = length;
+            this.batch = null;
+        }
+
+        void set(AddressHandle ah, int remoteQpn, long remoteQkey, ByteBuffer[] batch, int from, int count) {
+            set(ah, remoteQpn, remoteQkey, null, 0);
+            this.batch = batch;
+            this.from = from;
+            this.count = count;
+            this.posted = 0;
+        }
+
+        @Override
+        public boolean getAsBoolean() {
+            recovery.recoverIfNeeded();
+            if (batch == null) {
+                return sends.tryPost(ah, remoteQpn, remoteQkey, payload, length);
+            }
+            posted = sends.tryPostBatch(ah, remoteQpn, remoteQkey, batch, from, count);
+            return posted > 0;
+        }
+    }
+
+    private final AtomicReference<SendStep> spareSendStep = new AtomicReference<>(new SendStep());
+
+    /**
+     * Sends {@code count} payloads, {@code payloads[offset]} on, to one destination, posting as many
+     * as there are free slots in one provider call ({@code ibv_post_send} of chained work requests):
+     * fewer crossings per datagram than one {@link #send} each. Waits, holding no lock, for slots
+     * when the batch is larger than the slots free; returns once every payload is posted. Each
+     * payload's remaining bytes are sent and consumed as it is posted. Thread-safe; another thread's
+     * sends may come in between two of the batch's posts.
+     *
+     * @param ah       an AH to the receiver's GID, in this endpoint's PD
+     * @param to       the receiver's QPN and Q_Key (its GID is the AH's)
+     * @param payloads the payloads; those from {@code offset} to {@code offset + count - 1} are sent
+     * @param offset   the first payload's index
+     * @param count    payloads to send, 0..{@code payloads.length - offset}
+     * @throws IllegalArgumentException     as {@link #send}, for any payload, before anything is posted;
+     *                                      also for an {@code offset} or {@code count} out of range
+     * @throws IllegalStateException        as {@link #send}
+     * @throws EndpointInterruptedException as {@link #send}; the payloads posted before are consumed,
+     *                                      the others keep their position
+     * @throws WorkCompletionException      as {@link #send}, likewise
+     * @throws VerbsException               as {@link #send}, likewise
+     */
+    public void sendBatch(AddressHandle ah, EndpointAddress to, ByteBuffer[] payloads, int offset, int count) {
+        Objects.requireNonNull(ah, "ah");
+        Objects.requireNonNull(to, "to");
+        Objects.requireNonNull(payloads, "payloads");
+        if (ah.pd() != pd) {
+            throw new IllegalArgumentException("ah: belongs to another PD than this endpoint's");
+        }
+        Objects.checkFromIndexSize(offset, count, payloads.length);
+        for (int i = offset; i < offset + count; i++) {
+            ByteBuffer p = Objects.requireNonNull(payloads[i], "payloads[" + i + "]");
+            if (p.remaining() > maxMessageSize) {
+                throw new IllegalArgumentException("payloads[" + i + "]: " + p.remaining() + " bytes; valid 0.."
+                        + maxMessageSize + " (the endpoint's largest message)");
+            }
+        }
+        int done = 0;
+        while (done < count) {
+            recovery.recoverIfNeeded();
+            int n = sends.tryPostBatch(ah, to.qpn(), to.qkey(), payloads, offset + done, count - done);
+            if (n > 0) {
+                done += n;
+                continue;
+            }
+            // No slot free: wait for one as a send does, then post the rest in the next round.
+            SendStep step = spareSendStep.getAndSet(null);
+            if (step == null) {
+                step = new SendStep();
+            }
+            boolean posted;
+            try {
+                step.set(ah, to.qpn(), to.qkey(), payloads, offset + done, count - done);
+                posted = sendWaiter.await(step, System.nanoTime() + SEND_SLOT_TIMEOUT_NANOS, "send");
+                done += step.posted;
+            } finally {
+                step.set(null, 0, 0, null, 0, 0);
+                spareSendStep.set(step);
+            }
+            if (!posted) {
+                throw new VerbsException("ibv_poll_cq", Errno.ETIMEDOUT, stalledSendDetail());
+            }
         }
     }
 
@@ -548,7 +676,8 @@ public final class UdEndpoint implements AutoCloseable {
     }
 
     /**
-     * Waits up to {@code timeout}, holding no lock, for one datagram.
+     * Waits up to {@code timeout}, holding no lock, for one datagram, and copies it out; for no copy
+     * and no allocation, see {@link #receive(DatagramHandler, int, long, TimeUnit)}.
      *
      * @param timeout how long to wait at most
      * @param unit    the unit of {@code timeout}
@@ -561,29 +690,142 @@ public final class UdEndpoint implements AutoCloseable {
      * @throws IllegalStateException        if the endpoint is closed, also by another thread while waiting
      */
     public Datagram receive(long timeout, TimeUnit unit) {
-        long deadline = System.nanoTime() + unit.toNanos(timeout);
-        Datagram d = receiveStep();
-        if (d != null) {
-            return d;
+        DatagramView v = await(1, System.nanoTime() + unit.toNanos(timeout));
+        if (v == null) {
+            return null;
         }
-        Datagram[] got = new Datagram[1];
-        receiveWaiter.await(() -> (got[0] = receiveStep()) != null, deadline, "receive");
-        return got[0];
+        try {
+            return v.copy();
+        } finally {
+            receives.giveBack(v);
+        }
     }
 
-    /** One poll for a datagram; a recovery step when none came. */
-    private Datagram receiveStep() {
-        Datagram d;
+    /**
+     * Waits up to {@code timeout}, holding no lock, for at least one datagram, then hands each of
+     * those already received, up to {@code limit}, to {@code handler} in arrival order, in place in
+     * the registered receive memory: no copy, and in steady state no allocation. Each
+     * {@link DatagramView} is valid only during its {@link DatagramHandler#onDatagram} call (see
+     * there); its slot is posted again once the handler returns. The handler runs on this thread with
+     * no endpoint lock held, so it may send and reply.
+     *
+     * @param handler takes each datagram
+     * @param limit   datagrams at most, 1..{@link Integer#MAX_VALUE}; up to 64 are taken per CQ poll
+     * @param timeout how long to wait at most for the first
+     * @param unit    the unit of {@code timeout}
+     * @return the datagrams handed to {@code handler}, 0 on timeout
+     * @throws IllegalArgumentException     if {@code limit} is below 1
+     * @throws WorkCompletionException      as {@link #receive(long, TimeUnit)}, for an error completion
+     *                                      found before any datagram (one behind datagrams waits for
+     *                                      the next call)
+     * @throws EndpointInterruptedException if interrupted while waiting (flag set again)
+     * @throws IllegalStateException        if the endpoint is closed, also by another thread while waiting
+     * @throws RuntimeException             what {@code handler} throws; the datagrams after the one it
+     *                                      threw on are kept for the next call
+     */
+    public int receive(DatagramHandler handler, int limit, long timeout, TimeUnit unit) {
+        Objects.requireNonNull(handler, "handler");
+        checkLimit(limit);
+        DatagramView v = await(limit, System.nanoTime() + unit.toNanos(timeout));
+        return v == null ? 0 : deliver(v, handler);
+    }
+
+    /**
+     * Hands the datagrams already received, up to {@code limit}, to {@code handler}, without waiting:
+     * {@link #receive(DatagramHandler, int, long, TimeUnit)} with no wait, for callers with their
+     * own idle strategy or several endpoints on one thread (Aeron's {@code Subscription.poll}).
+     *
+     * @param handler takes each datagram
+     * @param limit   datagrams at most, 1..{@link Integer#MAX_VALUE}
+     * @return the datagrams handed to {@code handler}, 0 when none was there
+     * @throws IllegalArgumentException if {@code limit} is below 1
+     * @throws WorkCompletionException  as {@link #receive(DatagramHandler, int, long, TimeUnit)}
+     * @throws IllegalStateException    if the endpoint is closed
+     * @throws RuntimeException         what {@code handler} throws, as there
+     */
+    public int poll(DatagramHandler handler, int limit) {
+        Objects.requireNonNull(handler, "handler");
+        checkLimit(limit);
+        DatagramView v = lendStep(limit);
+        return v == null ? 0 : deliver(v, handler);
+    }
+
+    private static void checkLimit(int limit) {
+        if (limit < 1) {
+            throw new IllegalArgumentException("limit: " + limit + "; valid 1.." + Integer.MAX_VALUE);
+        }
+    }
+
+    /** Lent datagrams, up to {@code limit}, once at least one came; null at the deadline. */
+    private DatagramView await(int limit, long deadline) {
+        DatagramView v = lendStep(limit);
+        if (v != null) {
+            return v;
+        }
+        // A step object per wait, reused: a receive that has to wait allocates nothing either.
+        LendStep step = spareLendStep.getAndSet(null);
+        if (step == null) {
+            step = new LendStep(); // another thread waits with the spare one
+        }
         try {
-            d = receives.poll();
+            step.limit = limit;
+            receiveWaiter.await(step, deadline, "receive");
+            return step.got;
+        } finally {
+            step.got = null;
+            spareLendStep.set(step);
+        }
+    }
+
+    private final class LendStep implements BooleanSupplier {
+        int limit;
+        DatagramView got;
+
+        @Override
+        public boolean getAsBoolean() {
+            got = lendStep(limit);
+            return got != null;
+        }
+    }
+
+    private final AtomicReference<LendStep> spareLendStep = new AtomicReference<>(new LendStep());
+
+    /** One poll for datagrams; a recovery step when none came. */
+    private DatagramView lendStep(int limit) {
+        DatagramView v;
+        try {
+            v = receives.lend(limit);
         } catch (WorkCompletionException e) {
             recovery.recoverIfNeeded();
             throw e;
         }
-        if (d == null) {
+        if (v == null) {
             recovery.recoverIfNeeded();
         }
-        return d;
+        return v;
+    }
+
+    /** Hands a lent chain to {@code handler}; gives the read ones back, keeps the rest if it throws. */
+    private int deliver(DatagramView first, DatagramHandler handler) {
+        int n = 0;
+        DatagramView v = first;
+        try {
+            while (v != null) {
+                handler.onDatagram(v);
+                n++;
+                v = v.next;
+            }
+        } finally {
+            if (v != null) {
+                DatagramView rest = v.next;
+                v.next = null; // the one it threw on was read: given back with those before it
+                if (rest != null) {
+                    receives.putBack(rest);
+                }
+            }
+            receives.giveBack(first);
+        }
+        return n;
     }
 
     /**
@@ -638,6 +880,48 @@ public final class UdEndpoint implements AutoCloseable {
      * @param payload  the bytes from position to limit; consumed
      */
     public void reply(Datagram datagram, ByteBuffer payload) {
+        try (AddressHandle ah = acquireReplyAh(datagram)) {
+            send(ah, datagram.sourceQpn(), options.qkey(), payload);
+        }
+    }
+
+    /**
+     * {@link #replyAttributes(Datagram)} for a datagram a handler is reading.
+     *
+     * @param datagram a view this endpoint's handler call was given, during that call
+     * @return the attributes, to acquire an AH with
+     * @throws IllegalStateException    if the endpoint is closed, or the view is used after its call
+     * @throws IllegalArgumentException if the datagram's sender is unknown ({@link SourceOrigin#UNKNOWN} on EFA)
+     */
+    public AddressHandleAttributes replyAttributes(DatagramView datagram) {
+        Objects.requireNonNull(datagram, "datagram");
+        checkOpen();
+        return resolver.replyAttributes(datagram);
+    }
+
+    /**
+     * {@link #acquireReplyAh(Datagram)} for a datagram a handler is reading.
+     *
+     * @param datagram a view this endpoint's handler call was given, during that call
+     * @return a new open handle to the AH; close it when done
+     * @throws IllegalArgumentException if the datagram's sender is unknown
+     *                                  ({@link SourceOrigin#UNKNOWN} on EFA)
+     * @throws IllegalStateException    if the endpoint is closed, or the view is used after its call
+     * @throws VerbsException           if the AH cannot be created
+     */
+    public AddressHandle acquireReplyAh(DatagramView datagram) {
+        Objects.requireNonNull(datagram, "datagram");
+        checkOpen();
+        return resolver.acquireReplyAh(datagram);
+    }
+
+    /**
+     * {@link #reply(Datagram, ByteBuffer)} from a handler: to the sender of the datagram it is reading.
+     *
+     * @param datagram a view this endpoint's handler call was given, during that call
+     * @param payload  the bytes from position to limit; consumed (it may be {@code datagram.payload()}, to echo)
+     */
+    public void reply(DatagramView datagram, ByteBuffer payload) {
         try (AddressHandle ah = acquireReplyAh(datagram)) {
             send(ah, datagram.sourceQpn(), options.qkey(), payload);
         }

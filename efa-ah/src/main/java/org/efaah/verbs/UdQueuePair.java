@@ -132,6 +132,57 @@ public final class UdQueuePair implements AutoCloseable {
     }
 
     /**
+     * {@code ibv_post_send(3)} of {@code count} sends chained in one call, all to ({@code ah},
+     * {@code remoteQpn}, {@code remoteQkey}): send {@code i} is {@code lengths[i]} bytes from
+     * {@code mr} at {@code offsets[i]}, with {@code wrIds[i]}.
+     *
+     * @param ah         the destination's AH, created in this QP's PD
+     * @param remoteQpn  the destination QPN, 0..0xFFFFFF
+     * @param remoteQkey the destination's Q_Key, 0..0x7FFFFFFF
+     * @param mr         the region holding the payloads, registered in this QP's PD
+     * @param offsets    byte offsets of the payloads in {@code mr}
+     * @param lengths    payload bytes
+     * @param wrIds      ids returned in the completions' {@code wr_id}
+     * @param count      sends, 1..the arrays' length
+     * @return how many were posted, from the first (fewer than {@code count} when the provider refused one)
+     * @throws IllegalArgumentException if the AH or MR belongs to another PD, or a number is out of range
+     * @throws IllegalStateException    if the QP, MR or AH is closed or destroyed
+     * @throws VerbsException           as {@link #postSend}, when the first is refused
+     */
+    public int postSends(HardwareAddressHandle ah, int remoteQpn, long remoteQkey, MemoryRegion mr, int[] offsets,
+                         int[] lengths, long[] wrIds, int count) {
+        if (ah.pd() != pd) {
+            throw new IllegalArgumentException("ah: belongs to another PD than this QP");
+        }
+        if (mr.pd() != pd) {
+            throw new IllegalArgumentException("mr: belongs to another PD than this QP");
+        }
+        Ranges.check("remote_qpn", remoteQpn, 0, 0xFFFFFF);
+        Ranges.check("remote_qkey", remoteQkey, 0, MAX_QKEY);
+        Ranges.check("count", count, 1, Math.min(offsets.length, Math.min(lengths.length, wrIds.length)));
+        for (int i = 0; i < count; i++) {
+            mr.checkRange(offsets[i], lengths[i]);
+        }
+        guard.enter();
+        try {
+            mr.guard().enter();
+            try {
+                ah.guard().enter();
+                try {
+                    return pd.device().provider().postSends(handle, ah.handleForProvider(), remoteQpn,
+                            (int) remoteQkey, mr.handle, offsets, lengths, wrIds, count);
+                } finally {
+                    ah.guard().exit();
+                }
+            } finally {
+                mr.guard().exit();
+            }
+        } finally {
+            guard.exit();
+        }
+    }
+
+    /**
      * {@code ibv_post_recv(3)}: one receive buffer; on UD its first 40 bytes receive the GRH.
      *
      * @param mr     the region holding the buffer, registered in this QP's PD

@@ -229,6 +229,39 @@ public interface VerbsProvider extends AutoCloseable {
     }
 
     /**
+     * {@code ibv_post_send(3)} of {@code count} signaled {@code IBV_WR_SEND}s chained in one call, all
+     * to ({@code ah}, {@code remoteQpn}, {@code remoteQkey}): send {@code i} is {@code lengths[i]}
+     * bytes at {@code offsets[i]} in {@code mr}, with {@code wrIds[i]}.
+     *
+     * @param qp         a QP handle in RTS
+     * @param ah         a handle {@link #createAh} returned, on the QP's PD
+     * @param remoteQpn  the destination QPN (24 bits)
+     * @param remoteQkey the destination's Q_Key (32 bits)
+     * @param mr         a handle {@link #registerMemory} returned
+     * @param offsets    byte offsets of the payloads, at least {@code count}
+     * @param lengths    payload bytes, at least {@code count}
+     * @param wrIds      the caller's ids, at least {@code count}
+     * @param count      sends to post, 1..the arrays' length
+     * @return how many were posted, from the first: {@code count}, or fewer when the provider refused
+     *         one (it and those after it are not posted; post it alone to learn why)
+     * @throws VerbsException as {@link #postSend} when the first is refused
+     */
+    default int postSends(long qp, long ah, int remoteQpn, int remoteQkey, long mr, int[] offsets, int[] lengths,
+                          long[] wrIds, int count) {
+        for (int i = 0; i < count; i++) {
+            try {
+                postSend(qp, ah, remoteQpn, remoteQkey, mr, offsets[i], lengths[i], wrIds[i]);
+            } catch (VerbsException e) {
+                if (i == 0) {
+                    throw e;
+                }
+                return i;
+            }
+        }
+        return count;
+    }
+
+    /**
      * {@code ibv_post_recv(3)}: one receive buffer of {@code length} bytes at {@code offset} in
      * {@code mr}. On UD the first 40 bytes receive the GRH (or are left undefined without one).
      *

@@ -211,4 +211,48 @@ class NativeDatapathTest {
         assertEquals(Errno.EOPNOTSUPP, e.errno());
         assertTrue(e.getMessage().contains(device.name()), e.getMessage());
     }
+
+    @Test
+    void anEfaCqOnAChannelIsRefusedOnADeviceThatIsNotEfaAndTheEndpointStillSleeps() {
+        Assumptions.assumeFalse(device.isEfa(), "on EFA the CQ is made (NativeEfaDatapathTest)");
+        VerbsException e = assertThrows(VerbsException.class, () -> device.createCqWithSourceGidAndEvents(8));
+        assertEquals(Errno.EOPNOTSUPP, e.errno(), e.getMessage());
+        assertEquals("efadv_create_cq", e.operation());
+        try (CompletionQueue cq = device.createCqWithEvents(8)) {
+            assertTrue(cq.hasEvents(), "a plain CQ on a channel is still made after the refusal");
+        }
+    }
+
+    /**
+     * {@link UdEndpoint#sendBatch}: more payloads than send slots, posted in chained
+     * {@code ibv_post_send} calls, received through a handler with every byte checked.
+     */
+    @Test
+    void aBatchLargerThanTheSendRingArrivesWholeThroughAHandler() {
+        try (UdEndpoint sender = UdEndpoint.open(pd, cache, options().withDepths(16, 16));
+             UdEndpoint receiver = UdEndpoint.open(pd, cache, options().withDepths(16, 256));
+             AddressHandle ah = cache.acquire(pd, AddressHandleAttributes.builder()
+                     .dgid(receiver.address().gid()).sgidIndex(gidIndex).build())) {
+            ByteBuffer[] batch = new ByteBuffer[200];
+            for (int i = 0; i < batch.length; i++) {
+                batch[i] = TestDatagrams.pattern(1 + i, i);
+            }
+            sender.sendBatch(ah, receiver.address(), batch, 0, batch.length);
+            for (ByteBuffer b : batch) {
+                assertEquals(0, b.remaining(), "every payload consumed");
+            }
+            assertTrue(sender.flush(10, TimeUnit.SECONDS));
+            int[] got = {0};
+            while (got[0] < batch.length) {
+                int n = receiver.receive(d -> {
+                    ByteBuffer want = TestDatagrams.pattern(1 + got[0], got[0]);
+                    assertEquals(want, d.payload(), "datagram " + got[0]);
+                    assertEquals(sender.address().qpn(), d.sourceQpn());
+                    got[0]++;
+                }, 64, 10, TimeUnit.SECONDS);
+                assertTrue(n > 0, "received " + got[0] + " of " + batch.length);
+            }
+            assertEquals(batch.length, sender.counters().sent());
+        }
+    }
 }

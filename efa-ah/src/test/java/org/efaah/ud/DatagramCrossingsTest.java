@@ -43,6 +43,14 @@ class DatagramCrossingsTest {
         }
 
         @Override
+        public int postSends(long qp, long ah, int remoteQpn, int remoteQkey, long mr, int[] offsets, int[] lengths,
+                             long[] wrIds, int count) {
+            posts.incrementAndGet();
+            // Past the count: the mock's own loop of single posts, not counted again.
+            return delegate().postSends(qp, ah, remoteQpn, remoteQkey, mr, offsets, lengths, wrIds, count);
+        }
+
+        @Override
         public void postReceive(long qp, long mr, int offset, int length, long wrId) {
             reposts.incrementAndGet();
             super.postReceive(qp, mr, offset, length, wrId);
@@ -125,4 +133,62 @@ class DatagramCrossingsTest {
 
     /** A post, a poll, and a share of a batched repost and of a send-completion poll. */
     private static final double BOUND = 2.2;
+
+    /**
+     * A stream (the CLI's {@code stream}): 64 sends posted per call with {@link UdEndpoint#sendBatch},
+     * received 64 per call through a handler, against one {@link UdEndpoint#send} each.
+     */
+    @Test
+    void providerCallsPerDatagramInAStream() throws Exception {
+        Counting counting = new Counting(new MockVerbsProvider(MockConfig.builder().deviceCount(2).efa(false).build()));
+        AddressHandleCache cache = AddressHandleCache.create(LeakDetection.PARANOID);
+        try (Device d0 = Device.open(counting, "roce_0"); Device d1 = Device.open(counting, "roce_1")) {
+            ProtectionDomain pd0 = d0.allocatePd();
+            ProtectionDomain pd1 = d1.allocatePd();
+            try (UdEndpoint receiver = UdEndpoint.open(pd0, cache, UdEndpoint.Options.defaults());
+                 UdEndpoint sender = UdEndpoint.open(pd1, cache, UdEndpoint.Options.defaults());
+                 AddressHandle ah = cache.acquire(pd1, AddressHandleAttributes.forGid(receiver.address().gid()))) {
+                ByteBuffer[] batch = new ByteBuffer[64];
+                for (int i = 0; i < batch.length; i++) {
+                    batch[i] = ByteBuffer.allocate(64);
+                }
+                long[] received = {0};
+                DatagramHandler count = d -> received[0]++;
+                int rounds = 50;
+                double[] perDatagram = new double[2];
+                for (int batched = 0; batched < 2; batched++) {
+                    long before = counting.total();
+                    for (int r = 0; r < rounds; r++) {
+                        if (batched == 1) {
+                            for (ByteBuffer b : batch) {
+                                b.clear();
+                            }
+                            sender.sendBatch(ah, receiver.address(), batch, 0, batch.length);
+                        } else {
+                            for (ByteBuffer b : batch) {
+                                sender.send(ah, receiver.address(), b.clear());
+                            }
+                        }
+                        long want = received[0] + batch.length;
+                        while (received[0] < want) {
+                            assertTrue(receiver.receive(count, 64, 5, TimeUnit.SECONDS) > 0, "round " + r);
+                        }
+                    }
+                    perDatagram[batched] = (counting.total() - before) / (double) (rounds * batch.length);
+                }
+                System.out.printf("FIGURE provider calls per datagram (stream of 64 B on the mock, receives by a handler"
+                        + " 64 a call): %.3f with one send() each, %.3f with sendBatch of 64%n", perDatagram[0],
+                        perDatagram[1]);
+                assertTrue(perDatagram[1] <= STREAM_BOUND, "calls per datagram, batched: " + perDatagram[1]);
+                assertTrue(sender.flush(5, TimeUnit.SECONDS));
+            } finally {
+                cache.close();
+                pd0.close();
+                pd1.close();
+            }
+        }
+    }
+
+    /** Per 64 datagrams: a post, four send-completion polls (16 a call), a receive poll, a repost. */
+    private static final double STREAM_BOUND = 0.12;
 }

@@ -135,6 +135,12 @@ public abstract class ForwardingVerbsProvider implements VerbsProvider {
     }
 
     @Override
+    public int postSends(long qp, long ah, int remoteQpn, int remoteQkey, long mr, int[] offsets, int[] lengths,
+                         long[] wrIds, int count) {
+        return delegate.postSends(qp, ah, remoteQpn, remoteQkey, mr, offsets, lengths, wrIds, count);
+    }
+
+    @Override
     public void postReceive(long qp, long mr, int offset, int length, long wrId) {
         delegate.postReceive(qp, mr, offset, length, wrId);
     }

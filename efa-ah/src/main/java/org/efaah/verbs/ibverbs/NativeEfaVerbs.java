@@ -62,6 +62,28 @@ final class NativeEfaVerbs implements EfaVerbs {
         return cq[0];
     }
 
+    /**
+     * {@code efadv_create_cq} with the sender's GID and {@code channel} as its completion channel
+     * (libefa's {@code create_cq} passes it to the kernel where the device has CQ notifications).
+     */
+    @Override
+    public long createCqWithSourceGid(long context, int entries, long channel) {
+        Ranges.check("cqe", entries, 1, MAX_CQE);
+        long[] cq = new long[1];
+        int rc = NativeVerbs.efa_ah_efadv_create_cq_on_channel(context, channel, entries, cq);
+        if (rc != 0) {
+            String detail = "cqe " + entries + " with EFADV_WC_EX_WITH_SGID and a completion channel";
+            int families = NativeVerbs.efa_ah_efadv_families();
+            if (rc == -EOPNOTSUPP && (families & NativeVerbs.EFADV_LOADED) != 0 && (families & NativeVerbs.EFADV_CQ) != 0) {
+                // libefa's create_cq refuses a channel where the device lacks EFA_DEV_CAP(CQ_NOTIFICATIONS).
+                throw NativeVerbsProvider.error("efadv_create_cq", rc, detail
+                        + "; the device reports no CQ notifications (or is not EFA)");
+            }
+            throw failure("efadv_create_cq", rc, NativeVerbs.EFADV_CQ, detail);
+        }
+        return cq[0];
+    }
+
     @Override
     public int pollCqWithSourceGid(long cq, WorkCompletion[] into) {
         Objects.requireNonNull(into, "into");

@@ -119,6 +119,10 @@ final class NativeVerbs {
     static native int efa_ah_efadv_create_cq(@Cast("uint64_t") long context, @Cast("uint32_t") int cqe,
                                              @Cast("uint64_t*") long[] cq);
 
+    static native int efa_ah_efadv_create_cq_on_channel(@Cast("uint64_t") long context,
+                                                        @Cast("uint64_t") long channel, @Cast("uint32_t") int cqe,
+                                                        @Cast("uint64_t*") long[] cq);
+
     static native int efa_ah_efadv_poll_cq(@Cast("uint64_t") long cq, Wc wc, @Cast("uint32_t") int capacity,
                                            @Cast("uint8_t*") BytePointer sgids, @Cast("uint64_t*") LongPointer sgidValid,
                                            @Cast("uint32_t*") IntPointer count);
@@ -161,6 +165,13 @@ final class NativeVerbs {
     static native int efa_ah_net_close(@Cast("uint64_t") long channel);
     static native int efa_ah_post_recv_batch(@Cast("uint64_t") long qp, @Cast("uint64_t") long mr,
                                              @Cast("const uint32_t*") int[] offsets, @Cast("uint32_t") int length,
+                                             @Cast("const uint64_t*") long[] wrIds, @Cast("uint32_t") int count,
+                                             @Cast("uint32_t*") IntPointer posted);
+
+    static native int efa_ah_post_send_batch(@Cast("uint64_t") long qp, @Cast("uint64_t") long ah,
+                                             @Cast("uint32_t") int remoteQpn, @Cast("uint32_t") int remoteQkey,
+                                             @Cast("uint64_t") long mr, @Cast("const uint32_t*") int[] offsets,
+                                             @Cast("const uint32_t*") int[] lengths,
                                              @Cast("const uint64_t*") long[] wrIds, @Cast("uint32_t") int count,
                                              @Cast("uint32_t*") IntPointer posted);
 

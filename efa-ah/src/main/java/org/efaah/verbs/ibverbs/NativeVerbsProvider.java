@@ -366,6 +366,39 @@ final class NativeVerbsProvider implements VerbsProvider {
         return done;
     }
 
+    /**
+     * One {@code ibv_post_send(3)} of up to 64 chained sends to one destination; more are posted 64
+     * at a time.
+     *
+     * @throws IllegalArgumentException if {@code count} is not 1..the arrays' length, or a number is out of range
+     */
+    @Override
+    public int postSends(long qp, long ah, int remoteQpn, int remoteQkey, long mr, int[] offsets, int[] lengths,
+                         long[] wrIds, int count) {
+        Ranges.check("remote_qpn", remoteQpn, 0, MAX_QPN);
+        Ranges.check("count", count, 1, Math.min(offsets.length, Math.min(lengths.length, wrIds.length)));
+        IntPointer posted = Scratch.get().count;
+        int done = 0;
+        while (done < count) {
+            int n = Math.min(count - done, MAX_BATCH);
+            int[] o = done == 0 ? offsets : java.util.Arrays.copyOfRange(offsets, done, done + n);
+            int[] l = done == 0 ? lengths : java.util.Arrays.copyOfRange(lengths, done, done + n);
+            long[] w = done == 0 ? wrIds : java.util.Arrays.copyOfRange(wrIds, done, done + n);
+            int rc = NativeVerbs.efa_ah_post_send_batch(qp, ah, remoteQpn, remoteQkey, mr, o, l, w, n, posted);
+            if (rc != 0) {
+                if (done == 0) {
+                    throw error("ibv_post_send", rc, count + " sends to qpn 0x" + Integer.toHexString(remoteQpn));
+                }
+                return done;
+            }
+            done += posted.get();
+            if (posted.get() < n) {
+                return done;
+            }
+        }
+        return done;
+    }
+
     /** {@code EFA_AH_MAX_BATCH}: work requests one batched call of the stub takes. */
     private static final int MAX_BATCH = 64;
 

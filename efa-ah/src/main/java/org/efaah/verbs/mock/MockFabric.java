@@ -279,9 +279,11 @@ final class MockFabric {
     }
 
     /**
-     * A CQ on a channel. The stub takes one CQ per channel ({@code efa_ah_channel_create_cq}); EFA
-     * refuses a channel where the device lacks CQ notifications ({@code efa_create_cq_ex}:
-     * {@code EFA_DEV_CAP(ctx, CQ_NOTIFICATIONS)}, else EOPNOTSUPP).
+     * A CQ on a channel. The stub takes one CQ per channel ({@code efa_ah_channel_create_cq},
+     * {@code efa_ah_efadv_create_cq_on_channel}); EFA's {@code ibv_create_cq} and {@code efadv_create_cq}
+     * (with the sender's GID) both reach libefa's {@code create_cq}, which passes the channel to the
+     * kernel where the device has CQ notifications and refuses it elsewhere
+     * ({@code EFA_DEV_CAP(ctx, CQ_NOTIFICATIONS)}, else EOPNOTSUPP).
      */
     synchronized long createCq(MockVerbsProvider.MockContext context, int entries, boolean withSourceGid,
                                long channel, boolean notifications) {

@@ -36,6 +36,24 @@ class NativeEfaVerbsTest {
         VerbsException e = assertThrows(VerbsException.class, () -> efa.queryDevice(0));
         assertEquals(Errno.EINVAL, e.errno());
         assertEquals(Errno.EINVAL, assertThrows(VerbsException.class, () -> efa.activateSrdQp(0, 1, 7, 3)).errno());
+        VerbsException onChannel = assertThrows(VerbsException.class, () -> efa.createCqWithSourceGid(0, 8, 0));
+        assertEquals(Errno.EINVAL, onChannel.errno());
+        assertEquals("efadv_create_cq", onChannel.operation());
+    }
+
+    @Test
+    void aBatchOfSendsIsCheckedBeforeNativeCodeAndZeroHandlesGiveEinval() {
+        NativeTestSupport.assumeLoaded();
+        NativeVerbsProvider provider = new NativeVerbsProvider();
+        int[] one = {0};
+        long[] id = {1};
+        IllegalArgumentException count = assertThrows(IllegalArgumentException.class,
+                () -> provider.postSends(1, 1, 1, 1, 1, one, one, id, 2));
+        assertTrue(count.getMessage().startsWith("count: 2 is out of range"), count.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> provider.postSends(1, 1, 0x1000000, 1, 1, one, one, id, 1));
+        VerbsException zero = assertThrows(VerbsException.class, () -> provider.postSends(0, 0, 1, 1, 0, one, one, id, 1));
+        assertEquals(Errno.EINVAL, zero.errno());
+        assertEquals("ibv_post_send", zero.operation());
     }
 
     @Test

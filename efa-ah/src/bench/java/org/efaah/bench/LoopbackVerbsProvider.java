@@ -1,0 +1,441 @@
+package org.efaah.bench;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import org.efaah.verbs.AddressHandleAttributes;
+import org.efaah.verbs.AsyncEvent;
+import org.efaah.verbs.CreatedAh;
+import org.efaah.verbs.DeviceAttributes;
+import org.efaah.verbs.EfaVerbs;
+import org.efaah.verbs.Errno;
+import org.efaah.verbs.Gid;
+import org.efaah.verbs.GidType;
+import org.efaah.verbs.NetworkChange;
+import org.efaah.verbs.PortAttributes;
+import org.efaah.verbs.QueuePairNumbers;
+import org.efaah.verbs.VerbsException;
+import org.efaah.verbs.VerbsProvider;
+import org.efaah.verbs.WorkCompletion;
+import org.efaah.verbs.mock.MockVerbsProvider;
+
+/**
+ * The endpoint's share of the datapath, apart from any provider's (issue 21): a provider whose UD
+ * datapath allocates nothing, for {@link DatapathBench}'s allocation figure. The mock (RoCE model)
+ * does everything else; posts, reposts and polls go to rings here instead: a send is delivered at
+ * once into the destination QP's oldest posted receive, behind 40 bytes left as they were, with no
+ * {@code IBV_WC_GRH} (the sender is unknown: nothing parses a GRH), and completes at once; a send
+ * to a QPN with no receive posted is dropped, as UD drops it. One thread at a time: a bench tool,
+ * not a model of a device (that is the mock).
+ */
+final class LoopbackVerbsProvider implements VerbsProvider {
+    private static final int GRH_BYTES = 40;
+    private final MockVerbsProvider mock;
+    private final List<Qp> qps = new ArrayList<>();
+    private final List<Cq> cqs = new ArrayList<>();
+    private final List<Mr> mrs = new ArrayList<>();
+
+    LoopbackVerbsProvider(MockVerbsProvider mock) {
+        this.mock = mock;
+    }
+
+    private record Mr(long handle, ByteBuffer buffer) {
+    }
+
+    /** A CQ's completions, a ring of the fields a UD completion carries. */
+    private static final class Cq {
+        final long handle;
+        final long[] wrId;
+        final int[] byteLength;
+        final int[] srcQp;
+        final int[] qpNum;
+        final int[] opcode;
+        int head;
+        int count;
+
+        Cq(long handle, int entries) {
+            this.handle = handle;
+            this.wrId = new long[entries];
+            this.byteLength = new int[entries];
+            this.srcQp = new int[entries];
+            this.qpNum = new int[entries];
+            this.opcode = new int[entries];
+        }
+
+        void add(long id, int length, int source, int qpn, int op) {
+            if (count == wrId.length) {
+                throw new IllegalStateException("loopback CQ overrun");
+            }
+            int i = (head + count++) % wrId.length;
+            wrId[i] = id;
+            byteLength[i] = length;
+            srcQp[i] = source;
+            qpNum[i] = qpn;
+            opcode[i] = op;
+        }
+    }
+
+    /** A QP's posted receives, a ring. */
+    private static final class Qp {
+        final long handle;
+        final int qpn;
+        final Cq sendCq;
+        final Cq recvCq;
+        final long[] wrId;
+        final int[] offset;
+        final int[] length;
+        final Mr[] mr;
+        int head;
+        int count;
+
+        Qp(long handle, int qpn, Cq sendCq, Cq recvCq, int maxRecvWr) {
+            this.handle = handle;
+            this.qpn = qpn;
+            this.sendCq = sendCq;
+            this.recvCq = recvCq;
+            this.wrId = new long[maxRecvWr];
+            this.offset = new int[maxRecvWr];
+            this.length = new int[maxRecvWr];
+            this.mr = new Mr[maxRecvWr];
+        }
+    }
+
+    private Qp qp(long handle) {
+        for (int i = 0; i < qps.size(); i++) {
+            Qp q = qps.get(i);
+            if (q.handle == handle) {
+                return q;
+            }
+        }
+        throw new VerbsException("ibv_post", Errno.EINVAL, "unknown QP");
+    }
+
+    private Qp qpByNumber(int qpn) {
+        for (int i = 0; i < qps.size(); i++) {
+            Qp q = qps.get(i);
+            if (q.qpn == qpn) {
+                return q;
+            }
+        }
+        return null;
+    }
+
+    private Cq cq(long handle) {
+        for (int i = 0; i < cqs.size(); i++) {
+            Cq c = cqs.get(i);
+            if (c.handle == handle) {
+                return c;
+            }
+        }
+        throw new VerbsException("ibv_poll_cq", Errno.EINVAL, "unknown CQ");
+    }
+
+    private Mr mr(long handle) {
+        for (int i = 0; i < mrs.size(); i++) {
+            Mr m = mrs.get(i);
+            if (m.handle == handle) {
+                return m;
+            }
+        }
+        throw new VerbsException("ibv_post", Errno.EINVAL, "unknown MR");
+    }
+
+    @Override
+    public long createCq(long context, int entries) {
+        long h = mock.createCq(context, entries);
+        cqs.add(new Cq(h, entries));
+        return h;
+    }
+
+    @Override
+    public long createCq(long context, int entries, long channel) {
+        long h = mock.createCq(context, entries, channel);
+        cqs.add(new Cq(h, entries));
+        return h;
+    }
+
+    @Override
+    public long registerMemory(long pd, ByteBuffer buffer) {
+        long h = mock.registerMemory(pd, buffer);
+        mrs.add(new Mr(h, buffer));
+        return h;
+    }
+
+    @Override
+    public QueuePairNumbers createUdQp(long pd, long sendCq, long recvCq, int maxSendWr, int maxRecvWr) {
+        QueuePairNumbers n = mock.createUdQp(pd, sendCq, recvCq, maxSendWr, maxRecvWr);
+        qps.add(new Qp(n.handle(), n.qpn(), cq(sendCq), cq(recvCq), maxRecvWr));
+        return n;
+    }
+
+    @Override
+    public void postSend(long qp, long ah, int remoteQpn, int remoteQkey, long mr, int offset, int length, long wrId) {
+        Qp from = qp(qp);
+        Mr source = mr(mr);
+        from.sendCq.add(wrId, 0, 0, from.qpn, WorkCompletion.OPCODE_SEND);
+        Qp to = qpByNumber(remoteQpn);
+        if (to == null || to.count == 0) {
+            return; // UD: dropped
+        }
+        int r = to.head;
+        to.head = (to.head + 1) % to.wrId.length;
+        to.count--;
+        to.mr[r].buffer().put(to.offset[r] + GRH_BYTES, source.buffer(), offset, length);
+        to.recvCq.add(to.wrId[r], GRH_BYTES + length, from.qpn, to.qpn, WorkCompletion.OPCODE_RECV);
+    }
+
+    @Override
+    public void postReceive(long qp, long mr, int offset, int length, long wrId) {
+        Qp q = qp(qp);
+        if (q.count == q.wrId.length) {
+            throw new VerbsException("ibv_post_recv", Errno.ENOMEM, "receive queue full");
+        }
+        int i = (q.head + q.count++) % q.wrId.length;
+        q.wrId[i] = wrId;
+        q.offset[i] = offset;
+        q.length[i] = length;
+        q.mr[i] = mr(mr);
+    }
+
+    @Override
+    public int postReceives(long qp, long mr, int[] offsets, int length, long[] wrIds, int count) {
+        for (int i = 0; i < count; i++) {
+            postReceive(qp, mr, offsets[i], length, wrIds[i]);
+        }
+        return count;
+    }
+
+    @Override
+    public int pollCq(long cq, WorkCompletion[] into) {
+        Cq c = cq(cq);
+        int n = 0;
+        while (n < into.length && c.count > 0) {
+            int i = c.head;
+            c.head = (c.head + 1) % c.wrId.length;
+            c.count--;
+            WorkCompletion wc = into[n++];
+            wc.wrId = c.wrId[i];
+            wc.status = WorkCompletion.SUCCESS;
+            wc.opcode = c.opcode[i];
+            wc.vendorError = 0;
+            wc.byteLength = c.byteLength[i];
+            wc.qpNum = c.qpNum[i];
+            wc.srcQp = c.srcQp[i];
+            wc.wcFlags = 0;
+            wc.pkeyIndex = 0;
+            wc.slid = 0;
+            wc.sl = 0;
+            wc.dlidPathBits = 0;
+            wc.hasSourceGid = false;
+        }
+        return n;
+    }
+
+    @Override
+    public String name() {
+        return mock.name();
+    }
+
+    @Override
+    public List<String> deviceNames() {
+        return mock.deviceNames();
+    }
+
+    @Override
+    public long openDevice(String name) {
+        return mock.openDevice(name);
+    }
+
+    @Override
+    public void closeDevice(long context) {
+        mock.closeDevice(context);
+    }
+
+    @Override
+    public DeviceAttributes queryDevice(long context) {
+        return mock.queryDevice(context);
+    }
+
+    @Override
+    public PortAttributes queryPort(long context, int portNum) {
+        return mock.queryPort(context, portNum);
+    }
+
+    @Override
+    public Gid queryGid(long context, int portNum, int index) {
+        return mock.queryGid(context, portNum, index);
+    }
+
+    @Override
+    public GidType queryGidType(long context, int portNum, int index) {
+        return mock.queryGidType(context, portNum, index);
+    }
+
+    @Override
+    public long allocatePd(long context) {
+        return mock.allocatePd(context);
+    }
+
+    @Override
+    public void deallocatePd(long pd) {
+        mock.deallocatePd(pd);
+    }
+
+    @Override
+    public CreatedAh createAh(long pd, AddressHandleAttributes attributes) {
+        return mock.createAh(pd, attributes);
+    }
+
+    @Override
+    public void destroyAh(long ah) {
+        mock.destroyAh(ah);
+    }
+
+
+    @Override
+    public void destroyCq(long cq) {
+        mock.destroyCq(cq);
+    }
+
+
+    @Override
+    public void deregisterMemory(long mr) {
+        mock.deregisterMemory(mr);
+    }
+
+
+    @Override
+    public void activateUdQp(long qp, int portNum, int pkeyIndex, int qkey) {
+        mock.activateUdQp(qp, portNum, pkeyIndex, qkey);
+    }
+
+    @Override
+    public void destroyQp(long qp) {
+        mock.destroyQp(qp);
+    }
+
+    @Override
+    public int queryQpState(long qp) {
+        return mock.queryQpState(qp);
+    }
+
+    @Override
+    public void resetQp(long qp) {
+        mock.resetQp(qp);
+    }
+
+    @Override
+    public void moveQpToError(long qp) {
+        mock.moveQpToError(qp);
+    }
+
+
+
+
+
+    @Override
+    public AddressHandleAttributes initAhFromWc(long context, int portNum, WorkCompletion wc, long mr, int grhOffset) {
+        return mock.initAhFromWc(context, portNum, wc, mr, grhOffset);
+    }
+
+    @Override
+    public long openAsyncEvents(long context) {
+        return mock.openAsyncEvents(context);
+    }
+
+    @Override
+    public List<AsyncEvent> awaitAsyncEvents(long channel, int timeoutMillis) {
+        return mock.awaitAsyncEvents(channel, timeoutMillis);
+    }
+
+    @Override
+    public void wakeAsyncEvents(long channel) {
+        mock.wakeAsyncEvents(channel);
+    }
+
+    @Override
+    public void closeAsyncEvents(long channel) {
+        mock.closeAsyncEvents(channel);
+    }
+
+    @Override
+    public Object networkSource() {
+        return mock.networkSource();
+    }
+
+    @Override
+    public int queryGidNetdev(long context, int portNum, int index) {
+        return mock.queryGidNetdev(context, portNum, index);
+    }
+
+    @Override
+    public long openNetworkChanges() {
+        return mock.openNetworkChanges();
+    }
+
+    @Override
+    public void requestNetworkDump(long channel, boolean links) {
+        mock.requestNetworkDump(channel, links);
+    }
+
+    @Override
+    public List<NetworkChange> awaitNetworkChanges(long channel, int timeoutMillis) {
+        return mock.awaitNetworkChanges(channel, timeoutMillis);
+    }
+
+    @Override
+    public void wakeNetworkChanges(long channel) {
+        mock.wakeNetworkChanges(channel);
+    }
+
+    @Override
+    public void closeNetworkChanges(long channel) {
+        mock.closeNetworkChanges(channel);
+    }
+
+    @Override
+    public long createCompletionChannel(long context) {
+        return mock.createCompletionChannel(context);
+    }
+
+
+    @Override
+    public void requestCqNotification(long cq) {
+        mock.requestCqNotification(cq);
+    }
+
+    @Override
+    public int awaitCqEvents(long channel, int timeoutMillis) {
+        return mock.awaitCqEvents(channel, timeoutMillis);
+    }
+
+    @Override
+    public void stopCompletionChannel(long channel) {
+        mock.stopCompletionChannel(channel);
+    }
+
+    @Override
+    public void wakeCompletionChannel(long channel) {
+        mock.wakeCompletionChannel(channel);
+    }
+
+    @Override
+    public int completionChannelFd(long channel) {
+        return mock.completionChannelFd(channel);
+    }
+
+    @Override
+    public void destroyCompletionChannel(long channel) {
+        mock.destroyCompletionChannel(channel);
+    }
+
+    @Override
+    public EfaVerbs efa() {
+        return mock.efa();
+    }
+
+    @Override
+    public void close() {
+        mock.close();
+    }
+}
