@@ -245,8 +245,22 @@ public final class AddressHandleCache implements AutoCloseable {
                 }
                 return handleFor(e);
             }
+            if (key != null && e == null) {
+                return acquireMiss(pd, device, attributes, key); // checked already, no entry: create
+            }
         }
         return acquireChecked(pd, device, attributes);
+    }
+
+    /** A miss of attributes the device validated before, whose key needs no resolving. */
+    private AddressHandle acquireMiss(ProtectionDomain pd, Device device, AddressHandleAttributes attributes,
+                                      Object key) {
+        return acquireSlow(pd, key, toCreate(device, device.resolve(attributes)));
+    }
+
+    /** What to create the AH of resolved attributes with: on EFA the dgid alone decides. */
+    private static AddressHandleAttributes toCreate(Device device, AddressHandleAttributes resolved) {
+        return !device.isEfa() || resolved.isForEfa() ? resolved : AddressHandleAttributes.forEfa(resolved.dgid());
     }
 
     /** The entry for {@code key} in {@code pd}'s table, or null. */
@@ -276,9 +290,7 @@ public final class AddressHandleCache implements AutoCloseable {
             stats.recordHit();
             return handleFor(e);
         }
-        // On EFA the AH is made from the dgid alone, whatever else this requester asked for.
-        boolean asIs = !device.isEfa() || resolved.isForEfa();
-        return acquireSlow(pd, key, asIs ? resolved : AddressHandleAttributes.forEfa(resolved.dgid()));
+        return acquireSlow(pd, key, toCreate(device, resolved));
     }
 
     /**
@@ -446,7 +458,7 @@ public final class AddressHandleCache implements AutoCloseable {
     }
 
     private ConcurrentHashMap<Object, Entry> table(ProtectionDomain pd) {
-        ConcurrentHashMap<Object, Entry> table = tables.get(pd);
+        ConcurrentHashMap<Object, Entry> table = tableIfPresent(pd);
         if (table == null) {
             // A new PD is rare: drop the empty tables of PDs deallocated since, so they do not pile up.
             tables.entrySet().removeIf(t -> t.getValue().isEmpty() && t.getKey().isClosed());

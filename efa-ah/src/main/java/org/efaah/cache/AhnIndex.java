@@ -24,15 +24,21 @@ final class AhnIndex {
 
     private final ConcurrentHashMap<ProtectionDomain, AtomicReferenceArray<AtomicReferenceArray<Entry>>> byPd =
             new ConcurrentHashMap<>();
+    /** The PD looked up last, and its pages: most programs use one PD, whose creates and destroys then skip the map. */
+    private volatile PdPages last;
+
+    private record PdPages(ProtectionDomain pd, AtomicReferenceArray<AtomicReferenceArray<Entry>> pages) {
+    }
 
     /** Records a LIVE entry; AHs without an AHN (non-EFA devices) are not indexed. */
     void put(Entry e, int ahn) {
         if (ahn == CreatedAh.NO_AHN) {
             return;
         }
-        AtomicReferenceArray<AtomicReferenceArray<Entry>> pages = byPd.get(e.pd);
+        AtomicReferenceArray<AtomicReferenceArray<Entry>> pages = pages(e.pd);
         if (pages == null) {
             pages = byPd.computeIfAbsent(e.pd, p -> new AtomicReferenceArray<>(PAGES));
+            last = new PdPages(e.pd, pages);
         }
         int p = ahn >>> PAGE_BITS;
         AtomicReferenceArray<Entry> page = pages.get(p);
@@ -61,8 +67,20 @@ final class AhnIndex {
         if (ahn < 0 || ahn > 0xFFFF) {
             return null;
         }
-        AtomicReferenceArray<AtomicReferenceArray<Entry>> pages = byPd.get(pd);
+        AtomicReferenceArray<AtomicReferenceArray<Entry>> pages = pages(pd);
         return pages == null ? null : pages.get(ahn >>> PAGE_BITS);
+    }
+
+    private AtomicReferenceArray<AtomicReferenceArray<Entry>> pages(ProtectionDomain pd) {
+        PdPages l = last;
+        if (l != null && l.pd == pd) {
+            return l.pages;
+        }
+        AtomicReferenceArray<AtomicReferenceArray<Entry>> pages = byPd.get(pd);
+        if (pages != null) {
+            last = new PdPages(pd, pages);
+        }
+        return pages;
     }
 
     /**
@@ -70,10 +88,12 @@ final class AhnIndex {
      * whatever its table still names is DEAD.
      */
     void forgetClosedPds() {
+        last = null;
         byPd.keySet().removeIf(ProtectionDomain::isClosed);
     }
 
     void clear() {
+        last = null;
         byPd.clear();
     }
 }

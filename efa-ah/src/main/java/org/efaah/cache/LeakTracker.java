@@ -1,6 +1,7 @@
 package org.efaah.cache;
 
 import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
@@ -65,6 +66,10 @@ final class LeakTracker {
          */
         void close() {
             record.closed = true;
+            // Until here the watch must stay reachable: the JIT may read the final field above
+            // early, and a handle it scalar-replaced keeps nothing else alive, so without the fence
+            // the watch could be collected, and the handle reported, while still in use.
+            Reference.reachabilityFence(this);
         }
     }
 
