@@ -42,9 +42,9 @@ final class LeakTracker {
     }
 
     private Watch track(Entry entry) {
-        Record record = new Record(this, entry, new AcquireSite());
-        Watch watch = new Watch(record);
-        CLEANER.register(watch, record);
+        AcquireSite site = new AcquireSite(this, entry);
+        Watch watch = site.watch;
+        site.watch = null; // the record keeps the site, which must not keep the watch
         return watch;
     }
 
@@ -73,12 +73,23 @@ final class LeakTracker {
         }
     }
 
-    /** Where a leaked handle was acquired; a Throwable only for its stack trace. */
+    /**
+     * Where a leaked handle was acquired (a Throwable for its stack trace), and the whole of a
+     * sampled handle's registration. In the constructor on purpose: C2 never inlines a Throwable's
+     * constructor, so the Cleaner's code stays out of the hit path, which must stay small enough
+     * to be inlined into its callers for the handle to need no heap object (measured: with the
+     * registration inlined, 32 B per sampled-level hit in 3 JVMs of 6).
+     */
     static final class AcquireSite extends Throwable {
         private static final long serialVersionUID = 1L;
+        /** Handed to {@link #track} once, then cleared. */
+        transient Watch watch;
 
-        AcquireSite() {
+        AcquireSite(LeakTracker tracker, Entry entry) {
             super("acquired here", null, false, true);
+            Record record = new Record(tracker, entry, this);
+            watch = new Watch(record);
+            CLEANER.register(watch, record);
         }
     }
 
