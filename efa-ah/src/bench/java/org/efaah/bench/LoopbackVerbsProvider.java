@@ -3,19 +3,10 @@ package org.efaah.bench;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
-import org.efaah.verbs.AddressHandleAttributes;
-import org.efaah.verbs.AsyncEvent;
-import org.efaah.verbs.CreatedAh;
-import org.efaah.verbs.DeviceAttributes;
-import org.efaah.verbs.EfaVerbs;
 import org.efaah.verbs.Errno;
-import org.efaah.verbs.Gid;
-import org.efaah.verbs.GidType;
-import org.efaah.verbs.NetworkChange;
-import org.efaah.verbs.PortAttributes;
+import org.efaah.verbs.ForwardingVerbsProvider;
 import org.efaah.verbs.QueuePairNumbers;
 import org.efaah.verbs.VerbsException;
-import org.efaah.verbs.VerbsProvider;
 import org.efaah.verbs.WorkCompletion;
 import org.efaah.verbs.mock.MockVerbsProvider;
 
@@ -28,15 +19,14 @@ import org.efaah.verbs.mock.MockVerbsProvider;
  * to a QPN with no receive posted is dropped, as UD drops it. One thread at a time: a bench tool,
  * not a model of a device (that is the mock).
  */
-final class LoopbackVerbsProvider implements VerbsProvider {
+final class LoopbackVerbsProvider extends ForwardingVerbsProvider {
     private static final int GRH_BYTES = 40;
-    private final MockVerbsProvider mock;
     private final List<Qp> qps = new ArrayList<>();
     private final List<Cq> cqs = new ArrayList<>();
     private final List<Mr> mrs = new ArrayList<>();
 
     LoopbackVerbsProvider(MockVerbsProvider mock) {
-        this.mock = mock;
+        super(mock);
     }
 
     private record Mr(long handle, ByteBuffer buffer) {
@@ -142,28 +132,28 @@ final class LoopbackVerbsProvider implements VerbsProvider {
 
     @Override
     public long createCq(long context, int entries) {
-        long h = mock.createCq(context, entries);
+        long h = delegate().createCq(context, entries);
         cqs.add(new Cq(h, entries));
         return h;
     }
 
     @Override
     public long createCq(long context, int entries, long channel) {
-        long h = mock.createCq(context, entries, channel);
+        long h = delegate().createCq(context, entries, channel);
         cqs.add(new Cq(h, entries));
         return h;
     }
 
     @Override
     public long registerMemory(long pd, ByteBuffer buffer) {
-        long h = mock.registerMemory(pd, buffer);
+        long h = delegate().registerMemory(pd, buffer);
         mrs.add(new Mr(h, buffer));
         return h;
     }
 
     @Override
     public QueuePairNumbers createUdQp(long pd, long sendCq, long recvCq, int maxSendWr, int maxRecvWr) {
-        QueuePairNumbers n = mock.createUdQp(pd, sendCq, recvCq, maxSendWr, maxRecvWr);
+        QueuePairNumbers n = delegate().createUdQp(pd, sendCq, recvCq, maxSendWr, maxRecvWr);
         qps.add(new Qp(n.handle(), n.qpn(), cq(sendCq), cq(recvCq), maxRecvWr));
         return n;
     }
@@ -231,211 +221,12 @@ final class LoopbackVerbsProvider implements VerbsProvider {
         return n;
     }
 
-    @Override
-    public String name() {
-        return mock.name();
-    }
-
-    @Override
-    public List<String> deviceNames() {
-        return mock.deviceNames();
-    }
-
-    @Override
-    public long openDevice(String name) {
-        return mock.openDevice(name);
-    }
-
-    @Override
-    public void closeDevice(long context) {
-        mock.closeDevice(context);
-    }
-
-    @Override
-    public DeviceAttributes queryDevice(long context) {
-        return mock.queryDevice(context);
-    }
-
-    @Override
-    public PortAttributes queryPort(long context, int portNum) {
-        return mock.queryPort(context, portNum);
-    }
-
-    @Override
-    public Gid queryGid(long context, int portNum, int index) {
-        return mock.queryGid(context, portNum, index);
-    }
-
-    @Override
-    public GidType queryGidType(long context, int portNum, int index) {
-        return mock.queryGidType(context, portNum, index);
-    }
-
-    @Override
-    public long allocatePd(long context) {
-        return mock.allocatePd(context);
-    }
-
-    @Override
-    public void deallocatePd(long pd) {
-        mock.deallocatePd(pd);
-    }
-
-    @Override
-    public CreatedAh createAh(long pd, AddressHandleAttributes attributes) {
-        return mock.createAh(pd, attributes);
-    }
-
-    @Override
-    public void destroyAh(long ah) {
-        mock.destroyAh(ah);
-    }
-
-
-    @Override
-    public void destroyCq(long cq) {
-        mock.destroyCq(cq);
-    }
-
-
-    @Override
-    public void deregisterMemory(long mr) {
-        mock.deregisterMemory(mr);
-    }
-
-
-    @Override
-    public void activateUdQp(long qp, int portNum, int pkeyIndex, int qkey) {
-        mock.activateUdQp(qp, portNum, pkeyIndex, qkey);
-    }
-
-    @Override
-    public void destroyQp(long qp) {
-        mock.destroyQp(qp);
-    }
-
-    @Override
-    public int queryQpState(long qp) {
-        return mock.queryQpState(qp);
-    }
-
-    @Override
-    public void resetQp(long qp) {
-        mock.resetQp(qp);
-    }
-
-    @Override
-    public void moveQpToError(long qp) {
-        mock.moveQpToError(qp);
-    }
 
 
 
 
 
-    @Override
-    public AddressHandleAttributes initAhFromWc(long context, int portNum, WorkCompletion wc, long mr, int grhOffset) {
-        return mock.initAhFromWc(context, portNum, wc, mr, grhOffset);
-    }
-
-    @Override
-    public long openAsyncEvents(long context) {
-        return mock.openAsyncEvents(context);
-    }
-
-    @Override
-    public List<AsyncEvent> awaitAsyncEvents(long channel, int timeoutMillis) {
-        return mock.awaitAsyncEvents(channel, timeoutMillis);
-    }
-
-    @Override
-    public void wakeAsyncEvents(long channel) {
-        mock.wakeAsyncEvents(channel);
-    }
-
-    @Override
-    public void closeAsyncEvents(long channel) {
-        mock.closeAsyncEvents(channel);
-    }
-
-    @Override
-    public Object networkSource() {
-        return mock.networkSource();
-    }
-
-    @Override
-    public int queryGidNetdev(long context, int portNum, int index) {
-        return mock.queryGidNetdev(context, portNum, index);
-    }
-
-    @Override
-    public long openNetworkChanges() {
-        return mock.openNetworkChanges();
-    }
-
-    @Override
-    public void requestNetworkDump(long channel, boolean links) {
-        mock.requestNetworkDump(channel, links);
-    }
-
-    @Override
-    public List<NetworkChange> awaitNetworkChanges(long channel, int timeoutMillis) {
-        return mock.awaitNetworkChanges(channel, timeoutMillis);
-    }
-
-    @Override
-    public void wakeNetworkChanges(long channel) {
-        mock.wakeNetworkChanges(channel);
-    }
-
-    @Override
-    public void closeNetworkChanges(long channel) {
-        mock.closeNetworkChanges(channel);
-    }
-
-    @Override
-    public long createCompletionChannel(long context) {
-        return mock.createCompletionChannel(context);
-    }
 
 
-    @Override
-    public void requestCqNotification(long cq) {
-        mock.requestCqNotification(cq);
-    }
 
-    @Override
-    public int awaitCqEvents(long channel, int timeoutMillis) {
-        return mock.awaitCqEvents(channel, timeoutMillis);
-    }
-
-    @Override
-    public void stopCompletionChannel(long channel) {
-        mock.stopCompletionChannel(channel);
-    }
-
-    @Override
-    public void wakeCompletionChannel(long channel) {
-        mock.wakeCompletionChannel(channel);
-    }
-
-    @Override
-    public int completionChannelFd(long channel) {
-        return mock.completionChannelFd(channel);
-    }
-
-    @Override
-    public void destroyCompletionChannel(long channel) {
-        mock.destroyCompletionChannel(channel);
-    }
-
-    @Override
-    public EfaVerbs efa() {
-        return mock.efa();
-    }
-
-    @Override
-    public void close() {
-        mock.close();
-    }
 }
