@@ -262,12 +262,15 @@ public final class AddressHandleCache implements AutoCloseable {
     /** A miss of attributes the device validated before, whose key needs no resolving. */
     private AddressHandle acquireMiss(ProtectionDomain pd, Device device, AddressHandleAttributes attributes,
                                       Object key) {
-        return acquireSlow(pd, key, toCreate(device, device.resolve(attributes)));
+        return acquireSlow(pd, key, device.isEfa() ? forEfa(attributes) : device.resolve(attributes));
     }
 
-    /** What to create the AH of resolved attributes with: on EFA the dgid alone decides. */
-    private static AddressHandleAttributes toCreate(Device device, AddressHandleAttributes resolved) {
-        return !device.isEfa() || resolved.isForEfa() ? resolved : AddressHandleAttributes.forEfa(resolved.dgid());
+    /**
+     * What an EFA AH is created with: the dgid alone decides there (EFA keeps one AH per PD and
+     * GID), so the caller's other fields, sgid_index unresolved included, are not needed.
+     */
+    private static AddressHandleAttributes forEfa(AddressHandleAttributes attributes) {
+        return attributes.isForEfa() ? attributes : AddressHandleAttributes.forEfa(attributes.dgid());
     }
 
     /** The entry for {@code key} in {@code pd}'s table, or null. */
@@ -284,12 +287,16 @@ public final class AddressHandleCache implements AutoCloseable {
 
     /** An acquire whose attributes need resolving or checking first, or whose key is not a plain hit. */
     private AddressHandle acquireChecked(ProtectionDomain pd, Device device, AddressHandleAttributes attributes) {
-        AddressHandleAttributes resolved = device.resolve(attributes);
-        device.validate(resolved);
-        if (device.isEfa() && resolved != attributes) {
-            // On EFA resolving only fills in sgid_index 0: the caller's own object is as valid,
-            // and marked so, its next acquire is a plain hit.
+        AddressHandleAttributes resolved;
+        if (device.isEfa()) {
+            // Resolving would only fill in sgid_index 0, which the dgid key and forEfa ignore:
+            // checking the caller's own object is enough, and marked so, its next acquire is a
+            // plain hit. (An allocation less per miss of new attributes.)
             device.validate(attributes);
+            resolved = attributes;
+        } else {
+            resolved = device.resolve(attributes);
+            device.validate(resolved);
         }
         Object key = device.isEfa() ? resolved.dgid() : resolved;
         Entry e = find(pd, key);
@@ -297,7 +304,7 @@ public final class AddressHandleCache implements AutoCloseable {
             stats.recordHit();
             return handleFor(e);
         }
-        return acquireSlow(pd, key, toCreate(device, resolved));
+        return acquireSlow(pd, key, device.isEfa() ? forEfa(resolved) : resolved);
     }
 
     /**
@@ -483,8 +490,8 @@ public final class AddressHandleCache implements AutoCloseable {
 
     /** Creates the hardware AH for a fresh entry whose lock the caller holds. */
     private void create(ConcurrentHashMap<Object, Entry> table, Entry e, AddressHandleAttributes attributes) {
-        stats.recordMiss();
         if (closed) {
+            stats.recordRefusedMiss();
             fail(table, e, new IllegalStateException("address handle cache is closed"));
         }
         long start = System.nanoTime();

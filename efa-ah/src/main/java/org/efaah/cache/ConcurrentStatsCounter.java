@@ -12,7 +12,7 @@ final class ConcurrentStatsCounter implements StatsCounter {
     private static final Errno[] ERRNOS = Errno.values();
 
     private final LongAdder hits = new LongAdder();
-    private final LongAdder misses = new LongAdder();
+    private final LongAdder refusedMisses = new LongAdder();
     private final LongAdder creates = new LongAdder();
     private final LongAdder createFailures = new LongAdder();
     private final LongAdder destroyFailures = new LongAdder();
@@ -49,8 +49,8 @@ final class ConcurrentStatsCounter implements StatsCounter {
     }
 
     @Override
-    public void recordMiss() {
-        misses.increment();
+    public void recordRefusedMiss() {
+        refusedMisses.increment();
     }
 
     @Override
@@ -133,8 +133,10 @@ final class ConcurrentStatsCounter implements StatsCounter {
                 byErrno.put(e, n);
             }
         }
-        return new CacheStats(hitCount, misses.sum(), creates.sum(), destroys, createFailures.sum(),
-                destroyFailures.sum(), totalCreateNanos.sum(), maxCreateNanos.get(), leaksReported, retained.sum(),
+        long createCount = creates.sum();
+        long failureCount = createFailures.sum();
+        return new CacheStats(hitCount, refusedMisses.sum() + createCount + failureCount, createCount, destroys,
+                failureCount, destroyFailures.sum(), totalCreateNanos.sum(), maxCreateNanos.get(), leaksReported, retained.sum(),
                 revived.sum(), invalidated.sum(), byCause, byErrno, networkInvalidated.sum());
     }
 }

@@ -16,7 +16,7 @@ enum DisabledStatsCounter implements StatsCounter {
     }
 
     @Override
-    public void recordMiss() {
+    public void recordRefusedMiss() {
     }
 
     @Override

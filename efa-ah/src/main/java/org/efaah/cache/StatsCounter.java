@@ -14,7 +14,12 @@ interface StatsCounter {
     /** Hits counted elsewhere (in the entries' words) and added now. */
     void recordHits(long count);
 
-    void recordMiss();
+    /**
+     * A miss that reached no provider create: the cache was closed first. A create and a failed
+     * create each count as a miss too, so the miss that reaches the provider pays for no counter
+     * of its own.
+     */
+    void recordRefusedMiss();
 
     /** A provider create succeeded after {@code nanos}. */
     void recordCreate(long nanos);
