@@ -162,6 +162,16 @@ public final class Report {
         row("miss overhead: raw minus the provider alone (ns/op)",
                 provider == null || missEfa == null ? null : missEfa.minus(provider),
                 provider == null || missBase == null ? null : missBase.minus(provider));
+        Score nullEfa = jmh("MissPathBench.efaAhOnNullProvider", 1);
+        Score nullBase = jmh("MissPathBench.baselineOnNullProvider", 1);
+        Score nullProvider = jmh("MissPathBench.providerOnNullProvider", 1);
+        row("miss on the null provider (keeps nothing): acquire + last close (ns/op)", nullEfa, nullBase);
+        rows.add(new String[] {"  the null provider alone (ns/op)", fmt(nullProvider), fmt(nullProvider), "-"});
+        row("  miss overhead on the null provider: raw minus the provider alone (ns/op)",
+                nullProvider == null || nullEfa == null ? null : nullEfa.minus(nullProvider),
+                nullProvider == null || nullBase == null ? null : nullBase.minus(nullProvider));
+        row("miss allocation, zero-latency mock (B/op)", jmh("MissPathBench.efaAh:gc.alloc.rate.norm", 1),
+                jmh("MissPathBench.baseline:gc.alloc.rate.norm", 1));
 
         for (String kind : new String[] {"hot", "spread"}) {
             for (int t : new int[] {1, 2, 4, 8}) {
