@@ -43,15 +43,17 @@ public final class ScaleProbe {
     public static void main(String[] args) throws Exception {
         int n = 1_000_000;
         int rounds = 3;
+        String[] kinds = {"efa-ah", "baseline", "verbs"};
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--keys" -> n = Integer.parseInt(args[++i]);
                 case "--rounds" -> rounds = Integer.parseInt(args[++i]);
-                default -> throw new IllegalArgumentException(
-                        "unknown argument " + args[i] + "; usage: ScaleProbe [--keys N] [--rounds R]");
+                // One kind alone, e.g. under a profiler: --kinds efa-ah
+                case "--kinds" -> kinds = args[++i].split(",");
+                default -> throw new IllegalArgumentException("unknown argument " + args[i]
+                        + "; usage: ScaleProbe [--keys N] [--rounds R] [--kinds efa-ah,baseline,verbs]");
             }
         }
-        String[] kinds = {"efa-ah", "baseline", "verbs"};
         // A first, smaller pass of each compiles the loops before the measured passes.
         for (String kind : kinds) {
             run(kind, Math.max(1, n / 5), 1L << 40);
