@@ -491,7 +491,7 @@ public final class AddressHandleCache implements AutoCloseable {
     /** Creates the hardware AH for a fresh entry whose lock the caller holds. */
     private void create(ConcurrentHashMap<Object, Entry> table, Entry e, AddressHandleAttributes attributes) {
         if (closed) {
-            stats.recordRefusedMiss();
+            // Refused before any provider call: counts nothing (CacheStats' rules).
             fail(table, e, new IllegalStateException("address handle cache is closed"));
         }
         long start = System.nanoTime();

@@ -12,7 +12,6 @@ final class ConcurrentStatsCounter implements StatsCounter {
     private static final Errno[] ERRNOS = Errno.values();
 
     private final LongAdder hits = new LongAdder();
-    private final LongAdder refusedMisses = new LongAdder();
     private final LongAdder creates = new LongAdder();
     private final LongAdder createFailures = new LongAdder();
     private final LongAdder destroyFailures = new LongAdder();
@@ -46,11 +45,6 @@ final class ConcurrentStatsCounter implements StatsCounter {
         if (count != 0) {
             hits.add(count);
         }
-    }
-
-    @Override
-    public void recordRefusedMiss() {
-        refusedMisses.increment();
     }
 
     @Override
@@ -135,8 +129,8 @@ final class ConcurrentStatsCounter implements StatsCounter {
         }
         long createCount = creates.sum();
         long failureCount = createFailures.sum();
-        return new CacheStats(hitCount, refusedMisses.sum() + createCount + failureCount, createCount, destroys,
-                failureCount, destroyFailures.sum(), totalCreateNanos.sum(), maxCreateNanos.get(), leaksReported, retained.sum(),
-                revived.sum(), invalidated.sum(), byCause, byErrno, networkInvalidated.sum());
+        return new CacheStats(hitCount, createCount + failureCount, createCount, destroys,
+                failureCount, destroyFailures.sum(), totalCreateNanos.sum(), maxCreateNanos.get(), leaksReported,
+                retained.sum(), revived.sum(), invalidated.sum(), byCause, byErrno, networkInvalidated.sum());
     }
 }

@@ -16,10 +16,6 @@ enum DisabledStatsCounter implements StatsCounter {
     }
 
     @Override
-    public void recordRefusedMiss() {
-    }
-
-    @Override
     public void recordCreate(long nanos) {
     }
 

@@ -14,14 +14,12 @@ interface StatsCounter {
     /** Hits counted elsewhere (in the entries' words) and added now. */
     void recordHits(long count);
 
-    /**
-     * A miss that reached no provider create: the cache was closed first. A create and a failed
-     * create each count as a miss too, so the miss that reaches the provider pays for no counter
-     * of its own.
-     */
-    void recordRefusedMiss();
 
-    /** A provider create succeeded after {@code nanos}. */
+    /**
+     * A provider create succeeded after {@code nanos}. It and {@link #recordCreateFailure} count the
+     * misses too (each miss is one provider create, per {@link CacheStats}' rules), so a miss pays
+     * for no counter of its own.
+     */
     void recordCreate(long nanos);
 
     /** A provider create failed with {@code errno}, or with a throwable that has none (null). */
