@@ -10,6 +10,20 @@
 #include "efa_ah_native.h"
 #include "efa_ah_native_internal.h"
 
+/*
+ * A post's result as the callers see it: the count posted from the first (done, from *bad_wr), and
+ * an error only when none went; a refused one after some that went is the next call's first.
+ */
+static int batch_outcome(int rc, int err_no, uint64_t done, uint32_t count, uint32_t *posted)
+{
+    if (rc == 0) {
+        *posted = count;
+        return 0;
+    }
+    *posted = done <= count ? (uint32_t)done : 0;
+    return *posted > 0 ? 0 : efa_ah_error_from_rc(rc, err_no);
+}
+
 int efa_ah_post_recv_batch(uint64_t qp, uint64_t mr, const uint32_t *offsets, uint32_t length,
                            const uint64_t *wr_ids, uint32_t count, uint32_t *posted)
 {
@@ -44,14 +58,7 @@ int efa_ah_post_recv_batch(uint64_t qp, uint64_t mr, const uint32_t *offsets, ui
     struct ibv_recv_wr *bad = NULL;
     errno = 0;
     int rc = ibv_post_recv((struct ibv_qp *)(uintptr_t)qp, wrs, &bad);
-    if (rc == 0) {
-        *posted = count;
-        return 0;
-    }
-    int err = efa_ah_error_from_rc(rc, errno);
-    uint32_t done = bad == NULL ? 0 : (uint32_t)(bad - wrs);
-    *posted = done <= count ? done : 0;
-    return *posted > 0 ? 0 : err;
+    return batch_outcome(rc, errno, bad == NULL ? 0 : (uint64_t)(bad - wrs), count, posted);
 }
 
 int efa_ah_post_send_batch(uint64_t qp, uint64_t ah, uint32_t remote_qpn, uint32_t remote_qkey, uint64_t mr,
@@ -95,12 +102,5 @@ int efa_ah_post_send_batch(uint64_t qp, uint64_t ah, uint32_t remote_qpn, uint32
     errno = 0;
     /* Returns a positive errno (not -1) and points *bad at the first not posted. */
     int rc = ibv_post_send((struct ibv_qp *)(uintptr_t)qp, wrs, &bad);
-    if (rc == 0) {
-        *posted = count;
-        return 0;
-    }
-    int err = efa_ah_error_from_rc(rc, errno);
-    uint32_t done = bad == NULL ? 0 : (uint32_t)(bad - wrs);
-    *posted = done <= count ? done : 0;
-    return *posted > 0 ? 0 : err;
+    return batch_outcome(rc, errno, bad == NULL ? 0 : (uint64_t)(bad - wrs), count, posted);
 }

@@ -102,14 +102,7 @@ public final class UdQueuePair implements AutoCloseable {
      */
     public void postSend(HardwareAddressHandle ah, int remoteQpn, long remoteQkey, MemoryRegion mr, int offset,
                          int length, long wrId) {
-        if (ah.pd() != pd) {
-            throw new IllegalArgumentException("ah: belongs to another PD than this QP");
-        }
-        if (mr.pd() != pd) {
-            throw new IllegalArgumentException("mr: belongs to another PD than this QP");
-        }
-        Ranges.check("remote_qpn", remoteQpn, 0, 0xFFFFFF);
-        Ranges.check("remote_qkey", remoteQkey, 0, MAX_QKEY);
+        checkDestination(ah, remoteQpn, remoteQkey, mr);
         mr.checkRange(offset, length);
         // Held for the post: the QP, the MR and the AH can none of them be freed under it.
         guard.enter();
@@ -129,6 +122,18 @@ public final class UdQueuePair implements AutoCloseable {
         } finally {
             guard.exit();
         }
+    }
+
+    /** The checks every send makes before native code: same PD for the AH and the MR, numbers in range. */
+    private void checkDestination(HardwareAddressHandle ah, int remoteQpn, long remoteQkey, MemoryRegion mr) {
+        if (ah.pd() != pd) {
+            throw new IllegalArgumentException("ah: belongs to another PD than this QP");
+        }
+        if (mr.pd() != pd) {
+            throw new IllegalArgumentException("mr: belongs to another PD than this QP");
+        }
+        Ranges.check("remote_qpn", remoteQpn, 0, 0xFFFFFF);
+        Ranges.check("remote_qkey", remoteQkey, 0, MAX_QKEY);
     }
 
     /**
@@ -151,14 +156,7 @@ public final class UdQueuePair implements AutoCloseable {
      */
     public int postSends(HardwareAddressHandle ah, int remoteQpn, long remoteQkey, MemoryRegion mr, int[] offsets,
                          int[] lengths, long[] wrIds, int count) {
-        if (ah.pd() != pd) {
-            throw new IllegalArgumentException("ah: belongs to another PD than this QP");
-        }
-        if (mr.pd() != pd) {
-            throw new IllegalArgumentException("mr: belongs to another PD than this QP");
-        }
-        Ranges.check("remote_qpn", remoteQpn, 0, 0xFFFFFF);
-        Ranges.check("remote_qkey", remoteQkey, 0, MAX_QKEY);
+        checkDestination(ah, remoteQpn, remoteQkey, mr);
         Ranges.check("count", count, 1, Math.min(offsets.length, Math.min(lengths.length, wrIds.length)));
         for (int i = 0; i < count; i++) {
             mr.checkRange(offsets[i], lengths[i]);
