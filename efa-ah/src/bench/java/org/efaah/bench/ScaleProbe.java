@@ -6,6 +6,7 @@ import java.lang.management.MemoryMXBean;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
 import org.efaah.cache.LeakDetection;
@@ -49,7 +50,7 @@ public final class ScaleProbe {
                 case "--keys" -> n = Integer.parseInt(args[++i]);
                 case "--rounds" -> rounds = Integer.parseInt(args[++i]);
                 // One kind alone, e.g. under a profiler: --kinds efa-ah
-                case "--kinds" -> kinds = args[++i].split(",");
+                case "--kinds" -> kinds = kinds(args, ++i);
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]
                         + "; usage: ScaleProbe [--keys N] [--rounds R] [--kinds efa-ah,baseline,verbs]");
             }
@@ -77,6 +78,16 @@ public final class ScaleProbe {
             System.out.printf(Locale.ROOT, "scale.%s.releaseMs=%.1f%n", kind, m[1]);
             System.out.printf(Locale.ROOT, "scale.%s.bytesPerEntry=%.1f%n", kind, m[2]);
         });
+    }
+
+    private static String[] kinds(String[] args, int i) {
+        String[] kinds = i < args.length ? args[i].split(",") : new String[] {""};
+        for (String k : kinds) {
+            if (!Set.of("efa-ah", "baseline", "verbs").contains(k)) {
+                throw new IllegalArgumentException("--kinds: '" + k + "' is not a kind; valid: efa-ah, baseline, verbs");
+            }
+        }
+        return kinds;
     }
 
     /** Returns {create ms, release ms, retained bytes per entry, collector ms during the creates}. */
