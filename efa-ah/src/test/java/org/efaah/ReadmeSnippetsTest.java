@@ -1,5 +1,6 @@
 package org.efaah;
 
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -19,18 +20,23 @@ import javax.tools.JavaCompiler;
 import javax.tools.ToolProvider;
 import org.efaah.verbs.VerbsProviders;
 import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Issue 17 case 3: every Java block of README.md is compiled and run on the mock, so the first
- * code a user copies works. A block holding a class is compiled as it stands (the README's first
- * example, a whole program); any other block runs inside that example's try block, with its
- * {@code provider}, {@code device}, {@code pd} and {@code cache} (fields here, so a block may
- * declare its own), as the README says.
+ * Issue 17 case 3, and issue 27's front door: every Java block of README.md and of docs/*.md is
+ * compiled and run on the mock, so the first code a user copies works and the manual stays true.
+ * A block holding a class is compiled as it stands (the README's first example, a whole program);
+ * any other block runs inside that example's try block, with its {@code provider}, {@code device},
+ * {@code pd} and {@code cache} (fields here, so a block may declare its own), as the docs say. The
+ * README stays a front door: at most 220 lines, its first Java example within its first 100.
  */
 class ReadmeSnippetsTest {
     private static final Path README = Path.of("..", "README.md");
+    private static final Path DOCS = Path.of("..", "docs");
+    private static final int README_MAX_LINES = 220;
+    private static final int FIRST_EXAMPLE_BEFORE_LINE = 100;
     private static final Pattern JAVA_BLOCK = Pattern.compile("(?s)```java\\n(.*?)```");
 
     private static final String IMPORTS = String.join("\n",
@@ -46,10 +52,20 @@ class ReadmeSnippetsTest {
     @TempDir
     Path dir;
 
-    static List<String> snippets() throws IOException {
-        String readme = Files.readString(README, StandardCharsets.UTF_8);
+    /** README.md first, then docs/*.md by name: the files whose Java blocks are checked. */
+    static List<Path> documents() throws IOException {
+        List<Path> docs = new ArrayList<>();
+        docs.add(README);
+        try (Stream<Path> files = Files.list(DOCS)) {
+            files.filter(f -> f.getFileName().toString().endsWith(".md")).sorted().forEach(docs::add);
+        }
+        return docs;
+    }
+
+    static List<String> snippets(Path document) throws IOException {
+        String text = Files.readString(document, StandardCharsets.UTF_8);
         List<String> list = new ArrayList<>();
-        Matcher m = JAVA_BLOCK.matcher(readme);
+        Matcher m = JAVA_BLOCK.matcher(text);
         while (m.find()) {
             list.add(m.group(1));
         }
@@ -58,17 +74,35 @@ class ReadmeSnippetsTest {
 
     @TestFactory
     Stream<DynamicTest> everyJavaBlockCompilesAndRunsOnTheMock() throws IOException {
-        List<String> snippets = snippets();
-        assertTrue(snippets.size() >= 4, "README.md has " + snippets.size() + " Java blocks; expected the API's four");
-        assertTrue(snippets.get(0).contains("public class "), "the first example is a whole program");
+        List<String> readme = snippets(README);
+        assertFalse(readme.isEmpty(), "README.md has no Java block");
+        assertTrue(readme.get(0).contains("public class "), "the README's first example is a whole program");
         List<DynamicTest> tests = new ArrayList<>();
-        for (int i = 0; i < snippets.size(); i++) {
-            String snippet = snippets.get(i);
-            int n = i + 1;
-            String firstLine = snippet.lines().filter(l -> !l.startsWith("import ")).findFirst().orElse("").strip();
-            tests.add(DynamicTest.dynamicTest("README Java block " + n + ": " + firstLine, () -> run(n, snippet)));
+        int n = 0;
+        for (Path document : documents()) {
+            for (String snippet : snippets(document)) {
+                int block = ++n;
+                String firstLine = snippet.lines().filter(l -> !l.startsWith("import ")).findFirst().orElse("").strip();
+                String name = DOCS.getParent().relativize(document) + " Java block " + block + ": " + firstLine;
+                tests.add(DynamicTest.dynamicTest(name, () -> run(block, snippet)));
+            }
         }
+        // The manual's five examples before it moved to docs/: the first program, the RoCE
+        // attributes, a datagram, a batch read in place, the AH lifecycle.
+        assertTrue(n >= 5, "README.md and docs/ have " + n + " Java blocks; expected at least 5");
         return tests.stream();
+    }
+
+    @Test
+    void theReadmeIsAFrontDoorWithItsFirstExampleNearTheTop() throws IOException {
+        List<String> lines = Files.readAllLines(README, StandardCharsets.UTF_8);
+        assertTrue(lines.size() <= README_MAX_LINES,
+                "README.md has " + lines.size() + " lines; at most " + README_MAX_LINES + " (the manual is in docs/)");
+        int first = lines.indexOf("```java") + 1;
+        assertTrue(first > 0, "README.md has no ```java block");
+        assertTrue(first < FIRST_EXAMPLE_BEFORE_LINE,
+                "README.md's first Java block starts at line " + first + "; it must start before line "
+                        + FIRST_EXAMPLE_BEFORE_LINE);
     }
 
     private void run(int n, String snippet) throws Exception {
@@ -101,7 +135,7 @@ class ReadmeSnippetsTest {
                 List.of("-d", classes.toString(), "-cp", System.getProperty("java.class.path"), "-Xlint:all",
                         "-Werror"),
                 null, javac.getStandardFileManager(null, null, StandardCharsets.UTF_8).getJavaFileObjects(src)).call();
-        assertTrue(compiled, () -> "README Java block " + n + " does not compile:\n" + diagnostics + "\n" + source);
+        assertTrue(compiled, () -> "Java block " + n + " does not compile:\n" + diagnostics + "\n" + source);
         String before = System.getProperty(VerbsProviders.PROPERTY);
         System.setProperty(VerbsProviders.PROPERTY, "mock");
         try (URLClassLoader loader = new URLClassLoader(new URL[] {classes.toUri().toURL()},

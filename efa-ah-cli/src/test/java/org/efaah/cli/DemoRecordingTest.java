@@ -40,7 +40,7 @@ class DemoRecordingTest {
         assertEquals(recordedCreates, byName.get("org.efaah.AhDestroy").size(), "every AH created was destroyed");
         assertTrue(byName.get("org.efaah.AhDestroy").stream().allMatch(e -> e.getString("cause") != null));
 
-        // The README's way to read it: the JDK's jfr tool.
+        // docs/operations.md's way to read it: the JDK's jfr tool.
         Process jfr = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jfr").toString(), "print",
                 "--categories", "efa-ah", file.toString()).redirectErrorStream(true).start();
         String printed = new String(jfr.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The README's claim that {@code scripts/efa-host-report} on a machine without an EFA device says
+ * docs/native-hosts.md's claim that {@code scripts/efa-host-report} on a machine without an EFA device says
  * so in one line and exits 0, checked against fake sysfs trees (the script reads
  * {@code $EFA_AH_SYSFS/class/infiniband/}).
  */
