@@ -174,7 +174,8 @@ public final class VerbsProviders {
     }
 
     /**
-     * The messages of a cause chain on one line, innermost last.
+     * The messages of a cause chain on one line, innermost last; a cause whose message the line
+     * already holds (a wrapper quoting its cause) is not repeated.
      *
      * @param t the outermost throwable
      * @return "outer &lt;- inner &lt;- ..."
@@ -182,10 +183,10 @@ public final class VerbsProviders {
     public static String describe(Throwable t) {
         StringBuilder sb = new StringBuilder();
         for (Throwable c = t; c != null; c = c.getCause()) {
-            if (sb.length() > 0) {
-                sb.append(" <- ");
+            String message = c.getMessage() == null ? c.getClass().getSimpleName() : c.getMessage();
+            if (sb.indexOf(message) < 0) {
+                sb.append(sb.length() > 0 ? " <- " : "").append(message);
             }
-            sb.append(c.getMessage() == null ? c.getClass().getSimpleName() : c.getMessage());
             if (c.getCause() == c) {
                 break;
             }

@@ -52,6 +52,17 @@ class VerbsProvidersTest {
         }
     }
 
+    // Issue 27 case 2: a wrapper that quotes its cause (JavaCPP's load error) printed it twice.
+    @Test
+    void describeSaysAQuotedCauseOnce() {
+        Throwable jdk = new IllegalCallerException("Illegal native access from an unnamed module");
+        Throwable wrapped = new IllegalStateException("native library failed to load: " + jdk.getMessage(),
+                new UnsatisfiedLinkError(jdk.getMessage()).initCause(jdk));
+        assertEquals("native library failed to load: Illegal native access from an unnamed module",
+                VerbsProviders.describe(wrapped));
+        assertEquals("outer <- inner", VerbsProviders.describe(new RuntimeException("outer", new RuntimeException("inner"))));
+    }
+
     @Test
     void autoTakesTheMockQuietlyWhereTheKernelListsNoDevice(@TempDir Path sysfs) {
         assumeFalse(VerbsProviders.factory("native").isAvailable(), "the native provider is available on this host");

@@ -111,6 +111,18 @@ final class NativeLibrary {
         return os + "-" + arch;
     }
 
+    /**
+     * What to change when the JVM refuses native access to JavaCPP's {@code Loader}, the caller of
+     * {@code System.loadLibrary} (Java 22+ under {@code --illegal-native-access=deny}, the announced
+     * default): the option naming its module, the class path's being ALL-UNNAMED.
+     */
+    static String nativeAccessHint() {
+        Module loader = Loader.class.getModule();
+        String module = loader.isNamed() ? loader.getName() : "ALL-UNNAMED";
+        return " (this JVM denies native access to JavaCPP's Loader: run java with --enable-native-access=" + module
+                + (loader.isNamed() ? "" : ", or give the main jar's manifest Enable-Native-Access: ALL-UNNAMED") + ")";
+    }
+
     /** Lists devices through the loaded library: 0 or a negative errno, and the count. */
     interface DeviceLister {
         int list(int[] count);
@@ -154,7 +166,9 @@ final class NativeLibrary {
                 }
                 String why = String.valueOf(first.getMessage());
                 return new Probe(null, -1, new IllegalStateException("native library failed to load: " + why
-                        + (why.contains("libibverbs") ? " (install rdma-core / libibverbs1)" : JavaCppCache.hint(e)),
+                        + (why.contains("libibverbs") ? " (install rdma-core / libibverbs1)"
+                                : first instanceof IllegalCallerException ? nativeAccessHint()
+                                : JavaCppCache.hint(e)),
                         e));
             }
             int[] count = new int[1];
