@@ -114,6 +114,9 @@ final class DemoCommand implements Callable<Integer> {
                 throw Check.fail(spec, "--sgid-index", sgidIndex + " is out of range; valid 0.." + (gidTableLength - 1)
                         + " (gid_tbl_len of " + device.name() + " port 1)");
             }
+            if (output.json) {
+                providerOptions.announceMock(spec, report, output, provider); // the line below says it in text
+            }
             report.line("provider %s, device %s%s", providerOptions.describe(provider, output.verbose), device.name(),
                     provider instanceof MockVerbsProvider m ? String.format(" (mock: %s, create %s µs, system call %s µs, "
                             + "max_ah %d)", m.config().duplicatePolicy().cliName(), createLatencyMicros,

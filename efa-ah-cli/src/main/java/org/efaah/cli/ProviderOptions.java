@@ -72,6 +72,10 @@ final class ProviderOptions {
         check(spec);
         VerbsProviderFactory f = factory();
         if (f.name().equals("mock")) {
+            MockVerbsProvider shared = IN_PROCESS_MOCK.get();
+            if (shared != null) {
+                return shared;
+            }
             MockConfig base = MockConfig.fromSystemProperties();
             boolean systemCallUnset = System.getProperty(MockConfig.PROPERTY_PREFIX + "systemCallNanos", "").isBlank();
             return new MockVerbsProvider(base.toBuilder()
@@ -80,6 +84,44 @@ final class ProviderOptions {
                     .systemCallNanos(systemCallUnset ? SYSTEM_CALL_NANOS : base.systemCallNanos()).build());
         }
         return f.create();
+    }
+
+    /**
+     * Tests only: the mock a command run on this thread opens instead of a new one. The test holds
+     * it too, so its endpoints reach the command's server, which is then not refused.
+     */
+    static final ThreadLocal<MockVerbsProvider> IN_PROCESS_MOCK = new ThreadLocal<>();
+
+    /**
+     * A server on the mock is a usage error: the mock joins the endpoints of one provider in one
+     * process, so no client could ever reach it.
+     */
+    void refuseServerOnMock(CommandSpec spec, VerbsProvider p, boolean verbose) {
+        if (p.name().equals("mock") && IN_PROCESS_MOCK.get() != p) {
+            // describe: "mock", or "mock (why auto chose it)"
+            throw Check.fail(spec, "--server", "nothing outside this process can reach a server on the mock provider"
+                    + describe(p, verbose).substring(p.name().length()) + "; run it on a host with an RDMA device, "
+                    + "or without --server for both sides in this process");
+        }
+    }
+
+    /**
+     * Under auto, when the mock runs for want of a device, says so and why, as the command's first
+     * line: on standard output, or with {@code --json} on standard error (standard output holds the
+     * JSON alone).
+     */
+    void announceMock(CommandSpec spec, Report report, OutputOptions output, VerbsProvider p) {
+        if (!p.name().equals("mock") || !provider.trim().equalsIgnoreCase(VerbsProviders.AUTO)) {
+            return;
+        }
+        String notice = "provider " + describe(p, output.verbose) + ": the mock runs, a simulated EFA device in "
+                + "this process";
+        if (output.json) {
+            spec.commandLine().getErr().println(spec.qualifiedName() + ": " + notice);
+            spec.commandLine().getErr().flush();
+        } else {
+            report.line("%s", notice);
+        }
     }
 
     /**
