@@ -291,9 +291,27 @@ final class AddressExchange {
         }
     }
 
-    /** Connects to the server, sends {@code mine}, returns the server's address after sending {@code done}. */
+    /**
+     * Connects to the server, sends {@code mine}, returns the server's address after sending {@code done}.
+     * An interrupt (Ctrl-C) ends the wait at once, with {@link java.nio.channels.ClosedByInterruptException}.
+     */
     static EndpointAddress connect(Target target, EndpointAddress mine, int timeoutMillis) throws IOException {
-        try (Socket s = new Socket()) {
+        try {
+            return exchange(target, mine, timeoutMillis);
+        } catch (IOException e) {
+            if (!Failures.interrupted(e)) {
+                throw e;
+            }
+            // The wrappers below would read as a failure of the server's ("no pingpong server at ...").
+            IOException i = new java.io.InterruptedIOException("interrupted while exchanging addresses with " + target);
+            i.initCause(e);
+            throw i;
+        }
+    }
+
+    private static EndpointAddress exchange(Target target, EndpointAddress mine, int timeoutMillis) throws IOException {
+        // A channel's socket, not a plain one: its connect and reads give up when the thread is interrupted.
+        try (Socket s = java.nio.channels.SocketChannel.open().socket()) {
             try {
                 s.connect(new InetSocketAddress(target.host(), target.port()), timeoutMillis);
             } catch (SocketTimeoutException e) {

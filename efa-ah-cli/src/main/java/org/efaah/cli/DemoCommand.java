@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.BrokenBarrierException;
 import java.util.List;
+import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
@@ -105,7 +106,7 @@ final class DemoCommand implements Callable<Integer> {
         }
         List<AddressHandleAttributes> peerAttributes = peerAttributes(first);
         Report report = new Report(spec.commandLine().getOut(), output.json);
-        warmUp();
+        Latencies efaAhHit = warmUp();
         try (VerbsProvider provider = providerOptions.open(spec, (long) (createLatencyMicros * 1e3));
              Device device = Device.openFirst(provider)) {
             int gidTableLength = device.port(1).gidTableLength();
@@ -113,9 +114,13 @@ final class DemoCommand implements Callable<Integer> {
                 throw Check.fail(spec, "--sgid-index", sgidIndex + " is out of range; valid 0.." + (gidTableLength - 1)
                         + " (gid_tbl_len of " + device.name() + " port 1)");
             }
+            if (output.json) {
+                providerOptions.announceMock(spec, report, output, provider); // the line below says it in text
+            }
             report.line("provider %s, device %s%s", providerOptions.describe(provider, output.verbose), device.name(),
-                    provider instanceof MockVerbsProvider m ? String.format(" (mock: %s, create %s µs, max_ah %d)",
-                            m.config().duplicatePolicy().cliName(), createLatencyMicros, m.config().maxAh()) : "");
+                    provider instanceof MockVerbsProvider m ? String.format(" (mock: %s, create %s µs, system call %s µs, "
+                            + "max_ah %d)", m.config().duplicatePolicy().cliName(), createLatencyMicros,
+                            m.config().systemCallNanos() / 1e3, m.config().maxAh()) : "");
             if (noCache) {
                 report.line("%d workers x %d peers x %d PD(s), WITHOUT the cache: each worker creates its own AH per "
                         + "peer with ibv_create_ah (no look-up phase)%n", threads, peers, pds);
@@ -134,7 +139,7 @@ final class DemoCommand implements Callable<Integer> {
                     () -> noCache ? String.format("demo: creates %,d of %,d", connectsDone.get(), connectsPlanned)
                             : String.format("demo: connects %,d of %,d, look-ups %,d of %,d", connectsDone.get(),
                             connectsPlanned, lookupsDone.get(), lookups * threads))) {
-                int exit = noCache ? runWithoutCache(report, provider, domains, peerAttributes)
+                int exit = noCache ? runWithoutCache(report, provider, domains, peerAttributes, efaAhHit)
                         : runWithCache(report, provider, domains, peerAttributes);
                 report.finish();
                 return exit;
@@ -148,19 +153,35 @@ final class DemoCommand implements Callable<Integer> {
 
     /**
      * Runs the cache's code paths on a throwaway zero-latency mock first, so the figures below
-     * show steady-state costs rather than class loading and JIT compilation.
+     * show steady-state costs rather than class loading and JIT compilation; then times hits there,
+     * on this thread: what {@code --no-cache} sets its system calls beside.
      */
-    private static void warmUp() {
+    private static Latencies warmUp() {
+        Latencies hits = new Latencies();
         try (MockVerbsProvider mock = new MockVerbsProvider();
              Device device = Device.openFirst(mock);
              AddressHandleCache cache = AddressHandleCache.create(org.efaah.cache.LeakDetection.DISABLED)) {
             ProtectionDomain pd = device.allocatePd();
-            for (int i = 0; i < 50_000; i++) {
-                cache.acquire(pd, AddressHandleAttributes.forGid(Gid.of(0xfd00L << 48, i % 64))).close();
+            List<AddressHandleAttributes> keys = new ArrayList<>();
+            for (int i = 0; i < 64; i++) {
+                keys.add(AddressHandleAttributes.forGid(Gid.of(0xfd00L << 48, i)));
             }
+            List<AddressHandle> held = new ArrayList<>();
+            for (AddressHandleAttributes k : keys) {
+                held.add(cache.acquire(pd, k)); // held, as connected workers hold theirs: the look-ups below hit
+            }
+            for (int i = 0; i < 150_000; i++) {
+                long t0 = System.nanoTime();
+                cache.acquire(pd, keys.get(i & 63)).close();
+                if (i >= 50_000) {
+                    hits.record(System.nanoTime() - t0);
+                }
+            }
+            held.forEach(AddressHandle::close);
             cache.close();
             pd.close();
         }
+        return hits;
     }
 
     private List<AddressHandleAttributes> peerAttributes(Gid first) {
@@ -318,21 +339,37 @@ final class DemoCommand implements Callable<Integer> {
     }
 
     private int runWithoutCache(Report report, VerbsProvider provider, List<ProtectionDomain> domains,
-                                List<AddressHandleAttributes> peerAttributes) throws Exception {
+                                List<AddressHandleAttributes> peerAttributes, Latencies efaAhHit) throws Exception {
         AtomicLong requests = new AtomicLong();
         AtomicLong created = new AtomicLong();
         Failed failed = new Failed();
         CyclicBarrier barrier = new CyclicBarrier(threads);
+        // A create that returns the AHN of a live AH of its PD was answered by the kernel's AH cache
+        // (EFA numbers one hardware AH per AHN); the first of each is a new hardware AH.
+        Set<Long> liveAhns = ConcurrentHashMap.newKeySet();
+        Latencies[] cachedNanos = new Latencies[threads];
+        Latencies[] newNanos = new Latencies[threads];
         runWorkers(w -> {
             List<HardwareAddressHandle> own = new ArrayList<>();
+            Latencies cached = cachedNanos[w] = new Latencies();
+            Latencies fresh = newNanos[w] = new Latencies();
             barrier.await();
             try {
-                for (ProtectionDomain pd : domains) {
+                // Each worker starts at its own share of the peers, so that a create meets the kernel's
+                // cache as a later connect does, not racing another worker's create of the same peer.
+                int offset = (int) ((long) w * peerAttributes.size() / threads);
+                for (int d = 0; d < domains.size(); d++) {
+                    ProtectionDomain pd = domains.get(d);
                     for (int i = 0; i < peerAttributes.size() && !stop; i++) {
                         requests.incrementAndGet();
+                        long t0 = System.nanoTime();
                         try {
-                            own.add(pd.createAh(peerAttributes.get((i + w * 7) % peerAttributes.size())));
+                            HardwareAddressHandle ah = pd.createAh(peerAttributes.get((i + offset) % peerAttributes.size()));
+                            long nanos = System.nanoTime() - t0;
+                            own.add(ah);
                             created.incrementAndGet();
+                            boolean hit = ah.ahn() >= 0 && !liveAhns.add((long) d << 32 | ah.ahn());
+                            (hit ? cached : fresh).record(nanos);
                         } catch (VerbsException e) {
                             failed.add(e);
                         }
@@ -346,15 +383,23 @@ final class DemoCommand implements Callable<Integer> {
                 }
             }
         });
+        Latencies cached = merge(cachedNanos);
+        Latencies fresh = merge(newNanos);
         report.line("logical AH requests:      %,d", requests.get());
         report.line("AHs created (ibv_create_ah succeeded): %,d  (distinct (PD, GID) pairs: %,d)", created.get(),
                 domains.size() * peerAttributes.size());
         printDevice(report, provider);
         report.line("failed creates:           %s", failed.count() == 0 ? "0" : failed.count() + " " + failed.byErrno());
+        report.line("ibv_create_ah, a system call each:");
+        report.line("  answered by the kernel's AH cache (AHN of a live AH): %s", cached.summary());
+        report.line("  new hardware AHs:                                     %s", fresh.summary());
+        report.line("an efa-ah hit instead (acquire+close, no system call; one thread, zero-latency mock): %s",
+                efaAhHit.summary());
         report.line("(no per-message look-ups: without a cache each worker keeps its own AHs)");
         report.put("requests", requests.get()).put("hardware_creates", created.get())
                 .put("distinct_pd_gid_pairs", domains.size() * peerAttributes.size())
-                .put("failed_creates", failed.toMap());
+                .put("failed_creates", failed.toMap()).put("kernel_cache_create_latency", cached.toMap())
+                .put("new_ah_create_latency", fresh.toMap()).put("efa_ah_hit_latency", efaAhHit.toMap());
         putDevice(report, provider);
         if (interrupted) {
             return interruptedExit(report);

@@ -13,8 +13,8 @@ import picocli.CommandLine.ParseResult;
 
 /**
  * Turns every failure into one line on standard error, "{@code efa-ah COMMAND: what and why}",
- * and an exit code: {@link Main#USAGE} for bad input, {@link Main#FAILED} otherwise. The stack
- * trace follows only with {@code --verbose}.
+ * and an exit code: {@link Main#USAGE} for bad input, {@link Main#INTERRUPTED} for a wait that
+ * Ctrl-C ended, {@link Main#FAILED} otherwise. The stack trace follows only with {@code --verbose}.
  */
 final class Failures {
     private final Defaults defaults;
@@ -36,6 +36,13 @@ final class Failures {
         if (e instanceof ParameterException p) {
             return onParameterException(p, args);
         }
+        if (interrupted(e)) {
+            // Ctrl-C ended a wait before there was anything to sum up: the exit says so, whatever the wait.
+            // The outermost message names the wait; its causes only repeat how the interrupt came.
+            String what = message(e);
+            print(cl, what.contains("interrupt") ? what : "interrupted: " + what, e);
+            return Main.INTERRUPTED;
+        }
         if (e instanceof IllegalArgumentException) {
             // Values the library checks (GIDs, addresses, ranges) are the user's input too.
             print(cl, describe(e) + "; see '" + cl.getCommandSpec().qualifiedName() + " --help'", e);
@@ -43,6 +50,20 @@ final class Failures {
         }
         print(cl, describe(e), e);
         return Main.FAILED;
+    }
+
+    /** Whether {@code e} is what an interrupt (Ctrl-C) made of a wait. */
+    static boolean interrupted(Throwable e) {
+        if (Thread.currentThread().isInterrupted()) {
+            return true;
+        }
+        for (Throwable c = e; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (c instanceof InterruptedException || c instanceof java.nio.channels.ClosedByInterruptException
+                    || c instanceof org.efaah.ud.EndpointInterruptedException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void print(CommandLine cl, String message, Throwable e) {

@@ -35,7 +35,7 @@ import picocli.CommandLine.Spec;
                 + "usage error: a Kubernetes exec probe runs 'efa-ah health --jmx 127.0.0.1:PORT'."},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:status below --fail-on (default: UP or DEGRADED)", "1:status at or above --fail-on, "
-                + "or the service did not answer", "2:usage error"})
+                + "or the service did not answer", "2:usage error (a device -d names that is not present too)"})
 final class HealthCommand implements Callable<Integer> {
     @ArgGroup(exclusive = false)
     JmxTarget jmx;
@@ -101,12 +101,10 @@ final class HealthCommand implements Callable<Integer> {
             report.put("provider", provider.name());
             List<String> names = provider.deviceNames();
             if (deviceName != null) {
-                if (!names.contains(deviceName)) {
-                    throw new IllegalStateException("no device '" + deviceName + "' on the " + provider.name()
-                            + " provider; present: " + (names.isEmpty() ? "none" : String.join(", ", names)));
-                }
+                providerOptions.openDevice(spec, provider, "--ib-dev", deviceName).close(); // absent: usage error
                 names = List.of(deviceName);
             }
+            providerOptions.announceMock(spec, report, output, provider);
             if (names.isEmpty()) {
                 throw new IllegalStateException("no verbs device on the " + provider.name() + " provider");
             }

@@ -58,9 +58,11 @@ final class PingpongCommand implements Callable<Integer> {
     Role role = new Role();
 
     static final class Role {
-        @Option(names = "--server", description = "Serve until the client says goodbye; listen on TCP --port for "
+        @Option(names = "--server", description = "Serve until the client says goodbye or, given -n, for that many "
+                + "round trips (as ibv_ud_pingpong's server, whose client says no goodbye); listen on TCP --port for "
                 + "the address exchange. Waits for a client without limit unless --timeout is given; a client whose "
-                + "TCP connection ends before its 'done' went away: said at once, and the server waits for the next.")
+                + "TCP connection ends before its 'done' went away: said at once, and the server waits for the next. "
+                + "Refused on the mock provider, which nothing outside this process can reach.")
         boolean server;
 
         @Option(names = "--connect", paramLabel = "HOST[:PORT]|GID/QPN/QKEY",
@@ -79,7 +81,8 @@ final class PingpongCommand implements Callable<Integer> {
     @Option(names = {"-s", "--size"}, description = "Payload bytes, 1..the port's largest message: max_msg_sz on EFA, else the path MTU (default: ${DEFAULT-VALUE}).")
     int size = 64;
 
-    @Option(names = {"-n", "--iters", "--iterations"}, description = "Round trips, >= 1 (default: ${DEFAULT-VALUE}).")
+    @Option(names = {"-n", "--iters", "--iterations"}, description = "Round trips, >= 1 (default: ${DEFAULT-VALUE}); "
+            + "a server ends after this many only when it is given.")
     long iterations = 10_000;
 
     @Option(names = {"-g", "--gid-idx", "--sgid-index"}, description = "This side's GID index, sgid_index "
@@ -152,6 +155,11 @@ final class PingpongCommand implements Callable<Integer> {
         try (VerbsProvider provider = providerOptions.open(spec, 0);
              Device device = providerOptions.openDevice(spec, provider, "--ib-dev", deviceName)) {
             Check.ibPort(spec, device, ibPort);
+            if (role.server) {
+                providerOptions.refuseServerOnMock(spec, provider, output.verbose);
+            } else {
+                providerOptions.announceMock(spec, report, output, provider);
+            }
             ProtectionDomain pd = device.allocatePd();
             AddressHandleCache cache = AddressHandleCache.create();
             UdEndpoint.Options options = UdEndpoint.Options.defaults().withPortNum(ibPort).withSgidIndex(sgidIndex)
@@ -213,7 +221,9 @@ final class PingpongCommand implements Callable<Integer> {
             }
             long served;
             try {
-                served = serveLoop(server, clients, mockHint(pd));
+                // ibv_ud_pingpong's client sends no goodbye: given -n, the server stops after that many, as its does.
+                long limit = spec.commandLine().getParseResult().hasMatchedOption("--iterations") ? iterations : 0;
+                served = serveLoop(server, clients, mockHint(pd), limit);
             } catch (EndpointInterruptedException e) {
                 Thread.interrupted();
                 report.line("server: interrupted after answering %,d datagrams", answered.get());
@@ -267,11 +277,12 @@ final class PingpongCommand implements Callable<Integer> {
     }
 
     /**
-     * Answers datagrams until the client's goodbye. Before any client, waits without limit unless
-     * --timeout was given; then at most --timeout between datagrams. {@code clients} is null when
-     * nobody connects over TCP.
+     * Answers datagrams until the client's goodbye, or {@code limit} of them when above 0. Before
+     * any client, waits without limit unless --timeout was given; then at most --timeout between
+     * datagrams. {@code clients} is null when nobody connects over TCP. Returns the datagrams
+     * answered (the goodbye is not one).
      */
-    private long serveLoop(UdEndpoint server, ClientState clients, String hint) {
+    private long serveLoop(UdEndpoint server, ClientState clients, String hint, long limit) {
         boolean waitForever = !spec.commandLine().getParseResult().hasMatchedOption("--timeout");
         long timeoutNanos = TimeUnit.SECONDS.toNanos(timeoutSeconds);
         long served = 0;
@@ -305,13 +316,16 @@ final class PingpongCommand implements Callable<Integer> {
                 continue;
             }
             since = now;
-            served++;
-            answered.incrementAndGet();
             byte[] payload = d.payload();
             if (payload.length == 1 && payload[0] == BYE) {
                 return served;
             }
             server.reply(d, ByteBuffer.wrap(payload));
+            served++;
+            answered.incrementAndGet();
+            if (served == limit) {
+                return served;
+            }
         }
     }
 
@@ -417,8 +431,12 @@ final class PingpongCommand implements Callable<Integer> {
         report.line("%,d round trips of %d bytes in %.3f s, every echo from the server and every payload verified (%s)",
                 done, size, seconds, client.pd().device().name());
         report.line("round trip: %s", rtt.summaryMicros());
-        report.line("throughput: %,.0f round trips/s, %.2f MB/s of payload each way", done / seconds,
-                (double) done * size / seconds / 1e6);
+        if (Rates.measurable(elapsedNanos)) {
+            report.line("throughput: %,.0f round trips/s, %.2f MB/s of payload each way", done / seconds,
+                    (double) done * size / seconds / 1e6);
+        } else {
+            report.line("throughput: %s", Rates.tooShort(elapsedNanos, done + " round trip(s)"));
+        }
         report.put("device", client.pd().device().name()).put("round_trips", done).put("size_bytes", size)
                 .put("elapsed_ns", elapsedNanos).put("round_trip", rtt.toMap()).put("verified", true);
     }
@@ -432,7 +450,7 @@ final class PingpongCommand implements Callable<Integer> {
             AtomicReference<Throwable> serverFailure = new AtomicReference<>();
             Thread serving = new Thread(() -> {
                 try {
-                    serveLoop(server, null, "");
+                    serveLoop(server, null, "", 0);
                     server.flush(timeoutSeconds, TimeUnit.SECONDS);
                 } catch (Throwable t) {
                     serverFailure.set(t);
@@ -444,7 +462,14 @@ final class PingpongCommand implements Callable<Integer> {
             if (result == Main.INTERRUPTED) {
                 return result; // closing the endpoints ends the server thread's wait
             }
-            serving.join(TimeUnit.SECONDS.toMillis(timeoutSeconds + 5L));
+            try {
+                serving.join(TimeUnit.SECONDS.toMillis(timeoutSeconds + 5L));
+            } catch (InterruptedException e) {
+                // Ctrl-C after the last round trip: the client's summary is out; closing ends the server thread.
+                spec.commandLine().getErr().printf("%s: interrupted after %,d of %,d round trips%n",
+                        spec.qualifiedName(), iterations, iterations);
+                return Main.INTERRUPTED;
+            }
             if (serverFailure.get() != null) {
                 throw new IllegalStateException("server side failed: " + Failures.describe(serverFailure.get()),
                         serverFailure.get());

@@ -9,6 +9,7 @@ import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
 import org.efaah.ud.DatagramHandler;
 import org.efaah.ud.DatagramView;
+import org.efaah.ud.EndpointInterruptedException;
 import org.efaah.ud.EndpointAddress;
 import org.efaah.ud.UdEndpoint;
 import org.efaah.verbs.AddressHandleAttributes;
@@ -95,9 +96,13 @@ final class StreamCommand implements Callable<Integer> {
     CommandSpec spec;
 
     private final AtomicLong sentCount = new AtomicLong();
+    /** Set when Ctrl-C (an interrupt) stopped the run: it reports what was done and exits 130. */
+    private volatile boolean interrupted;
+    private volatile long receivedCount;
 
-    /** What the receiver counted. */
-    private record Received(long datagrams, long bytes, long firstNanos, long lastNanos, long announced, long sleeps) {
+    /** What the receiver counted; {@code announced} is -1 when no end marker came. */
+    private record Received(long datagrams, long bytes, long firstNanos, long lastNanos, long announced, long sleeps,
+                            boolean interrupted) {
     }
 
     @Override
@@ -124,6 +129,11 @@ final class StreamCommand implements Callable<Integer> {
         try (VerbsProvider provider = providerOptions.open(spec, 0);
              Device device = providerOptions.openDevice(spec, provider, "--ib-dev", deviceName)) {
             Check.ibPort(spec, device, ibPort);
+            if (role.server) {
+                providerOptions.refuseServerOnMock(spec, provider, output.verbose);
+            } else {
+                providerOptions.announceMock(spec, report, output, provider);
+            }
             ProtectionDomain pd = device.allocatePd();
             AddressHandleCache cache = AddressHandleCache.create();
             UdEndpoint.Options sending = UdEndpoint.Options.defaults().withPortNum(ibPort).withSgidIndex(sgidIndex)
@@ -144,7 +154,14 @@ final class StreamCommand implements Callable<Integer> {
                 } else {
                     loopback(report, pd, cache, sending, receiving);
                 }
+                report.put("interrupted", interrupted);
                 report.finish();
+                if (interrupted) {
+                    spec.commandLine().getErr().printf("%s: interrupted after %s%n", spec.qualifiedName(), role.server
+                            ? String.format("receiving %,d datagrams", receivedCount)
+                            : String.format("sending %,d of %,d datagrams", sentCount.get(), count));
+                    return Main.INTERRUPTED;
+                }
                 return 0;
             } finally {
                 cache.close();
@@ -177,22 +194,40 @@ final class StreamCommand implements Callable<Integer> {
         }
     }
 
-    /** Counts datagrams until the sender's end marker, or {@code --timeout} with none. */
+    /**
+     * Counts datagrams until the sender's end marker, or {@code --timeout} with none, or an interrupt
+     * (Ctrl-C): then what came so far, the interrupt flag cleared.
+     */
     private Received receive(UdEndpoint receiver) {
         Counter counter = new Counter();
         long sleeps = receiver.counters().receiveSleeps();
         for (;;) {
-            // Up to a window's worth per wake-up, read in place: no copy, no allocation per datagram.
-            if (receiver.receive(counter, RECEIVE_BATCH, timeoutSeconds, TimeUnit.SECONDS) == 0) {
+            // A stream that never lets the wait block would never see the interrupt in it: looked for here too.
+            boolean stopped = Thread.interrupted();
+            int got = 0;
+            if (!stopped) {
+                try {
+                    // Up to a window's worth per wake-up, read in place: no copy, no allocation per datagram.
+                    got = receiver.receive(counter, RECEIVE_BATCH, timeoutSeconds, TimeUnit.SECONDS);
+                } catch (EndpointInterruptedException e) {
+                    Thread.interrupted(); // set again by the endpoint; the closes below must not see it
+                    stopped = true;
+                }
+            }
+            if (stopped) {
+                return new Received(counter.datagrams, counter.bytes, counter.first, counter.last, counter.announced,
+                        receiver.counters().receiveSleeps() - sleeps, true);
+            }
+            if (got == 0) {
                 if (counter.datagrams == 0) {
                     throw new IllegalStateException("receiver: no datagram in " + timeoutSeconds + " s");
                 }
                 return new Received(counter.datagrams, counter.bytes, counter.first, counter.last, -1,
-                        receiver.counters().receiveSleeps() - sleeps);
+                        receiver.counters().receiveSleeps() - sleeps, false);
             }
             if (counter.announced >= 0) {
                 return new Received(counter.datagrams, counter.bytes, counter.first, counter.last, counter.announced,
-                        receiver.counters().receiveSleeps() - sleeps);
+                        receiver.counters().receiveSleeps() - sleeps, false);
             }
         }
     }
@@ -231,7 +266,10 @@ final class StreamCommand implements Callable<Integer> {
     /** Sends posted per call at most ({@code EFA_AH_MAX_BATCH}, the stub's chain). */
     private static final int SEND_BATCH = 64;
 
-    /** Sends {@code --count} datagrams, a window in flight, then the end marker; reports the send rate. */
+    /**
+     * Sends {@code --count} datagrams, a window in flight, then the end marker; reports the send rate.
+     * Ctrl-C (an interrupt) stops the sending: the end marker then announces what was sent.
+     */
     private void send(Report report, UdEndpoint sender, AddressHandleCache cache, EndpointAddress to) {
         byte[] payload = new byte[size];
         java.util.Arrays.fill(payload, (byte) 0x7b); // never END
@@ -244,56 +282,91 @@ final class StreamCommand implements Callable<Integer> {
         try (AddressHandle ah = cache.acquire(sender.pd(),
                 AddressHandleAttributes.builder().dgid(to.gid()).sgidIndex(sgidIndex).build())) {
             long sleeps = sender.counters().sendSleeps();
+            long postedBefore = sender.counters().sent();
             long start = System.nanoTime();
-            for (long i = 0; i < count; ) {
-                int n = (int) Math.min(batch.length, count - i);
-                for (int j = 0; j < n; j++) {
-                    batch[j].clear();
+            boolean stopped = false;
+            try {
+                // A send that finds a free slot never waits, so the loop itself looks for Ctrl-C.
+                for (long i = 0; i < count && !(stopped = Thread.currentThread().isInterrupted()); ) {
+                    int n = (int) Math.min(batch.length, count - i);
+                    for (int j = 0; j < n; j++) {
+                        batch[j].clear();
+                    }
+                    sender.sendBatch(ah, to, batch, 0, n);
+                    sentCount.addAndGet(n);
+                    i += n;
                 }
-                sender.sendBatch(ah, to, batch, 0, n);
-                sentCount.addAndGet(n);
-                i += n;
+            } catch (EndpointInterruptedException e) {
+                stopped = true;
             }
-            if (!sender.flush(timeoutSeconds, TimeUnit.SECONDS)) {
+            if (stopped) {
+                Thread.interrupted(); // the flush and the end marker below must not see it
+                interrupted = true;
+            }
+            long sent = sender.counters().sent() - postedBefore; // an interrupted batch may have posted part
+            sentCount.set(sent);
+            if (!sender.flush(stopped ? 1 : timeoutSeconds, TimeUnit.SECONDS) && !stopped) {
                 throw new IllegalStateException("sender: sends still in flight after " + timeoutSeconds + " s");
             }
             long elapsed = System.nanoTime() - start;
             sleeps = sender.counters().sendSleeps() - sleeps;
-            ByteBuffer end = ByteBuffer.allocate(END_BYTES).put(END).putLong(count);
+            ByteBuffer end = ByteBuffer.allocate(END_BYTES).put(END).putLong(sent);
             for (int i = 0; i < END_COPIES; i++) {
                 // Spaced out: a receiver whose ring the stream filled needs time to take the marker.
-                sleep(END_SPACING_MILLIS);
+                if (!pause(END_SPACING_MILLIS)) {
+                    interrupted = true;
+                    break;
+                }
                 sender.send(ah, to, end.clear());
             }
-            sender.flush(timeoutSeconds, TimeUnit.SECONDS);
-            double seconds = elapsed / 1e9;
-            report.line("sent %,d datagrams of %d bytes in %.3f s, window %d: %,.0f messages/s, %.2f MB/s, %.3f sleeps "
-                    + "per datagram (%s)", count, size, seconds, window, count / seconds,
-                    (double) count * size / seconds / 1e6, (double) sleeps / count, sender.pd().device().name());
-            report.put("sent", count).put("size_bytes", size).put("window", window).put("send_elapsed_ns", elapsed)
-                    .put("send_messages_per_s", count / seconds).put("send_mb_per_s", count * (double) size / seconds / 1e6)
+            sender.flush(1, TimeUnit.SECONDS);
+            String of = sent == count ? String.format("%,d", sent) : String.format("%,d of %,d", sent, count);
+            String rate = Rates.measurable(elapsed) ? String.format("%,.0f messages/s, %.2f MB/s", sent * 1e9 / elapsed,
+                    (double) sent * size * 1e3 / elapsed) : Rates.tooShort(elapsed, of + " datagrams");
+            report.line("sent %s datagrams of %d bytes in %.3f s, window %d: %s, %.3f sleeps per datagram (%s)%s", of,
+                    size, elapsed / 1e9, window, rate, (double) sleeps / Math.max(1, sent), sender.pd().device().name(),
+                    stopped ? " (interrupted)" : "");
+            report.put("sent", sent).put("size_bytes", size).put("window", window).put("send_elapsed_ns", elapsed)
+                    .put("send_messages_per_s", Rates.perSecond(sent, elapsed))
+                    .put("send_mb_per_s", Rates.perSecond(sent * (double) size / 1e6, elapsed))
                     .put("send_sleeps", sleeps);
         }
     }
 
-    private static void sleep(long millis) {
+    /** Sleeps; false if interrupted (the flag cleared: the caller notes it). */
+    private static boolean pause(long millis) {
         try {
             Thread.sleep(millis);
+            return true;
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("sender: interrupted", e);
+            return false;
         }
     }
 
+    /**
+     * The receiver's side. Its rate counts the datagrams after the first over the time from the
+     * first arrival to the last: n arrivals span n - 1 intervals.
+     */
     private void report(Report report, Received r, String device) {
-        double seconds = Math.max(1, r.lastNanos() - r.firstNanos()) / 1e9;
+        receivedCount = r.datagrams();
+        long span = r.lastNanos() - r.firstNanos();
         String of = r.announced() >= 0 ? String.format(" of %,d sent", r.announced()) : " (the end marker was lost)";
-        report.line("received %,d datagrams%s, %,d bytes, in %.3f s: %,.0f messages/s, %.2f MB/s, %.3f sleeps per "
-                + "datagram (%s)", r.datagrams(), of, r.bytes(), seconds, r.datagrams() / seconds, r.bytes() / seconds / 1e6,
-                (double) r.sleeps() / Math.max(1, r.datagrams()), device);
+        if (r.interrupted()) {
+            of += r.announced() >= 0 ? " (interrupted)" : "";
+            interrupted = true;
+        }
+        long after = Math.max(0, r.datagrams() - 1);
+        double bytesAfter = r.datagrams() == 0 ? 0 : (double) r.bytes() * after / r.datagrams();
+        String rate = r.datagrams() < 2 ? "too short for a rate (" + r.datagrams() + " datagram(s): no time between "
+                + "arrivals)" : Rates.measurable(span) ? String.format("%,.0f messages/s, %.2f MB/s", after * 1e9 / span,
+                bytesAfter * 1e3 / span) : Rates.tooShort(span, String.format("%,d datagrams", r.datagrams()));
+        report.line("received %,d datagrams%s, %,d bytes, in %.3f s: %s, %.3f sleeps per datagram (%s)", r.datagrams(),
+                of, r.bytes(), span / 1e9, rate, (double) r.sleeps() / Math.max(1, r.datagrams()), device);
+        boolean rated = r.datagrams() >= 2 && Rates.measurable(span);
         report.put("received", r.datagrams()).put("announced", r.announced()).put("received_bytes", r.bytes())
-                .put("receive_elapsed_ns", r.lastNanos() - r.firstNanos())
-                .put("receive_messages_per_s", r.datagrams() / seconds).put("receive_mb_per_s", r.bytes() / seconds / 1e6)
+                .put("receive_elapsed_ns", span)
+                .put("receive_messages_per_s", rated ? Rates.perSecond(after, span) : null)
+                .put("receive_mb_per_s", rated ? Rates.perSecond(bytesAfter / 1e6, span) : null)
                 .put("receive_sleeps", r.sleeps());
     }
 
@@ -313,7 +386,19 @@ final class StreamCommand implements Callable<Integer> {
             counting.setDaemon(true);
             counting.start();
             send(report, sender, cache, receiver.address());
-            counting.join(TimeUnit.SECONDS.toMillis(timeoutSeconds + 5L));
+            long waitMillis = TimeUnit.SECONDS.toMillis(timeoutSeconds + 5L);
+            if (interrupted) {
+                waitMillis = 500; // for the end marker; then the receiver is stopped
+            }
+            try {
+                counting.join(waitMillis);
+            } catch (InterruptedException e) {
+                interrupted = true; // Ctrl-C while the receiver drains
+            }
+            if (interrupted && counting.isAlive()) {
+                counting.interrupt();
+                joinUninterruptibly(counting, 1000);
+            }
             Object r = received.get();
             if (r instanceof Throwable t) {
                 throw new IllegalStateException("receiver failed: " + Failures.describe(t), t);
@@ -322,6 +407,23 @@ final class StreamCommand implements Callable<Integer> {
                 throw new IllegalStateException("receiver: still counting " + (timeoutSeconds + 5) + " s after the end");
             }
             report(report, (Received) r, pd.device().name());
+        }
+    }
+
+    /** Waits up to {@code millis} for {@code t}, an interrupt kept for later. */
+    private static void joinUninterruptibly(Thread t, long millis) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        boolean again = false;
+        long left;
+        while (t.isAlive() && (left = deadline - System.nanoTime()) > 0) {
+            try {
+                t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+            } catch (InterruptedException e) {
+                again = true;
+            }
+        }
+        if (again) {
+            Thread.currentThread().interrupt();
         }
     }
 }

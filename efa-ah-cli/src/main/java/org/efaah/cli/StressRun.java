@@ -15,6 +15,7 @@ import org.efaah.verbs.Device;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.VerbsException;
+import org.efaah.verbs.mock.DuplicatePolicy;
 import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockCounters;
 import org.efaah.verbs.mock.MockVerbsProvider;
@@ -98,7 +99,8 @@ final class StressRun {
 
     /** Runs to the end, or until interrupted: then the workers stop and the end checks still run. */
     Result run() {
-        MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder()
+        // Strict, not the default kernel-cached device: a duplicate create must show, not be absorbed.
+        MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder().duplicatePolicy(DuplicatePolicy.STRICT)
                 .maxAh(Math.min(65536, settings.peers() * settings.pds() + 16))
                 .createLatencyNanos(settings.createLatencyNanos())
                 .build());

@@ -17,6 +17,19 @@ record Cli(int exit, String out, String err) {
         return run(Map.of(), args);
     }
 
+    /**
+     * Runs the command line on {@code mock} rather than on a mock of its own: a server on it is not
+     * refused, as the test holding {@code mock} can reach it.
+     */
+    static Cli runOn(org.efaah.verbs.mock.MockVerbsProvider mock, String... args) {
+        ProviderOptions.IN_PROCESS_MOCK.set(mock);
+        try {
+            return run(args);
+        } finally {
+            ProviderOptions.IN_PROCESS_MOCK.remove();
+        }
+    }
+
     static Cli run(Map<String, String> environment, String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();

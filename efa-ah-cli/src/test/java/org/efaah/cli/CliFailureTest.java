@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assumptions.assumeFalse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.efaah.verbs.VerbsProviders;
+import org.efaah.verbs.mock.MockVerbsProvider;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -24,8 +25,8 @@ class CliFailureTest {
     @Test
     void aClientOfATimedOutServerInAnotherProcessFails(@TempDir Path dir) {
         Path file = dir.resolve("addr");
-        Cli.run("pingpong", "--provider", "mock", "--server", "--port", "0", "--address-file", file.toString(),
-                "--timeout", "1").expect(1).oneLine("no client came in 1 s (--timeout)", "mock");
+        Cli.runOn(new MockVerbsProvider(), "pingpong", "--provider", "mock", "--server", "--port", "0",
+                "--address-file", file.toString(), "--timeout", "1").expect(1).oneLine("no client came in 1 s (--timeout)", "mock");
         Cli c = Cli.run("pingpong", "--provider", "mock", "--address-file", file.toString(), "-n", "5",
                 "--timeout", "2").expect(1).oneLine("client");
         assertFalse(c.out().contains("verified"), c::toString);
@@ -61,9 +62,10 @@ class CliFailureTest {
 
     @Test
     void aServerWithoutClientOrWithAnUnwritableFileIsOneLine() {
-        Cli.run("pingpong", "--provider", "mock", "--server", "--port", "0", "--timeout", "1")
+        Cli.runOn(new MockVerbsProvider(), "pingpong", "--provider", "mock", "--server", "--port", "0", "--timeout", "1")
                 .expect(1).oneLine("no client came in 1 s (--timeout)");
-        Cli.run("pingpong", "--provider", "mock", "--server", "--port", "0", "--address-file", "/nonexistent/addr")
+        Cli.runOn(new MockVerbsProvider(), "pingpong", "--provider", "mock", "--server", "--port", "0",
+                "--address-file", "/nonexistent/addr")
                 .expect(1).oneLine("/nonexistent/addr", "cannot write");
     }
 

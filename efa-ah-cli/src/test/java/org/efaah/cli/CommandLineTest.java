@@ -30,10 +30,29 @@ class CommandLineTest {
     }
 
     @Test
+    void demoWithoutTheCacheOnTheDefaultDeviceMeetsTheKernelsAhCache() {
+        // Issue 27: the default mock is a current EFA host; without efa-ah every create is a system call
+        // the kernel's AH cache answers, shown beside an efa-ah hit.
+        Cli c = Cli.run("demo", "--provider", "mock", "-t", "4", "-r", "10", "--no-cache", "--create-latency-us", "0")
+                .expect(0);
+        assertTrue(c.out().contains("(mock: kernel-cached, create 0.0 µs, system call 1.3 µs,"), c::toString);
+        assertEquals(40, c.number("AHs created (ibv_create_ah succeeded):"));
+        assertEquals(10, c.number("device: hardware creates"));
+        assertEquals(30, c.number("kernel-cache hits"));
+        assertTrue(c.out().contains("answered by the kernel's AH cache (AHN of a live AH): p50 "), c::toString);
+        assertTrue(c.out().contains("(30 samples)"), c::toString);
+        assertTrue(c.out().contains("an efa-ah hit instead (acquire+close, no system call"), c::toString);
+        assertEquals("", c.err(), c::toString);
+        Cli json = Cli.run("demo", "--provider", "mock", "-t", "4", "-r", "10", "--no-cache", "--json").expect(0);
+        assertTrue(json.out().contains("\"kernel_cache_create_latency\":{\"count\":30,"), json::toString);
+        assertTrue(json.out().contains("\"efa_ah_hit_latency\":{\"count\":100000,"), json::toString);
+    }
+
+    @Test
     void demoWithoutTheCacheShowsTheDeviceRefusingDuplicates() {
         // Issue 17 case 8: without the cache a strict device refuses 30 creates, and the exit says so.
-        Cli c = Cli.run("demo", "--provider", "mock", "-t", "4", "-r", "10", "--no-cache", "--create-latency-us", "0")
-                .expect(1);
+        Cli c = Cli.run("demo", "--provider", "mock", "-t", "4", "-r", "10", "--no-cache", "--create-latency-us", "0",
+                "--behaviour", "strict").expect(1);
         assertTrue(c.err().contains("30 of 40 creates failed without the cache {EINVAL=30}"), c::toString);
         assertFalse(c.out().contains("look-ups per worker"), "no look-ups promised:\n" + c);
         assertEquals(10, c.number("AHs created (ibv_create_ah succeeded):"));

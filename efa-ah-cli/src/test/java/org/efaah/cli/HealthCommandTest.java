@@ -25,7 +25,9 @@ class HealthCommandTest {
 
     @Test
     void anUnknownDeviceFailsOnOneLine() {
-        Cli.run("health", "--provider", "mock", "-d", "efa_7").expect(1).oneLine("no device 'efa_7'", "efa_0");
+        // A usage error, as in every command (issue 27): 1 would read as "unhealthy" to a probe.
+        Cli.run("health", "--provider", "mock", "-d", "efa_7").expect(2)
+                .oneLine("--ib-dev: 'efa_7' is not a device of the mock provider; present: efa_0");
     }
 
     @Test

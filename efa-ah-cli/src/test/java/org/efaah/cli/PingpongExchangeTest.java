@@ -8,6 +8,7 @@ import java.io.StringWriter;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.efaah.verbs.mock.MockVerbsProvider;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -18,7 +19,10 @@ import org.junit.jupiter.api.Test;
  */
 class PingpongExchangeTest {
 
-    /** A server running on a thread; {@link #port()} once it listens. */
+    /**
+     * A server running on a thread; {@link #port()} once it listens. On the mock it has a mock of its
+     * own, as in a process of its own: a server on the mock is otherwise refused, no client reaching it.
+     */
     static final class Server implements AutoCloseable {
         final StringWriter out = new StringWriter();
         final StringWriter err = new StringWriter();
@@ -26,8 +30,15 @@ class PingpongExchangeTest {
         final Thread thread;
 
         Server(String... args) {
-            thread = new Thread(() -> exit[0] = Main.run(new PrintWriter(out, true), new PrintWriter(err, true),
-                    Map.of(), args), "test-server");
+            this(new MockVerbsProvider(), args);
+        }
+
+        /** A server on {@code mock}, which the test may share to reach it. */
+        Server(MockVerbsProvider mock, String... args) {
+            thread = new Thread(() -> {
+                ProviderOptions.IN_PROCESS_MOCK.set(mock);
+                exit[0] = Main.run(new PrintWriter(out, true), new PrintWriter(err, true), Map.of(), args);
+            }, "test-server");
             thread.start();
         }
 

@@ -153,7 +153,7 @@ class PingpongInteropNativeTest {
             }
             java.addAll(List.of("-cp", System.getProperty("java.class.path"), "org.efaah.cli.Main", "pingpong",
                     "--provider", "native", "--device", device, "--server", "--port", String.valueOf(port),
-                    "--timeout", "120", "--sgid-index", String.valueOf(gidIndex)));
+                    "--timeout", "120", "--sgid-index", String.valueOf(gidIndex), "-n", String.valueOf(ITERATIONS)));
             Child server = new Child(java);
             try {
                 server.awaitLine(Pattern.compile("listening on TCP port " + port));
@@ -163,7 +163,10 @@ class PingpongInteropNativeTest {
                 assertTrue(client.output().contains(ITERATIONS + " iters in"), client::output);
                 assertTrue(!client.output().contains("invalid data"), client::output);
                 server.awaitLine(Pattern.compile("pingpong server: client \\S+/0x[0-9a-f]+/0x11111111 from"));
-                assertTrue(server.process.isAlive(), server::output);
+                // Issue 27: given -n, the server ends after that many round trips with 0, as the C tool's
+                // does; its client sends no goodbye (the server waited --timeout for one, then exited 1).
+                assertEquals(0, server.exit(30), server::output);
+                assertTrue(server.output().contains("server: answered " + ITERATIONS + " datagrams"), server::output);
                 figure("ibv_ud_pingpong -c client against the efa-ah pingpong server, " + size + " B: "
                         + lastLine(client.output()));
             } finally {

@@ -20,7 +20,6 @@ import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.VerbsException;
-import org.efaah.verbs.mock.DuplicatePolicy;
 import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockCounters;
 import org.junit.jupiter.api.Test;
@@ -90,7 +89,7 @@ class AddressHandleCacheTest {
 
     @Test
     void otherProvidersKeyByEveryField() {
-        MockConfig roce = MockConfig.builder().efa(false).gidTableLength(4).build();
+        MockConfig roce = MockFixture.strictDevice().efa(false).gidTableLength(4).build();
         try (MockFixture f = new MockFixture(roce)) {
             AddressHandleAttributes base = peer(1);
             List<AddressHandleAttributes> variants = List.of(base, base.toBuilder().sgidIndex(1).build(),
@@ -171,7 +170,7 @@ class AddressHandleCacheTest {
 
     @Test
     void everyWaiterOnAFailingCreateGetsTheSameErrno() throws Exception {
-        MockConfig slow = MockConfig.builder().createLatencyNanos(TimeUnit.MILLISECONDS.toNanos(200)).build();
+        MockConfig slow = MockFixture.strictDevice().createLatencyNanos(TimeUnit.MILLISECONDS.toNanos(200)).build();
         try (MockFixture f = new MockFixture(slow)) {
             f.mock.failNextCreates(1, Errno.ETIME);
             int threads = 6;
@@ -262,7 +261,7 @@ class AddressHandleCacheTest {
 
     @Test
     void strictDeviceWithoutTheCacheRefusesWhatTheCacheAvoids() {
-        try (MockFixture f = new MockFixture(MockConfig.builder().duplicatePolicy(DuplicatePolicy.STRICT).build())) {
+        try (MockFixture f = new MockFixture(MockFixture.strictDevice().build())) {
             var first = f.pd.createAh(peer(1));
             assertEquals(Errno.EINVAL, assertThrows(VerbsException.class, () -> f.pd.createAh(peer(1))).errno());
             first.destroy();
@@ -307,7 +306,7 @@ class AddressHandleCacheTest {
 
     @Test
     void statsRecordCreateTimes() {
-        MockConfig slow = MockConfig.builder().createLatencyNanos(TimeUnit.MILLISECONDS.toNanos(2)).build();
+        MockConfig slow = MockFixture.strictDevice().createLatencyNanos(TimeUnit.MILLISECONDS.toNanos(2)).build();
         try (MockFixture f = new MockFixture(slow)) {
             for (int i = 0; i < 3; i++) {
                 f.cache.acquire(f.pd, peer(i + 1)).close();

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import org.efaah.verbs.ProtectionDomain;
-import org.efaah.verbs.mock.MockConfig;
 import org.junit.jupiter.api.Test;
 
 /** Issue 9 item 2: the cache finds a live AH by (PD, AHN) as a hit, without a device call. */
@@ -46,7 +45,7 @@ class AhnIndexTest {
 
     @Test
     void aReusedAhnNamesTheNewAhAndAnotherPdsAhnsAreNotSeen() {
-        try (MockFixture f = new MockFixture(MockConfig.builder().build())) {
+        try (MockFixture f = new MockFixture(MockFixture.strictDevice().build())) {
             AddressHandle old = f.cache.acquire(f.pd, MockFixture.peer(1));
             int ahn = old.ahn();
             old.close();

@@ -54,7 +54,7 @@ class CloseDrainTest {
 
     private static void race(boolean efa, int round, java.util.function.BiConsumer<FaultyFixture, ProtectionDomain> invalidation)
             throws Exception {
-        MockConfig config = MockConfig.builder().efa(efa).maxAh(2 * (FIRST + SECOND)).build();
+        MockConfig config = MockFixture.strictDevice().efa(efa).maxAh(2 * (FIRST + SECOND)).build();
         FaultyFixture f = new FaultyFixture(config, AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED)
                 .retention(RetentionPolicy.idle(Duration.ofHours(1), FIRST + SECOND)));
         try (CapturedLog log = new CapturedLog(AddressHandleCache.class, Device.class)) {

@@ -18,7 +18,7 @@ class CreateDestroyRaceTest {
 
     @Test
     void acquireDuringDestroyWaitsAndCreatesAnew() throws Exception {
-        MockConfig slowDestroy = MockConfig.builder().destroyLatencyNanos(SLOW).build();
+        MockConfig slowDestroy = MockFixture.strictDevice().destroyLatencyNanos(SLOW).build();
         try (MockFixture f = new MockFixture(slowDestroy)) {
             AddressHandle first = f.cache.acquire(f.pd, peer(1));
             CompletableFuture<Void> closing = CompletableFuture.runAsync(first::close);
@@ -46,7 +46,7 @@ class CreateDestroyRaceTest {
 
     @RepeatedTest(20)
     void closeAndReacquireRacesNeverDuplicateOrDangle() throws Exception {
-        MockConfig slow = MockConfig.builder().createLatencyNanos(20_000).destroyLatencyNanos(20_000).build();
+        MockConfig slow = MockFixture.strictDevice().createLatencyNanos(20_000).destroyLatencyNanos(20_000).build();
         try (MockFixture f = new MockFixture(slow, LeakDetection.DISABLED)) {
             Runnable churn = () -> {
                 for (int i = 0; i < 200; i++) {

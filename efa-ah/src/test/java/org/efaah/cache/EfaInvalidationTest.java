@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.DeviceEvent;
 import org.efaah.verbs.Gid;
-import org.efaah.verbs.mock.DuplicatePolicy;
 import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockCounters;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -23,7 +22,7 @@ class EfaInvalidationTest {
     private static final AddressHandleAttributes PEER = AddressHandleAttributes.forGid("fe80::7:6");
 
     private static FaultyFixture fixture(boolean retention) {
-        MockConfig strict = MockConfig.builder().duplicatePolicy(DuplicatePolicy.STRICT).build();
+        MockConfig strict = MockFixture.strictDevice().build();
         return retention ? FaultyFixture.withRetention(strict, 3600, 100)
                 : new FaultyFixture(strict, AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID));
     }

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 class EnomemEvictionTest {
 
     private static MockConfig maxAh(int n) {
-        return MockConfig.builder().maxAh(n).build();
+        return MockFixture.strictDevice().maxAh(n).build();
     }
 
     @Test

@@ -20,7 +20,6 @@ import org.efaah.health.HealthReport;
 import org.efaah.health.HealthStatus;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.ProtectionDomain;
-import org.efaah.verbs.mock.MockConfig;
 import org.junit.jupiter.api.Test;
 
 /** Issue 18 items 2 and 3: a look inside the cache, and the MXBean's descriptions and operations. */
@@ -65,7 +64,7 @@ class EntriesTest {
 
     @Test
     void aLimitAndAFilterBoundTheListing() {
-        try (MockFixture f = new MockFixture(MockConfig.builder().maxAh(4096).build(),
+        try (MockFixture f = new MockFixture(MockFixture.strictDevice().maxAh(4096).build(),
                 LeakDetection.DISABLED)) {
             ProtectionDomain other = f.device.allocatePd();
             List<AddressHandle> held = new java.util.ArrayList<>();
@@ -91,7 +90,7 @@ class EntriesTest {
 
     @Test
     void theMXBeanDescribesItselfAndHasOperations() throws Exception {
-        try (MockFixture f = new MockFixture(MockConfig.defaults(), LeakDetection.DISABLED)) {
+        try (MockFixture f = new MockFixture(MockFixture.strictDevice().build(), LeakDetection.DISABLED)) {
             AddressHandle a = f.cache.acquire(f.pd, peer(1));
             ObjectName name = f.cache.registerMXBean("org.efaah:type=AddressHandleCache,name=EntriesTest");
             MBeanServer server = ManagementFactory.getPlatformMBeanServer();

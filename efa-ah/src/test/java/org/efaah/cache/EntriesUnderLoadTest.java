@@ -11,7 +11,6 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.efaah.health.HealthStatus;
-import org.efaah.verbs.mock.MockConfig;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -22,7 +21,7 @@ class EntriesUnderLoadTest {
 
     @Test
     void listingsDuringChurnAreConsistentPerRow() throws Exception {
-        try (MockFixture f = new MockFixture(MockConfig.builder().maxAh(4096).createLatencyNanos(0).build(),
+        try (MockFixture f = new MockFixture(MockFixture.strictDevice().maxAh(4096).createLatencyNanos(0).build(),
                 LeakDetection.DISABLED)) {
             AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED)
                     .retention(RetentionPolicy.idle(Duration.ofHours(1), 32)).build();

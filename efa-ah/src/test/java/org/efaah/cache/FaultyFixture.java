@@ -16,7 +16,7 @@ final class FaultyFixture implements AutoCloseable {
     final AtomicLong now = new AtomicLong(1_000_000_000L);
 
     FaultyFixture() {
-        this(MockConfig.defaults(), AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID));
+        this(MockFixture.strictDevice().build(), AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID));
     }
 
     FaultyFixture(MockConfig config, AddressHandleCache.Builder builder) {
@@ -33,7 +33,7 @@ final class FaultyFixture implements AutoCloseable {
     }
 
     static FaultyFixture withRetention(long idleSeconds, int max) {
-        return withRetention(MockConfig.defaults(), idleSeconds, max);
+        return withRetention(MockFixture.strictDevice().build(), idleSeconds, max);
     }
 
     void advanceSeconds(long seconds) {

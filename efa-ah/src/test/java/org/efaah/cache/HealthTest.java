@@ -15,7 +15,6 @@ import org.efaah.verbs.Device;
 import org.efaah.verbs.DeviceEvent;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.VerbsException;
-import org.efaah.verbs.mock.MockConfig;
 import org.junit.jupiter.api.Test;
 
 /** Issue 18 item 1: the health report goes through each reason on the mock, with its figure. */
@@ -78,7 +77,7 @@ class HealthTest {
 
     @Test
     void ahsNearMaxAhAreDegradedAndAtMaxAhDown() {
-        try (MockFixture f = new MockFixture(MockConfig.builder().maxAh(10).build())) {
+        try (MockFixture f = new MockFixture(MockFixture.strictDevice().maxAh(10).build())) {
             List<AddressHandle> held = new ArrayList<>();
             for (int i = 1; i <= 9; i++) {
                 held.add(f.cache.acquire(f.pd, peer(i)));
@@ -98,7 +97,7 @@ class HealthTest {
 
     @Test
     void pdsAtMaxPdAreDown() {
-        try (MockFixture f = new MockFixture(MockConfig.builder().maxPd(2).build())) {
+        try (MockFixture f = new MockFixture(MockFixture.strictDevice().maxPd(2).build())) {
             f.cache.acquire(f.pd, peer(1)).close();
             try (var second = f.device.allocatePd()) {
                 HealthReport r = f.cache.health();
@@ -150,7 +149,7 @@ class HealthTest {
 
     @Test
     void theReportSurvivesJmxOpenData() {
-        try (MockFixture f = new MockFixture(MockConfig.builder().maxAh(2).build())) {
+        try (MockFixture f = new MockFixture(MockFixture.strictDevice().maxAh(2).build())) {
             AddressHandle a = f.cache.acquire(f.pd, peer(1));
             HealthReport r = f.cache.health();
             assertEquals(r, HealthReport.from(r.toCompositeData()));

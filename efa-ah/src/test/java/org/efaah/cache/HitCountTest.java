@@ -10,7 +10,6 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.efaah.verbs.AddressHandleAttributes;
-import org.efaah.verbs.mock.MockConfig;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -22,7 +21,7 @@ class HitCountTest {
 
     @Test
     void hitsCountedInTheEntrySurviveItsDestroyInvalidationAndTheCacheClose() {
-        try (MockFixture f = new MockFixture(MockConfig.defaults(), LeakDetection.DISABLED)) {
+        try (MockFixture f = new MockFixture(MockFixture.strictDevice().build(), LeakDetection.DISABLED)) {
             // The same objects every time: after the first, each acquire takes the lock-free path.
             AddressHandleAttributes one = peer(1);
             AddressHandleAttributes two = peer(2);
@@ -46,7 +45,7 @@ class HitCountTest {
 
     @Test
     void aStaleMarkAndACacheCloseRecordTheHitsOfHeldEntries() {
-        MockFixture f = new MockFixture(MockConfig.builder().efa(false).build(), LeakDetection.DISABLED);
+        MockFixture f = new MockFixture(MockFixture.strictDevice().efa(false).build(), LeakDetection.DISABLED);
         AddressHandleAttributes three = peer(3).toBuilder().sgidIndex(0).build();
         AddressHandle keep = f.cache.acquire(f.pd, three);
         for (int i = 0; i < 50; i++) {
@@ -115,7 +114,7 @@ class HitCountTest {
 
     @Test
     void hitsPastTheFoldPointMoveToTheCounterWithoutLoss() throws Exception {
-        try (MockFixture f = new MockFixture(MockConfig.defaults(), LeakDetection.DISABLED)) {
+        try (MockFixture f = new MockFixture(MockFixture.strictDevice().build(), LeakDetection.DISABLED)) {
             AddressHandleAttributes one = peer(1);
             AddressHandle keep = f.cache.acquire(f.pd, one);
             f.cache.acquire(f.pd, one).close(); // validated and a hit: the lock-free path from now on
@@ -135,7 +134,7 @@ class HitCountTest {
 
     @Test
     void reportedHitsNeverGoDownWhileEntriesComeAndGoAndTheFinalCountIsExact() throws Exception {
-        try (MockFixture f = new MockFixture(MockConfig.builder().createLatencyNanos(0).destroyLatencyNanos(0).build(),
+        try (MockFixture f = new MockFixture(MockFixture.strictDevice().createLatencyNanos(0).destroyLatencyNanos(0).build(),
                 LeakDetection.DISABLED)) {
             AtomicBoolean stop = new AtomicBoolean();
             AtomicLong expectedHits = new AtomicLong();

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.concurrent.CountDownLatch;
 import org.efaah.verbs.AddressHandleAttributes;
-import org.efaah.verbs.mock.MockConfig;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -18,7 +17,7 @@ import org.junit.jupiter.api.Test;
 class HitPathTest {
     @Test
     void aHitWithOtherAttributesOfTheSameDgidIsStillValidated() {
-        try (MockFixture f = new MockFixture(MockConfig.defaults(), LeakDetection.DISABLED)) {
+        try (MockFixture f = new MockFixture(MockFixture.strictDevice().build(), LeakDetection.DISABLED)) {
             AddressHandleAttributes good = MockFixture.peer(1);
             try (AddressHandle keep = f.cache.acquire(f.pd, good)) {
                 // Same dgid, so the same EFA key and a live entry, but port 2 does not exist.
@@ -41,7 +40,7 @@ class HitPathTest {
 
     @Test
     void aHandleClosedByManyThreadsAtOnceReleasesOneReference() throws Exception {
-        try (MockFixture f = new MockFixture(MockConfig.defaults(), LeakDetection.DISABLED)) {
+        try (MockFixture f = new MockFixture(MockFixture.strictDevice().build(), LeakDetection.DISABLED)) {
             AddressHandle keep = f.cache.acquire(f.pd, MockFixture.peer(1));
             for (int round = 0; round < 200; round++) {
                 AddressHandle h = f.cache.acquire(f.pd, MockFixture.peer(1));

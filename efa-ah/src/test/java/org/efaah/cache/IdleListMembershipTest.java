@@ -32,7 +32,7 @@ class IdleListMembershipTest {
     @Test
     void anEvictionMeetingABusyVictimLeavesItOnTheListForTheNextOne() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(2);
-        MockConfig maxAh1 = MockConfig.builder().maxAh(1).build();
+        MockConfig maxAh1 = MockFixture.strictDevice().maxAh(1).build();
         try (CapturedLog log = new CapturedLog(); FaultyFixture f = FaultyFixture.withRetention(maxAh1, 3600, 100)) {
             f.cache.acquire(f.pd, peer(1)).close(); // retained; the device is full
             f.advanceSeconds(3601);

@@ -364,7 +364,7 @@ class InputPropertiesTest {
             assertTrue(e.getMessage().startsWith("dgid: required when is_global=1"), e.getMessage());
             return;
         }
-        MockConfig config = MockConfig.builder().efa(request.efa()).gidTableLength(GID_TABLE_LENGTH).build();
+        MockConfig config = MockFixture.strictDevice().efa(request.efa()).gidTableLength(GID_TABLE_LENGTH).build();
         try (MockFixture f = new MockFixture(config, LeakDetection.DISABLED)) {
             String expected = null;
             if (attributes.portNum() != 1) {

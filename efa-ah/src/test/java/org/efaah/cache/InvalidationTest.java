@@ -20,7 +20,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(CapturedLog.Quiet.class)
 class InvalidationTest {
     /** A RoCE device, which takes a second AH for a destination while the first is held. */
-    static final MockConfig ROCE = MockConfig.builder().efa(false).duplicatePolicy(DuplicatePolicy.LEGACY).build();
+    static final MockConfig ROCE = MockFixture.strictDevice().efa(false).duplicatePolicy(DuplicatePolicy.LEGACY).build();
 
     @Test
     void aHandleOutKeepsItsAhNewAcquiresGetAFreshOneAndTheOldGoesAtItsLastClose() {

@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import ch.qos.logback.classic.Level;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.efaah.verbs.mock.MockConfig;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -21,7 +20,7 @@ class LeakDetectorLockTest {
     @Test
     void aLeakIsReportedWhileItsEntryLockIsHeldAndCountedOnce() throws Exception {
         try (CapturedLog log = new CapturedLog()) {
-            MockFixture f = new MockFixture(MockConfig.defaults(), LeakDetection.PARANOID);
+            MockFixture f = new MockFixture(MockFixture.strictDevice().build(), LeakDetection.PARANOID);
             AddressHandle kept = f.cache.acquire(f.pd, peer(7));
             Entry e = kept.entry;
             CountDownLatch locked = new CountDownLatch(1);

@@ -48,7 +48,7 @@ class LifecycleRaceTest {
 
     @Test
     void oneHandleClosedFromTwoThreadsAtOnceReleasesExactlyOnce() throws Exception {
-        try (MockFixture f = new MockFixture(MockConfig.defaults(), LeakDetection.DISABLED)) {
+        try (MockFixture f = new MockFixture(MockFixture.strictDevice().build(), LeakDetection.DISABLED)) {
             CyclicBarrier both = new CyclicBarrier(2);
             for (int i = 0; i < 300; i++) {
                 AddressHandle keeper = f.cache.acquire(f.pd, peer(1));
@@ -82,7 +82,7 @@ class LifecycleRaceTest {
     void cacheClosedWhileAcquiresRun() throws Exception {
         for (int round = 0; round < 40; round++) {
             SplittableRandom random = new SplittableRandom(round);
-            MockConfig config = MockConfig.builder()
+            MockConfig config = MockFixture.strictDevice()
                     .createLatencyNanos(random.nextBoolean() ? 0 : 30_000)
                     .destroyLatencyNanos(random.nextBoolean() ? 0 : 10_000)
                     .build();
@@ -144,7 +144,7 @@ class LifecycleRaceTest {
     void pdClosedWhileAcquiresOnItRun() throws Exception {
         for (int round = 0; round < 20; round++) {
             SplittableRandom random = new SplittableRandom(1000 + round);
-            try (MockFixture f = new MockFixture(MockConfig.defaults(), LeakDetection.DISABLED)) {
+            try (MockFixture f = new MockFixture(MockFixture.strictDevice().build(), LeakDetection.DISABLED)) {
                 ProtectionDomain doomed = f.device.allocatePd();
                 AddressHandle onTheOtherPd = f.cache.acquire(f.pd, peer(1));
                 AtomicLong pdClosed = new AtomicLong(Long.MAX_VALUE);
@@ -202,7 +202,7 @@ class LifecycleRaceTest {
 
     @Test
     void aHandleDroppedWithoutCloseIsReportedOnceAndItsAhReclaimedAtCacheClose() throws Exception {
-        MockFixture f = new MockFixture(MockConfig.defaults(), LeakDetection.PARANOID);
+        MockFixture f = new MockFixture(MockFixture.strictDevice().build(), LeakDetection.PARANOID);
         try (AddressHandle kept = f.cache.acquire(f.pd, peer(2))) {
             dropWithoutClose(f);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
@@ -233,7 +233,7 @@ class LifecycleRaceTest {
         events.start();
         log.addAppender(events);
         try {
-            MockFixture f = new MockFixture(MockConfig.defaults(), LeakDetection.PARANOID);
+            MockFixture f = new MockFixture(MockFixture.strictDevice().build(), LeakDetection.PARANOID);
             dropWithoutClose(f);
             f.cache.close();
             assertEquals(1, f.cache.stats().leaksReported(), "counted as open at close");
@@ -264,7 +264,7 @@ class LifecycleRaceTest {
 
     @Test
     void theSameGidOnTwoPdsGivesTwoAhsUnderConcurrency() throws Exception {
-        try (MockFixture f = new MockFixture(MockConfig.builder().createLatencyNanos(200_000).build(),
+        try (MockFixture f = new MockFixture(MockFixture.strictDevice().createLatencyNanos(200_000).build(),
                 LeakDetection.DISABLED)) {
             ProtectionDomain second = f.device.allocatePd();
             ProtectionDomain[] pds = {f.pd, second};

@@ -102,7 +102,7 @@ class LinearizabilityTest {
         SplittableRandom random = new SplittableRandom(seed);
         long[] latencies = {0, 0, 2_000, 20_000};
         DuplicatePolicy[] policies = DuplicatePolicy.values();
-        MockConfig config = MockConfig.builder()
+        MockConfig config = MockFixture.strictDevice()
                 .maxAh(64)
                 .duplicatePolicy(policies[random.nextInt(policies.length)])
                 .createLatencyNanos(latencies[random.nextInt(latencies.length)])

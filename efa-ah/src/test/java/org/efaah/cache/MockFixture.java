@@ -3,6 +3,7 @@ package org.efaah.cache;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.ProtectionDomain;
+import org.efaah.verbs.mock.DuplicatePolicy;
 import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockVerbsProvider;
 
@@ -14,7 +15,15 @@ final class MockFixture implements AutoCloseable {
     final AddressHandleCache cache;
 
     MockFixture() {
-        this(MockConfig.defaults());
+        this(strictDevice().build());
+    }
+
+    /**
+     * The device the cache's tests run on: strict, so that a duplicate (PD, GID) create the cache
+     * should never make fails loudly, where the default device (the kernel's AH cache) would answer it.
+     */
+    static MockConfig.Builder strictDevice() {
+        return MockConfig.builder().duplicatePolicy(DuplicatePolicy.STRICT);
     }
 
     MockFixture(MockConfig config) {

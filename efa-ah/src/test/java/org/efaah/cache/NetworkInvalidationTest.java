@@ -19,7 +19,6 @@ import org.efaah.verbs.NetworkEvent;
 import org.efaah.verbs.NetworkWatchers;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.mock.DuplicatePolicy;
-import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockNetwork;
 import org.efaah.verbs.mock.MockVerbsProvider;
 import org.junit.jupiter.api.AfterEach;
@@ -48,7 +47,7 @@ class NetworkInvalidationTest {
     @BeforeEach
     void open() throws Exception {
         // rxe makes a new AH per ibv_create_ah, whatever AHs to the destination exist (no duplicate refusal).
-        mock = new MockVerbsProvider(MockConfig.builder().efa(false).duplicatePolicy(DuplicatePolicy.LEGACY).build());
+        mock = new MockVerbsProvider(MockFixture.strictDevice().efa(false).duplicatePolicy(DuplicatePolicy.LEGACY).build());
         net = mock.network();
         net.setNeighbour(0, PEER, "02:00:0a:09:01:fa");
         net.setNeighbour(0, OTHER, "02:00:0a:09:01:f9");

@@ -58,7 +58,7 @@ class NetworkStressTest {
 
     @Test
     void neighbourChangesRacingAcquiresNeverHandOutAStaleAhNorHurtAHandle() throws Exception {
-        MockConfig config = MockConfig.builder().efa(false).duplicatePolicy(DuplicatePolicy.LEGACY).maxAh(4096).build();
+        MockConfig config = MockFixture.strictDevice().efa(false).duplicatePolicy(DuplicatePolicy.LEGACY).maxAh(4096).build();
         ConcurrentHashMap<Long, AtomicInteger> held = new ConcurrentHashMap<>();
         // Per peer, the newest MAC version whose change the cache has handled (its listener ran).
         AtomicIntegerArray handled = new AtomicIntegerArray(PEERS);

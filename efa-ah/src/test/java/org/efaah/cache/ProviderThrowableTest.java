@@ -9,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.stream.Stream;
-import org.efaah.verbs.mock.MockConfig;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -132,7 +131,7 @@ class ProviderThrowableTest {
     @ParameterizedTest
     @MethodSource("throwables")
     void destroyForAnEnomemEvictionThrowingFailsThatAcquireOnly(Throwable t) {
-        try (FaultyFixture f = FaultyFixture.withRetention(MockConfig.builder().maxAh(1).build(), 3600, 100)) {
+        try (FaultyFixture f = FaultyFixture.withRetention(MockFixture.strictDevice().maxAh(1).build(), 3600, 100)) {
             f.cache.acquire(f.pd, peer(1)).close();
             f.provider.failNextDestroy(t);
             Throwable thrown = assertThrows(Throwable.class, () -> f.cache.acquire(f.pd, peer(2)));

@@ -18,7 +18,6 @@ import org.efaah.verbs.Device;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.VerbsException;
-import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockCounters;
 import org.efaah.verbs.mock.MockVerbsProvider;
 import org.efaah.verbs.mock.RandomFaults;
@@ -73,7 +72,7 @@ final class RandomWorkload {
     }
 
     Report run() throws Exception {
-        MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder()
+        MockVerbsProvider mock = new MockVerbsProvider(MockFixture.strictDevice()
                 .maxAh(4096)
                 .createLatencyNanos(settings.createLatencyNanos())
                 .destroyLatencyNanos(settings.destroyLatencyNanos())

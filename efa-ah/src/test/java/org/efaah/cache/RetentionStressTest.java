@@ -109,7 +109,7 @@ class RetentionStressTest {
     private void runEpoch(int epoch, SplittableRandom random) throws Exception {
         Ending ending = Ending.values()[epoch % Ending.values().length];
         boolean efa = (epoch / Ending.values().length) % 2 == 0;
-        MockConfig config = MockConfig.builder().efa(efa).maxAh(24)
+        MockConfig config = MockFixture.strictDevice().efa(efa).maxAh(24)
                 .duplicatePolicy(efa ? DuplicatePolicy.STRICT : DuplicatePolicy.LEGACY).build();
         FaultyProvider provider = new FaultyProvider(new MockVerbsProvider(config));
         Device device = Device.openFirst(provider);

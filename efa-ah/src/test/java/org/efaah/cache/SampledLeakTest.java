@@ -9,7 +9,6 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.classic.spi.IThrowableProxy;
 import ch.qos.logback.classic.spi.StackTraceElementProxy;
 import java.util.concurrent.TimeUnit;
-import org.efaah.verbs.mock.MockConfig;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,7 +24,7 @@ class SampledLeakTest {
     @Test
     void aSampledHandleDroppedWithoutCloseIsReportedWithItsAcquireSite() throws Exception {
         try (CapturedLog log = new CapturedLog();
-             MockFixture f = new MockFixture(MockConfig.defaults(), LeakDetection.SAMPLED)) {
+             MockFixture f = new MockFixture(MockFixture.strictDevice().build(), LeakDetection.SAMPLED)) {
             try (AddressHandle kept = f.cache.acquire(f.pd, peer(1))) {
                 for (int i = 0; i < HANDLES; i++) {
                     acquireAndDrop(f);
@@ -50,7 +49,7 @@ class SampledLeakTest {
     @Test
     void closedSampledHandlesAreNeverReported() throws Exception {
         try (CapturedLog log = new CapturedLog();
-             MockFixture f = new MockFixture(MockConfig.defaults(), LeakDetection.SAMPLED)) {
+             MockFixture f = new MockFixture(MockFixture.strictDevice().build(), LeakDetection.SAMPLED)) {
             // Its own peer: the other test's dropped handles may still be reported meanwhile (the
             // Cleaner is the JVM's), into this test's log but not for this peer nor this cache.
             try (AddressHandle kept = f.cache.acquire(f.pd, peer(2))) {

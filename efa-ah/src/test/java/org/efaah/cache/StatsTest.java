@@ -11,7 +11,6 @@ import javax.management.MBeanServer;
 import javax.management.ObjectName;
 import javax.management.openmbean.TabularData;
 import org.efaah.verbs.Errno;
-import org.efaah.verbs.mock.MockConfig;
 import org.junit.jupiter.api.Test;
 
 /** Issue 10 item 5: counters-only stats with minus() and per-cause/per-errno counts; the MXBean. */
@@ -19,7 +18,7 @@ class StatsTest {
 
     @Test
     void minusGivesWhatHappenedBetweenTwoSnapshots() {
-        try (FaultyFixture f = FaultyFixture.withRetention(MockConfig.builder().maxAh(2).build(), 3600, 100)) {
+        try (FaultyFixture f = FaultyFixture.withRetention(MockFixture.strictDevice().maxAh(2).build(), 3600, 100)) {
             f.cache.acquire(f.pd, peer(1)).close();
             CacheStats before = f.cache.stats();
             f.cache.acquire(f.pd, peer(1)).close();
@@ -42,7 +41,7 @@ class StatsTest {
 
     @Test
     void createFailuresAreCountedPerErrno() {
-        try (FaultyFixture f = new FaultyFixture(MockConfig.builder().maxAh(1).build(), AddressHandleCache.builder())) {
+        try (FaultyFixture f = new FaultyFixture(MockFixture.strictDevice().maxAh(1).build(), AddressHandleCache.builder())) {
             AddressHandle a = f.cache.acquire(f.pd, peer(1));
             for (int i = 0; i < 3; i++) {
                 assertThrows(org.efaah.verbs.VerbsException.class, () -> f.cache.acquire(f.pd, peer(2)));
@@ -59,7 +58,7 @@ class StatsTest {
 
     @Test
     void statsCanBeTurnedOff() {
-        try (FaultyFixture f = new FaultyFixture(MockConfig.defaults(), AddressHandleCache.builder().recordStats(false))) {
+        try (FaultyFixture f = new FaultyFixture(MockFixture.strictDevice().build(), AddressHandleCache.builder().recordStats(false))) {
             f.cache.acquire(f.pd, peer(1)).close();
             assertEquals(0, f.cache.stats().requests());
             assertEquals(0, f.cache.liveEntries(), "cache queries still answer");

@@ -2,7 +2,8 @@ package org.efaah.verbs.mock;
 
 /**
  * How a mock device answers a second {@code ibv_create_ah} for a (PD, destination GID) whose AH
- * still exists. Real fleets have all three.
+ * still exists. Real fleets have all three; {@link #KERNEL_CACHED} is what a current EFA host
+ * does, and the mock's default.
  */
 public enum DuplicatePolicy {
     /** Older EFA, mlx5, rxe: every create makes another hardware AH. */
@@ -13,8 +14,11 @@ public enum DuplicatePolicy {
      */
     STRICT,
     /**
-     * New hardware under a kernel with the driver's refcounted AH cache: the duplicate create
-     * succeeds, returns the same AHN and costs a system call but no hardware command.
+     * A current EFA host: the driver's AH cache (Linux 7.3, EFA driver 3.3) answers a duplicate
+     * create with the same AHN, as a kernel cache hit costing a system call
+     * ({@link MockConfig#systemCallNanos()}) and no hardware command. The cache is per PD and
+     * counts the users of each AH; a destroy frees the hardware AH at its last user only, and a
+     * failed hardware destroy leaves the AH cached for later creates.
      */
     KERNEL_CACHED;
 

@@ -20,11 +20,13 @@ import org.efaah.verbs.Ranges;
  *                             ones; the zero GID {@code ::} is an empty slot, as on rxe and mlx5, where
  *                             AH creation with that sgid_index fails with ENODATA
  * @param maxAh                {@code max_ah} per device, 1..65536 (AHNs are 16-bit)
- * @param duplicatePolicy      how a second create for a live (PD, GID) is answered
+ * @param duplicatePolicy      how a second create for a live (PD, GID) is answered; by default
+ *                             {@link DuplicatePolicy#KERNEL_CACHED}, a current EFA host
  * @param duplicateErrno       the errno a {@link DuplicatePolicy#STRICT} device refuses with
  * @param createLatencyNanos   time each hardware create takes, ns
  * @param destroyLatencyNanos  time each hardware destroy takes, ns
- * @param failureProbability   chance 0..1 that any create fails with {@code randomFailureErrno}
+ * @param failureProbability   chance 0..1 that a create sending the device a command fails with
+ *                             {@code randomFailureErrno}
  * @param randomFailureErrno   errno of random create failures
  * @param seed                 seed of the random failures, for reproducible runs
  * @param efa                  true (default): EFA devices {@code efa_N} that key AHs by GID and
@@ -42,11 +44,16 @@ import org.efaah.verbs.Ranges;
  *                             {@link org.efaah.verbs.EfaDeviceAttributes} {@code CAPS_*} bits. Without
  *                             {@code CAPS_RNR_RETRY} an SRD QP's {@code rnr_retry} cannot be set; without
  *                             {@code CAPS_CQ_WITH_SGID} {@code efadv_create_cq} refuses the sender's GID
+ * @param systemCallNanos      time each {@code ibv_create_ah} and {@code ibv_destroy_ah} spends entering the
+ *                             kernel, ns, whatever the device then does: all a kernel-cached duplicate
+ *                             costs. Apart from {@code createLatencyNanos}, which only a hardware command
+ *                             adds
  */
 public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, int maxAh,
                          DuplicatePolicy duplicatePolicy, Errno duplicateErrno, long createLatencyNanos,
                          long destroyLatencyNanos, double failureProbability, Errno randomFailureErrno, long seed,
-                         boolean efa, int maxPd, List<GidType> gidTypes, int adminQueueDepth, int efaDeviceCaps) {
+                         boolean efa, int maxPd, List<GidType> gidTypes, int adminQueueDepth, int efaDeviceCaps,
+                         long systemCallNanos) {
 
     /** Prefix of the system properties read by {@link #fromSystemProperties()}. */
     public static final String PROPERTY_PREFIX = "efaah.mock.";
@@ -71,6 +78,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
      * @param gidTypes            any length, copied; no null element
      * @param adminQueueDepth     0..4096, 0 for no limit
      * @param efaDeviceCaps       any set of bits
+     * @param systemCallNanos     0..10_000_000_000 ns (10 s)
      * @throws IllegalArgumentException naming the field, its value and the valid range when one is out
      *                                  of range, or when more {@code gids} are given than
      *                                  {@code gidTableLength}
@@ -87,6 +95,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         Ranges.check("createLatencyNanos", createLatencyNanos, 0, 10_000_000_000L);
         Ranges.check("destroyLatencyNanos", destroyLatencyNanos, 0, 10_000_000_000L);
         Ranges.check("adminQueueDepth", adminQueueDepth, 0, 4096);
+        Ranges.check("systemCallNanos", systemCallNanos, 0, 10_000_000_000L);
         if (!(failureProbability >= 0 && failureProbability <= 1)) {
             throw new IllegalArgumentException("failureProbability: " + failureProbability + " is out of range; valid 0..1");
         }
@@ -109,7 +118,8 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
     }
 
     /**
-     * One device, one GID, max_ah 1024, strict duplicates refused with EINVAL, no latency, no faults.
+     * One device, one GID, max_ah 1024, a current EFA host's kernel AH cache answering duplicates
+     * ({@link DuplicatePolicy#KERNEL_CACHED}), no latency, no faults.
      *
      * @return the default configuration
      */
@@ -149,6 +159,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         b.gidTypes = new ArrayList<>(gidTypes);
         b.adminQueueDepth = adminQueueDepth;
         b.efaDeviceCaps = efaDeviceCaps;
+        b.systemCallNanos = systemCallNanos;
         return b;
     }
 
@@ -157,7 +168,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
      * {@code .gidTableLength}, {@code .maxAh}, {@code .behaviour} (legacy|strict|kernel-cached),
      * {@code .duplicateErrno}, {@code .createLatencyNanos}, {@code .destroyLatencyNanos},
      * {@code .failureProbability}, {@code .failureErrno}, {@code .seed}, {@code .efa}, {@code .maxPd},
-     * {@code .adminQueueDepth}.
+     * {@code .adminQueueDepth}, {@code .systemCallNanos}.
      *
      * @return the configuration the properties describe
      * @throws IllegalArgumentException naming the property when a value does not parse or is out of range
@@ -177,6 +188,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         set("seed", Long::parseLong, b::seed);
         set("maxPd", Integer::parseInt, b::maxPd);
         set("adminQueueDepth", Integer::parseInt, b::adminQueueDepth);
+        set("systemCallNanos", Long::parseLong, b::systemCallNanos);
         try {
             return b.build();
         } catch (IllegalArgumentException e) {
@@ -239,7 +251,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         private int gidTableLength = 1;
         private List<Gid> gids = new ArrayList<>();
         private int maxAh = 1024;
-        private DuplicatePolicy duplicatePolicy = DuplicatePolicy.STRICT;
+        private DuplicatePolicy duplicatePolicy = DuplicatePolicy.KERNEL_CACHED;
         private Errno duplicateErrno = Errno.EINVAL;
         private long createLatencyNanos;
         private long destroyLatencyNanos;
@@ -252,6 +264,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         private int adminQueueDepth;
         private int efaDeviceCaps = EfaDeviceAttributes.CAPS_RDMA_READ | EfaDeviceAttributes.CAPS_RNR_RETRY
                 | EfaDeviceAttributes.CAPS_CQ_WITH_SGID;
+        private long systemCallNanos;
 
         private Builder() {
         }
@@ -329,7 +342,8 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         }
 
         /**
-         * How a second create for a live (PD, GID) is answered (default {@link DuplicatePolicy#STRICT}).
+         * How a second create for a live (PD, GID) is answered (default {@link DuplicatePolicy#KERNEL_CACHED}:
+         * a current EFA host).
          *
          * @param policy the policy
          * @return this builder
@@ -371,6 +385,19 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
          */
         public Builder destroyLatencyNanos(long ns) {
             this.destroyLatencyNanos = ns;
+            return this;
+        }
+
+        /**
+         * Time each {@code ibv_create_ah} and {@code ibv_destroy_ah} spends entering the kernel; see
+         * {@link MockConfig#systemCallNanos()} (default 0).
+         *
+         * @param ns 0..10,000,000,000 ns
+         * @return this builder
+         * @throws IllegalArgumentException (from {@link #build()}) if it is outside 0..10,000,000,000 ns
+         */
+        public Builder systemCallNanos(long ns) {
+            this.systemCallNanos = ns;
             return this;
         }
 
@@ -453,7 +480,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         public MockConfig build() {
             return new MockConfig(deviceCount, gidTableLength, gids, maxAh, duplicatePolicy, duplicateErrno,
                     createLatencyNanos, destroyLatencyNanos, failureProbability, randomFailureErrno, seed, efa, maxPd,
-                    gidTypes, adminQueueDepth, efaDeviceCaps);
+                    gidTypes, adminQueueDepth, efaDeviceCaps, systemCallNanos);
         }
     }
 }

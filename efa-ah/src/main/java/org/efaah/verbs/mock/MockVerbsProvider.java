@@ -22,8 +22,9 @@ import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.VerbsProvider;
 
 /**
- * A {@link VerbsProvider} that behaves like new-generation EFA hardware, for machines with no
- * RDMA device (laptops, CI) and for tests that need faults on demand.
+ * A {@link VerbsProvider} that behaves like a current EFA host (new-generation hardware under a
+ * kernel with the EFA driver's AH cache, by default), for machines with no RDMA device (laptops, CI)
+ * and for tests that need faults on demand.
  *
  * <p>Devices are named {@code efa_0}, {@code efa_1}, ...: vendor id 0x1d0f, one port, link layer
  * unspecified, {@code max_ah} from the configuration. AH numbers (AHNs) are 16-bit, unique among
@@ -241,9 +242,21 @@ public final class MockVerbsProvider implements VerbsProvider {
         p.context.pdCount.decrementAndGet();
     }
 
+    /*
+     * The kernel-cached policy follows the EFA driver's AH cache, efa_create_ah and efa_destroy_ah
+     * in the kernel's drivers/infiniband/hw/efa/efa_verbs.c as of Linux 7.3 (rdma for-next
+     * 97ba15272e8e and 234895fa8be0; the out-of-tree EFA driver 3.3). That source could not be read
+     * here (the code search holds no copy and the kernel tree is too large to fetch), so the rules are
+     * those the commits state, recorded in efa-datapath.md, row "duplicate (PD, GID)": a create finds
+     * (PD, GID) in the cache and returns its AHN with one more user, no device command; a destroy
+     * drops a user and sends the device's destroy command only for the last; a failed device destroy
+     * leaves the entry cached, so later creates get its AHN without a command. One cache per PD.
+     * Every call still enters the kernel: systemCallNanos, on every policy.
+     */
     @Override
     public CreatedAh createAh(long pd, AddressHandleAttributes attributes) {
         createCalls.incrementAndGet();
+        systemCall();
         MockPd p = pds.get(pd);
         if (p == null) {
             throw new VerbsException("ibv_create_ah", Errno.EINVAL, "unknown PD");
@@ -258,63 +271,98 @@ public final class MockVerbsProvider implements VerbsProvider {
             throw new VerbsException("ibv_create_ah", Errno.ENODATA, "sgid_index " + attributes.sgidIndex()
                     + ": the GID slot is empty");
         }
-        // A failing hardware command takes as long as a good one (an ETIME is a timeout, after all).
-        if (config.createLatencyNanos() > 0) {
-            command(p.context.device, config.createLatencyNanos());
-        }
-        injectCreateFault(attributes);
         MockDevice d = p.context.device;
         Gid gid = attributes.dgid();
+        // EFA tells destinations apart by GID alone; other devices by the whole ibv_ah_attr.
+        DestinationKey key = new DestinationKey(pd, config.efa() ? gid : attributes);
+        if (config.duplicatePolicy() == DuplicatePolicy.KERNEL_CACHED) {
+            synchronized (d) {
+                HardwareAh cached = d.byDestination.get(key);
+                if (cached != null && pds.containsKey(pd)) {
+                    return kernelCacheHit(d, p, cached, attributes); // no device command, so no device fault
+                }
+            }
+        }
+        // A failing hardware command takes as long as a good one (an ETIME is a timeout, after all).
+        if (config.createLatencyNanos() > 0) {
+            command(d, config.createLatencyNanos());
+        }
+        injectCreateFault(attributes);
         synchronized (d) {
             if (!pds.containsKey(pd)) {
                 throw new VerbsException("ibv_create_ah", Errno.EINVAL, "PD deallocated");
             }
-            // EFA tells destinations apart by GID alone; other devices by the whole ibv_ah_attr.
-            DestinationKey key = new DestinationKey(pd, config.efa() ? gid : attributes);
             HardwareAh existing = d.byDestination.get(key);
-            HardwareAh hw;
             if (existing != null && config.duplicatePolicy() == DuplicatePolicy.STRICT) {
                 duplicatesRefused.incrementAndGet();
                 throw new VerbsException("ibv_create_ah", config.duplicateErrno(),
                         "device already holds AHN " + existing.ahn + " for " + gid + " in this PD");
             } else if (existing != null && config.duplicatePolicy() == DuplicatePolicy.KERNEL_CACHED) {
-                kernelCacheHits.incrementAndGet();
-                hw = existing;
+                // Another create of this (PD, GID) got in while this one waited: the kernel's cache
+                // mutex would have made this one wait for it and find its entry.
+                return kernelCacheHit(d, p, existing, attributes);
+            }
+            if (d.liveHardware >= config.maxAh()) {
+                throw new VerbsException("ibv_create_ah", Errno.ENOMEM, "max_ah " + config.maxAh() + " reached");
+            }
+            int ahn = d.ahns.nextClearBit(0);
+            d.ahns.set(ahn);
+            d.liveHardware++;
+            HardwareAh hw = new HardwareAh(ahn, key);
+            if (existing == null) {
+                d.byDestination.put(key, hw);
             } else {
-                if (d.liveHardware >= config.maxAh()) {
-                    throw new VerbsException("ibv_create_ah", Errno.ENOMEM, "max_ah " + config.maxAh() + " reached");
-                }
-                int ahn = d.ahns.nextClearBit(0);
-                d.ahns.set(ahn);
-                d.liveHardware++;
-                hw = new HardwareAh(ahn, key);
-                if (existing == null) {
-                    d.byDestination.put(key, hw);
-                } else {
-                    duplicatesCreated.incrementAndGet();
-                }
-                hardwareCreates.incrementAndGet();
-                long live = liveAhs.incrementAndGet();
-                peakLiveAhs.accumulateAndGet(live, Math::max);
+                duplicatesCreated.incrementAndGet();
             }
-            hw.users++;
-            p.ahCount++;
-            long h = nextHandle.getAndIncrement();
-            ahs.put(h, new MockAh(p, hw, attributes));
-            if (!config.efa()) {
-                network.resolve(h, d.index, gid);
-            }
-            return new CreatedAh(h, config.efa() ? hw.ahn : CreatedAh.NO_AHN);
+            hardwareCreates.incrementAndGet();
+            long live = liveAhs.incrementAndGet();
+            peakLiveAhs.accumulateAndGet(live, Math::max);
+            return handOut(d, p, hw, attributes);
         }
+    }
+
+    /** A duplicate answered from the kernel's cache: the same AHN, one more user. Holds d. */
+    private CreatedAh kernelCacheHit(MockDevice d, MockPd p, HardwareAh cached, AddressHandleAttributes attributes) {
+        kernelCacheHits.incrementAndGet();
+        return handOut(d, p, cached, attributes);
+    }
+
+    /** A new struct ibv_ah on {@code hw}. Holds d. */
+    private CreatedAh handOut(MockDevice d, MockPd p, HardwareAh hw, AddressHandleAttributes attributes) {
+        hw.users++;
+        p.ahCount++;
+        long h = nextHandle.getAndIncrement();
+        ahs.put(h, new MockAh(p, hw, attributes));
+        if (!config.efa()) {
+            network.resolve(h, d.index, attributes.dgid());
+        }
+        return new CreatedAh(h, config.efa() ? hw.ahn : CreatedAh.NO_AHN);
     }
 
     @Override
     public void destroyAh(long ah) {
         destroyCalls.incrementAndGet();
+        systemCall();
         MockAh a = ahs.get(ah);
         if (a == null) {
             throw new VerbsException("ibv_destroy_ah", Errno.EINVAL, "unknown or destroyed AH");
         }
+        MockDevice d = a.pd.context.device;
+        if (config.duplicatePolicy() == DuplicatePolicy.KERNEL_CACHED) {
+            synchronized (d) {
+                // Not the last user: the kernel drops a reference and sends the device nothing.
+                if (a.hardware.users > 1) {
+                    if (ahs.remove(ah) == null) {
+                        throw new VerbsException("ibv_destroy_ah", Errno.EINVAL, "unknown or destroyed AH");
+                    }
+                    release(d, a);
+                    network.forget(ah);
+                    return;
+                }
+            }
+        }
+        // The device's destroy command, which the faults below stand for: on failure the AH stays, as
+        // in rdma-core, and so does a kernel-cached entry, later creates getting its AHN.
         int n = destroyFaults.get();
         while (n > 0) {
             if (destroyFaults.compareAndSet(n, n - 1)) {
@@ -331,7 +379,6 @@ public final class MockVerbsProvider implements VerbsProvider {
                 throw new VerbsException("ibv_destroy_ah", errno, "injected random fault");
             }
         }
-        MockDevice d = a.pd.context.device;
         if (config.destroyLatencyNanos() > 0) {
             command(d, config.destroyLatencyNanos());
         }
@@ -354,6 +401,20 @@ public final class MockVerbsProvider implements VerbsProvider {
             d.byDestination.remove(hw.key, hw);
             hardwareDestroys.incrementAndGet();
             liveAhs.decrementAndGet();
+        }
+    }
+
+    /**
+     * Entering and leaving the kernel for one verb. Spins: a system call is a microsecond or so, far
+     * below what a timed park can wait (it wakes 50 us late or more).
+     */
+    private void systemCall() {
+        long nanos = config.systemCallNanos();
+        if (nanos > 0) {
+            long deadline = System.nanoTime() + nanos;
+            while (deadline - System.nanoTime() > 0) {
+                Thread.onSpinWait();
+            }
         }
     }
 
@@ -396,7 +457,8 @@ public final class MockVerbsProvider implements VerbsProvider {
     }
 
     /**
-     * From now on, every create and destroy fails at random as {@code faults} says, on top of
+     * From now on, every create and destroy that sends the device a command fails at random as
+     * {@code faults} says, on top of
      * {@link #failNextCreates}, {@link #failNextDestroys} and the configured
      * {@link MockConfig#failureProbability()}. {@link RandomFaults#NONE} stops it. Restarts the
      * draws from {@code faults.seed()}.
@@ -427,8 +489,9 @@ public final class MockVerbsProvider implements VerbsProvider {
     }
 
     /**
-     * The next {@code count} creates fail with {@code errno}, after the create latency, leaving
-     * the device table unchanged. The count is shared by whichever threads create next; a new
+     * The next {@code count} creates that send the device a command fail with {@code errno}, after
+     * the create latency, leaving the device table unchanged (a kernel-cached duplicate sends none,
+     * so it neither fails nor counts). The count is shared by whichever threads create next; a new
      * call replaces the previous count and errno.
      *
      * @param count creates to fail; 0 or less stops the injection
@@ -441,8 +504,9 @@ public final class MockVerbsProvider implements VerbsProvider {
     }
 
     /**
-     * The next {@code count} destroys fail with {@code errno}; the AHs stay allocated, as in
-     * rdma-core. A new call replaces the previous count and errno.
+     * The next {@code count} destroys that send the device a command fail with {@code errno}; the AHs
+     * stay allocated, as in rdma-core (a kernel-cached AH stays cached). A kernel-cached AH's destroy
+     * sends a command only for its last user. A new call replaces the previous count and errno.
      *
      * @param count destroys to fail; 0 or less stops the injection
      * @param errno what they fail with

@@ -43,7 +43,7 @@ class MockVerbsProviderTest {
 
     @Test
     void strictRefusesADuplicateWithEinval() {
-        MockVerbsProvider mock = new MockVerbsProvider();
+        MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder().duplicatePolicy(DuplicatePolicy.STRICT).build());
         try (Device d = Device.openFirst(mock); ProtectionDomain pd = d.allocatePd()) {
             HardwareAddressHandle first = pd.createAh(peer(1));
             VerbsException e = assertThrows(VerbsException.class, () -> pd.createAh(peer(1)));
@@ -59,7 +59,8 @@ class MockVerbsProviderTest {
 
     @Test
     void strictErrnoIsConfigurable() {
-        MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder().duplicateErrno(Errno.EAGAIN).build());
+        MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder().duplicatePolicy(DuplicatePolicy.STRICT)
+                .duplicateErrno(Errno.EAGAIN).build());
         try (Device d = Device.openFirst(mock); ProtectionDomain pd = d.allocatePd()) {
             HardwareAddressHandle first = pd.createAh(peer(1));
             assertEquals(Errno.EAGAIN, assertThrows(VerbsException.class, () -> pd.createAh(peer(1))).errno());
@@ -98,6 +99,102 @@ class MockVerbsProviderTest {
             b.destroy();
             assertEquals(0, mock.counters().liveAhs());
             assertEquals(1, mock.counters().hardwareDestroys());
+        }
+    }
+
+    @Test
+    void theDefaultDeviceIsACurrentEfaHostWithTheKernelsAhCache() {
+        assertEquals(DuplicatePolicy.KERNEL_CACHED, MockConfig.defaults().duplicatePolicy());
+        assertEquals(DuplicatePolicy.KERNEL_CACHED, MockConfig.fromSystemProperties().duplicatePolicy());
+        MockVerbsProvider mock = new MockVerbsProvider();
+        try (Device d = Device.openFirst(mock); ProtectionDomain pd = d.allocatePd()) {
+            HardwareAddressHandle a = pd.createAh(peer(1));
+            HardwareAddressHandle b = pd.createAh(peer(1));
+            assertEquals(a.ahn(), b.ahn());
+            assertEquals(1, mock.counters().kernelCacheHits());
+            b.destroy();
+            a.destroy();
+        }
+    }
+
+    @Test
+    void theKernelCacheIsPerPd() {
+        MockVerbsProvider mock = new MockVerbsProvider();
+        try (Device d = Device.openFirst(mock); ProtectionDomain pd1 = d.allocatePd(); ProtectionDomain pd2 = d.allocatePd()) {
+            HardwareAddressHandle a = pd1.createAh(peer(1));
+            HardwareAddressHandle b = pd2.createAh(peer(1));
+            assertNotEquals(a.ahn(), b.ahn());
+            assertEquals(2, mock.counters().hardwareCreates());
+            assertEquals(0, mock.counters().kernelCacheHits());
+            a.destroy();
+            assertEquals(1, mock.counters().liveAhs(), "pd2's AH is its own");
+            b.destroy();
+            assertEquals(2, mock.counters().hardwareDestroys());
+        }
+    }
+
+    @Test
+    void aKernelCacheHitSendsTheDeviceNoCommand() {
+        MockVerbsProvider mock = new MockVerbsProvider();
+        try (Device d = Device.openFirst(mock); ProtectionDomain pd = d.allocatePd()) {
+            HardwareAddressHandle a = pd.createAh(peer(1));
+            mock.failNextCreates(1, Errno.ETIMEDOUT); // a device command would fail
+            HardwareAddressHandle b = pd.createAh(peer(1));
+            assertEquals(a.ahn(), b.ahn());
+            assertEquals(Errno.ETIMEDOUT, assertThrows(VerbsException.class, () -> pd.createAh(peer(2))).errno(),
+                    "the next create that reaches the device meets the fault");
+            assertEquals(1, mock.counters().hardwareCreates());
+            b.destroy();
+            a.destroy();
+        }
+    }
+
+    @Test
+    void onlyTheLastUsersDestroyReachesTheDeviceAndItsFailureLeavesTheAhCached() {
+        MockVerbsProvider mock = new MockVerbsProvider();
+        try (Device d = Device.openFirst(mock); ProtectionDomain pd = d.allocatePd()) {
+            HardwareAddressHandle a = pd.createAh(peer(1));
+            HardwareAddressHandle b = pd.createAh(peer(1));
+            mock.failNextDestroys(1, Errno.ETIMEDOUT);
+            b.destroy(); // not the last user: no device command, so the fault waits
+            assertEquals(0, mock.counters().hardwareDestroys());
+            assertEquals(Errno.ETIMEDOUT, assertThrows(VerbsException.class, a::destroy).errno());
+            // The failed device destroy left the entry cached: a later create gets its AHN, no command.
+            HardwareAddressHandle c = pd.createAh(peer(1));
+            assertEquals(a.ahn(), c.ahn());
+            assertEquals(1, mock.counters().hardwareCreates());
+            assertEquals(2, mock.counters().kernelCacheHits());
+            c.destroy();
+            a.destroy();
+            assertEquals(0, mock.counters().liveAhs());
+            assertEquals(1, mock.counters().hardwareDestroys());
+        }
+    }
+
+    @Test
+    void everyCreateAndDestroyCostsASystemCallApartFromTheDeviceCommand() {
+        long systemCall = 20_000_000;
+        MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder().systemCallNanos(systemCall).build());
+        try (Device d = Device.openFirst(mock); ProtectionDomain pd = d.allocatePd()) {
+            HardwareAddressHandle a = pd.createAh(peer(1));
+            long t0 = System.nanoTime();
+            HardwareAddressHandle hit = pd.createAh(peer(1));
+            long hitNanos = System.nanoTime() - t0;
+            t0 = System.nanoTime();
+            hit.destroy();
+            long dropNanos = System.nanoTime() - t0;
+            // Lower bounds only: a kernel cache hit and a non-last destroy enter the kernel too.
+            assertTrue(hitNanos >= systemCall, () -> "hit took " + hitNanos + " ns");
+            assertTrue(dropNanos >= systemCall, () -> "destroy took " + dropNanos + " ns");
+            a.destroy();
+        }
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> MockConfig.builder().systemCallNanos(-1).build())
+                .getMessage().startsWith("systemCallNanos: -1"));
+        System.setProperty(MockConfig.PROPERTY_PREFIX + "systemCallNanos", "1300");
+        try {
+            assertEquals(1300, MockConfig.fromSystemProperties().toBuilder().build().systemCallNanos());
+        } finally {
+            System.clearProperty(MockConfig.PROPERTY_PREFIX + "systemCallNanos");
         }
     }
 
@@ -273,7 +370,8 @@ class MockVerbsProviderTest {
 
     @Test
     void roceModeKeysByEveryFieldAndHasNoAhn() {
-        MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder().efa(false).gidTableLength(2).build());
+        MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder().efa(false).gidTableLength(2)
+                .duplicatePolicy(DuplicatePolicy.STRICT).build());
         try (Device d = Device.openFirst(mock); ProtectionDomain pd = d.allocatePd()) {
             assertEquals("roce_0", d.name());
             HardwareAddressHandle a = pd.createAh(peer(1));
