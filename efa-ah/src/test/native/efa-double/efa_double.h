@@ -14,6 +14,8 @@
  *   EFA_DOUBLE_CQ_NOTIFICATIONS=1|0  the device supports CQ notifications (default 1): with 0 a
  *                                    CQ on a completion channel is refused EOPNOTSUPP
  *                                    (efa_create_cq_ex, rdma-core 94ed75b42)
+ *   EFA_DOUBLE_LEN_ERR=rts|err       a receive too short for its datagram (LOC_LEN_ERR) leaves
+ *                                    the QP in RTS (rts, the default) or moves it to ERR (err)
  * and, to shape the devices:
  *   EFA_DOUBLE_DEVICES=N             how many EFA devices (default 1, at most 8)
  *   EFA_DOUBLE_MAX_AH=N              the device's max_ah (default 1024)

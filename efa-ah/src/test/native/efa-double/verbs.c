@@ -43,6 +43,7 @@ struct dev {
 static struct dev devices[MAX_DEVICES];
 static int device_count;
 static int err_flushes;
+static int len_err_to_err;
 static int cq_notifications = 1;
 static int rnr_retry_cap = 1;
 static int max_ah = 1024;
@@ -58,6 +59,8 @@ static void init_devices(void)
 {
     const char *err = getenv("EFA_DOUBLE_ERR");
     err_flushes = err != NULL && strcmp(err, "flush") == 0;
+    const char *len_err = getenv("EFA_DOUBLE_LEN_ERR");
+    len_err_to_err = len_err != NULL && strcmp(len_err, "err") == 0;
     cq_notifications = env_int("EFA_DOUBLE_CQ_NOTIFICATIONS", 1) != 0;
     rnr_retry_cap = env_int("EFA_DOUBLE_RNR_RETRY_CAP", 1) != 0;
     max_ah = env_int("EFA_DOUBLE_MAX_AH", 1024);
@@ -1074,6 +1077,19 @@ static void flush(struct qp *q)
 }
 
 /*
+ * Under lock: the QP enters ERR, by ibv_modify_qp or (EFA_DOUBLE_LEN_ERR=err) by the device after
+ * a receive too short; with EFA_DOUBLE_ERR=flush its posted work requests complete FLUSHED.
+ */
+static void to_error(struct qp *q)
+{
+    enum ibv_qp_state from = q->ibv.state;
+    q->ibv.state = IBV_QPS_ERR;
+    if (from != IBV_QPS_ERR && err_flushes) {
+        flush(q);
+    }
+}
+
+/*
  * The core's ib_modify_qp_is_ok for UD-like QPs (RESET->INIT needs PKEY_INDEX, PORT, QKEY;
  * RTR->RTS needs SQ_PSN) and the kernel's efa_modify_qp_validate (port 1, P_Key index 0, else
  * EOPNOTSUPP; rnr_retry only at RTR->RTS and only with the RNR_RETRY capability).
@@ -1116,9 +1132,10 @@ int ibv_modify_qp(struct ibv_qp *ibv, struct ibv_qp_attr *attr, int mask)
         if (mask & IBV_QP_RNR_RETRY) {
             q->rnr_retry = attr->rnr_retry;
         }
-        ibv->state = to;
-        if (to == IBV_QPS_ERR && from != IBV_QPS_ERR && err_flushes) {
-            flush(q);
+        if (to == IBV_QPS_ERR) {
+            to_error(q);
+        } else {
+            ibv->state = to;
         }
         if (to == IBV_QPS_RESET) {
             /* efa_modify_qp: efa_qp_init_indices. Whatever was posted is forgotten, not completed. */
@@ -1216,7 +1233,9 @@ static struct qp *find_qp(const union ibv_gid *gid, uint32_t qpn)
  * Under lock: the receive at the head of to's queue takes the datagram. UD's payload lands 40
  * bytes in (the area is not a GRH: filled here with a pattern, never a GID); SRD's at offset 0.
  * A receive too short ends LOC_LEN_ERR (to_ibv_status: LOCAL_ERROR_BAD_LENGTH), and the sender
- * of SRD gets REMOTE_ERROR_BAD_LENGTH (EFA_REMOTE_BAD_LENGTH). byte_len counts the 40 bytes,
+ * of SRD gets REMOTE_ERROR_BAD_LENGTH (EFA_REMOTE_BAD_LENGTH); whether the receiver's QP then
+ * leaves RTS is unknown on EFA (efa_io_defs.h and libefa's efa_process_cqe do not say), so it
+ * stays in RTS or, with EFA_DOUBLE_LEN_ERR=err, enters ERR. byte_len counts the 40 bytes,
  * as on InfiniBand (unverified on EFA). slid is the receiver PD's AHN for the sender
  * (efa_io_rx_cdesc.ah), else 0xFFFF and the GID is read with efadv_wc_read_sgid.
  */
@@ -1262,18 +1281,23 @@ static enum efa_status deliver(struct qp *from, struct qp *to, const uint8_t *da
         e.byte_len = total;
     }
     push(to_cq(to->ibv.recv_cq), &e);
+    if (e.status == EFA_LOCAL_BAD_LENGTH && len_err_to_err) {
+        to_error(to);
+    }
     return to->srd ? sender : EFA_OK;
 }
 
 /* Under lock: SRD sends that met RNR go out, in order, as to posts receives. */
 static void retry_pending(struct qp *to)
 {
+    /* Unlinked before its delivery, which may flush (to_error) and so change the list: restart. */
     for (struct pending **p = &pendings; *p != NULL && to->fifo_len > 0;) {
         struct pending *s = *p;
         if (s->to == to) {
-            complete(s->from, 1, s->slot, deliver(s->from, to, s->data, s->len));
             *p = s->next;
+            complete(s->from, 1, s->slot, deliver(s->from, to, s->data, s->len));
             free(s);
+            p = &pendings;
         } else {
             p = &s->next;
         }
