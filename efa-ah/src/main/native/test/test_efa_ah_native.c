@@ -437,8 +437,12 @@ static void async_channel_restores_the_fd_flags(void)
 {
     int fds[2];
     CHECK_EQ(0, pipe(fds));
+    /* The open reads the device's dev_path (empty here: a device whose node was never seen). */
+    struct ibv_device fake_device;
+    memset(&fake_device, 0, sizeof(fake_device));
     struct ibv_context fake;
     memset(&fake, 0, sizeof(fake));
+    fake.device = &fake_device;
     fake.async_fd = fds[0];
     uint64_t context = (uint64_t)(uintptr_t)&fake;
     int before = fcntl(fds[0], F_GETFL);
