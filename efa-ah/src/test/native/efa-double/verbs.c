@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "efa_double.h"
@@ -106,6 +107,7 @@ struct context {
 
 struct mr {
     struct ibv_mr ibv;
+    uint64_t pages;
     struct mr *next;
 };
 
@@ -436,10 +438,50 @@ int ibv_dealloc_pd(struct ibv_pd *pd)
     return 0;
 }
 
+/* The pages an MR pins: every page the range touches (ib_umem_get: ib_umem_num_pages). */
+static uint64_t pinned_pages(const void *addr, size_t length)
+{
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t start = (uintptr_t)addr & ~(page - 1);
+    uint64_t end = ((uintptr_t)addr + length + page - 1) & ~(page - 1);
+    return (end - start) / page;
+}
+
+/* capable(CAP_IPC_LOCK) for this process: bit 14 of CapEff in /proc/self/status. */
+static int can_lock_memory(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (f == NULL) {
+        return 1;
+    }
+    char line[256];
+    unsigned long long caps = ~0ULL;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (sscanf(line, "CapEff: %llx", &caps) == 1) {
+            break;
+        }
+    }
+    fclose(f);
+    return (caps >> 14) & 1;
+}
+
+/* The pages this process has pinned in MRs (the kernel's mm->pinned_vm); under lock. */
+static uint64_t pinned_vm;
+
+/*
+ * efa_reg_mr pins the range with ib_umem_get, which refuses ENOMEM when the process would pin
+ * more than RLIMIT_MEMLOCK without CAP_IPC_LOCK.
+ */
 #undef ibv_reg_mr
 struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
 {
     static uint32_t next_key = 0x100;
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_MEMLOCK, &limit) != 0) {
+        return fail(errno);
+    }
+    uint64_t lock_limit = limit.rlim_cur == RLIM_INFINITY ? UINT64_MAX : limit.rlim_cur / (uint64_t)sysconf(_SC_PAGESIZE);
+    int unlimited = can_lock_memory();
     struct mr *m = calloc(1, sizeof(*m));
     if (m == NULL) {
         return fail(ENOMEM);
@@ -448,8 +490,15 @@ struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int acce
     m->ibv.pd = pd;
     m->ibv.addr = addr;
     m->ibv.length = length;
+    m->pages = pinned_pages(addr, length);
     (void)access;
     pthread_mutex_lock(&lock);
+    if (!unlimited && pinned_vm + m->pages > lock_limit) {
+        pthread_mutex_unlock(&lock);
+        free(m);
+        return fail(ENOMEM);
+    }
+    pinned_vm += m->pages;
     m->ibv.lkey = m->ibv.rkey = next_key++;
     m->next = mrs;
     mrs = m;
@@ -462,6 +511,7 @@ int ibv_dereg_mr(struct ibv_mr *mr)
     pthread_mutex_lock(&lock);
     for (struct mr **p = &mrs; *p != NULL; p = &(*p)->next) {
         if (&(*p)->ibv == mr) {
+            pinned_vm -= (*p)->pages;
             *p = (*p)->next;
             break;
         }
