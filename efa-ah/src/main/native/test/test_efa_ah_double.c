@@ -14,17 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int failures;
-
-#define CHECK_EQ(expected, actual)                                                             \
-    do {                                                                                       \
-        long long e_ = (long long)(expected), a_ = (long long)(actual);                        \
-        if (e_ != a_) {                                                                        \
-            fprintf(stderr, "%s:%d: %s: expected %lld, got %lld\n", __FILE__, __LINE__,        \
-                    #actual, e_, a_);                                                          \
-            failures++;                                                                        \
-        }                                                                                      \
-    } while (0)
+#include "check.h"
 
 #define QKEY 0x11111111u
 #define SLOT 256

@@ -11,17 +11,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-static int failures;
-
-#define CHECK_EQ(expected, actual)                                                             \
-    do {                                                                                       \
-        long long e_ = (long long)(expected), a_ = (long long)(actual);                        \
-        if (e_ != a_) {                                                                        \
-            fprintf(stderr, "%s:%d: %s: expected %lld, got %lld\n", __FILE__, __LINE__,        \
-                    #actual, e_, a_);                                                          \
-            failures++;                                                                        \
-        }                                                                                      \
-    } while (0)
+#include "check.h"
 
 /* A context handle that must never be dereferenced: every call below fails its checks first. */
 #define NEVER_USED_HANDLE 0
