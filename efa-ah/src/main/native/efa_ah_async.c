@@ -21,6 +21,8 @@ struct efa_ah_async_channel {
     struct ibv_context *context;
     int wake_fd;
     int saved_flags;
+    /* dev_path existed at open: only its disappearance later says the device went away. */
+    int dev_path_seen;
 };
 
 static struct efa_ah_async_channel *as_channel(uint64_t handle)
@@ -55,6 +57,7 @@ int efa_ah_async_open(uint64_t context, uint64_t *channel)
     }
     c->saved_flags = flags;
     c->context = ctx;
+    c->dev_path_seen = access(ctx->device->dev_path, F_OK) == 0;
     *channel = (uint64_t)(uintptr_t)c;
     return 0;
 }
@@ -102,9 +105,11 @@ int efa_ah_async_wait(uint64_t channel, int32_t timeout_ms, uint32_t *types, uin
         /*
          * Drivers without disassociate support (rxe among them) send no event when their device
          * is removed: the uverbs node just disappears while the removal waits for every context
-         * to close. Say so, so that the caller can close and let the removal finish.
+         * to close. Say so, so that the caller can close and let the removal finish. A dev_path
+         * that was never there (a container without the sysfs class, a libibverbs that fills
+         * it otherwise) tells nothing: the device works, so it is not reported.
          */
-        if (access(c->context->device->dev_path, F_OK) != 0 && errno == ENOENT) {
+        if (c->dev_path_seen && access(c->context->device->dev_path, F_OK) != 0 && errno == ENOENT) {
             return -ENODEV;
         }
         return 0;

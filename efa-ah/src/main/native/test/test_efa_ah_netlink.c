@@ -13,17 +13,7 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 
-static int failures;
-
-#define CHECK_EQ(expected, actual)                                                             \
-    do {                                                                                       \
-        long long e_ = (long long)(expected), a_ = (long long)(actual);                        \
-        if (e_ != a_) {                                                                        \
-            fprintf(stderr, "%s:%d: %s: expected %lld, got %lld\n", __FILE__, __LINE__,        \
-                    #actual, e_, a_);                                                          \
-            failures++;                                                                        \
-        }                                                                                      \
-    } while (0)
+#include "check.h"
 
 static void put_attr(unsigned char *buf, size_t *len, uint16_t type, const void *data, uint16_t n)
 {

@@ -45,12 +45,14 @@ class DevicesIbvDevinfoNativeTest {
 
     @BeforeEach
     void requireDeviceAndTool() {
+        // Outside the VM a missing tool skips, saying why; a missing device fails under requireDevice.
         boolean inVm = "1".equals(System.getenv("EFA_AH_VM"));
-        String why = !VerbsProviders.factory("native").isAvailable() ? "no verbs device"
+        boolean noDevice = !VerbsProviders.factory("native").isAvailable();
+        String why = noDevice ? "no verbs device"
                 : !Files.isExecutable(Path.of("/usr/bin/ibv_devinfo")) ? "no /usr/bin/ibv_devinfo (ibverbs-utils)"
                 : null;
         if (why != null) {
-            if (inVm || Boolean.getBoolean("efaah.test.requireDevice")) {
+            if (inVm || (noDevice && Boolean.getBoolean("efaah.test.requireDevice"))) {
                 fail(why);
             }
             Assumptions.abort(why);

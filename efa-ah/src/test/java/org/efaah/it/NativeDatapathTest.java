@@ -129,6 +129,11 @@ class NativeDatapathTest {
         return t;
     }
 
+    /*
+     * rxe ends a receive too short for its datagram LOC_QP_OP_ERR and puts the QP in ERR: one
+     * recovery. libefa's to_ibv_status gives LOC_LEN_ERR (LOCAL_ERROR_BAD_LENGTH), and whether the
+     * QP leaves RTS on EFA is unknown: no recovery or one, the figure says which.
+     */
     @Test
     void anOversizedDatagramCostsOneRecoveryAndLaterDatagramsArrive() {
         try (UdEndpoint small = UdEndpoint.open(pd, cache, options().withMaxMessageSize(512));
@@ -140,16 +145,35 @@ class NativeDatapathTest {
                     () -> small.receive(30, TimeUnit.SECONDS));
             NativeDevice.figure(device.name() + ": a 1,024-byte datagram into 512-byte receives: " + e.getMessage()
                     + "; recoveries " + small.counters().recoveries());
-            assertEquals(WorkCompletion.LOC_QP_OP_ERR, e.status(), e.getMessage());
-            assertEquals(1, small.counters().recoveries());
-            for (int i = 0; i < 300; i++) {
-                big.send(toSmall, small.address(), ByteBuffer.allocate(512).put(0, (byte) i));
-                Datagram d = small.receive(30, TimeUnit.SECONDS);
-                assertNotNull(d, "512-byte datagram " + i + " after the oversized one");
-                assertEquals(512, d.payload().length);
-                assertEquals((byte) i, d.payload()[0]);
+            assertEquals(device.isEfa() ? WorkCompletion.LOC_LEN_ERR : WorkCompletion.LOC_QP_OP_ERR, e.status(),
+                    e.getMessage());
+            if (!device.isEfa()) {
+                assertEquals(1, small.counters().recoveries());
             }
-            assertEquals(1, small.counters().recoveries());
+            int arrived = 0;
+            try {
+                for (int i = 0; i < 300; i++) {
+                    big.send(toSmall, small.address(), ByteBuffer.allocate(512).put(0, (byte) i));
+                    Datagram d = small.receive(30, TimeUnit.SECONDS);
+                    assertNotNull(d, "512-byte datagram " + i + " after the oversized one");
+                    assertEquals(512, d.payload().length);
+                    assertEquals((byte) i, d.payload()[0]);
+                    arrived++;
+                }
+            } finally {
+                long recoveries = small.counters().recoveries();
+                if (device.isEfa()) {
+                    NativeDevice.figure(device.name() + ": after a receive too short (LOC_LEN_ERR) the QP "
+                            + (recoveries > 0 ? "left RTS and was recovered" : arrived == 300 ? "stayed in RTS"
+                            : "stopped delivering, not recovered") + ": recoveries " + recoveries + ", "
+                            + arrived + " of 300 later datagrams arrived");
+                }
+            }
+            if (device.isEfa()) {
+                assertTrue(small.counters().recoveries() <= 1, "recoveries " + small.counters().recoveries());
+            } else {
+                assertEquals(1, small.counters().recoveries());
+            }
             assertTrue(big.flush(30, TimeUnit.SECONDS));
         }
     }

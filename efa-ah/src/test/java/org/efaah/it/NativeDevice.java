@@ -60,8 +60,8 @@ final class NativeDevice {
 
     /**
      * {@code n} remote peers an AH can be created to. In the VM: the invented peers with static
-     * neighbour entries (::ffff:10.9.X.Y); elsewhere (EFA, which resolves nothing at create time):
-     * invented unique-local GIDs.
+     * neighbour entries (::ffff:10.9.X.Y); elsewhere invented unique-local GIDs, which RoCE takes
+     * at create time but EFA does not: on a device that may be EFA use {@link #peers(Device, int)}.
      */
     static List<Gid> peers(int n) {
         List<Gid> list = new ArrayList<>();
@@ -78,6 +78,33 @@ final class NativeDevice {
         } else {
             for (int i = 0; i < n; i++) {
                 list.add(Gid.of(0xfd00_0000_0000_0000L, i + 1));
+            }
+        }
+        return list;
+    }
+
+    /**
+     * Up to {@code n} GIDs an AH on {@code device} can be created to. EFA refuses an AH to a GID
+     * that does not exist in its fabric ({@code EINVAL}: libfabric PR #12136), so on EFA these are
+     * real GIDs: the device's own, then every other EFA device's on this host, however many fewer
+     * than {@code n} that is (one on a host with one device). Elsewhere {@link #peers(int)}.
+     */
+    static List<Gid> peers(Device device, int n) {
+        if (!device.isEfa()) {
+            return peers(n);
+        }
+        List<Gid> list = new ArrayList<>(List.of(device.gid(1, 0)));
+        for (String name : device.provider().deviceNames()) {
+            if (list.size() >= n) {
+                break;
+            }
+            if (!name.equals(device.name())) {
+                try (Device other = Device.open(device.provider(), name)) {
+                    Gid gid = other.isEfa() ? other.gid(1, 0) : null;
+                    if (gid != null && !list.contains(gid)) {
+                        list.add(gid);
+                    }
+                }
             }
         }
         return list;

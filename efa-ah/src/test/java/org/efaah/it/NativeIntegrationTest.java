@@ -99,11 +99,15 @@ class NativeIntegrationTest {
                 a.name(), a.vendorId(), a.maxAh(), a.portCount(), port.gidTableLength(), port.activeMtu()));
     }
 
+    /*
+     * A thousand invented peers on RoCE; on EFA only real GIDs take an AH (NativeDevice.peers), so
+     * there the peers are this host's EFA devices' GIDs, often one: the figure names how many.
+     */
     @Test
     void fourThreadsOnAThousandPeersMakeOneNativeCreatePerPeer() throws Exception {
         int threads = 4;
         int repeats = 5;
-        List<Gid> peers = NativeDevice.peers(1000);
+        List<Gid> peers = NativeDevice.peers(device, 1000);
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         CyclicBarrier start = new CyclicBarrier(threads);
         List<Future<List<AddressHandle>>> results = new ArrayList<>();
@@ -163,7 +167,7 @@ class NativeIntegrationTest {
     @Test
     void fieldsThatMatterOnRoceGiveDistinctAhs() {
         Assumptions.assumeFalse(device.isEfa(), "EFA keys AHs by GID alone");
-        AddressHandleAttributes base = peer(NativeDevice.peers(1).get(0));
+        AddressHandleAttributes base = peer(NativeDevice.peers(device, 1).get(0));
         List<AddressHandleAttributes> variants = new ArrayList<>(List.of(base, base.toBuilder().hopLimit(5).build(),
                 base.toBuilder().trafficClass(32).build()));
         int second = secondIpv4Gid();
@@ -204,7 +208,7 @@ class NativeIntegrationTest {
         assertEquals(0, cache.liveHandles());
         assertEquals(1, cache.stats().createFailures());
         // The failure left nothing stuck: the same cache and PD still work.
-        try (AddressHandle ok = cache.acquire(pd, peer(NativeDevice.peers(1).get(0)))) {
+        try (AddressHandle ok = cache.acquire(pd, peer(NativeDevice.peers(device, 1).get(0)))) {
             ok.nativeHandle();
         }
     }
@@ -212,7 +216,7 @@ class NativeIntegrationTest {
     @Test
     void badSgidIndexIsRefusedBeforeOrByTheKernel() {
         int tableLength = device.port(1).gidTableLength();
-        AddressHandleAttributes base = peer(NativeDevice.peers(1).get(0));
+        AddressHandleAttributes base = peer(NativeDevice.peers(device, 1).get(0));
         long before = provider.creates.get();
         // Beyond the GID table (or, for tables longer than the 8-bit field, beyond the field).
         IllegalArgumentException range = assertThrows(IllegalArgumentException.class, () -> cache.acquire(pd,
@@ -245,15 +249,15 @@ class NativeIntegrationTest {
         ProtectionDomain gone = device.allocatePd();
         gone.close();
         long before = provider.creates.get();
-        assertThrows(IllegalStateException.class, () -> cache.acquire(gone, peer(NativeDevice.peers(1).get(0))));
-        assertThrows(IllegalStateException.class, () -> gone.createAh(peer(NativeDevice.peers(1).get(0))));
+        assertThrows(IllegalStateException.class, () -> cache.acquire(gone, peer(NativeDevice.peers(device, 1).get(0))));
+        assertThrows(IllegalStateException.class, () -> gone.createAh(peer(NativeDevice.peers(device, 1).get(0))));
         assertEquals(before, provider.creates.get());
     }
 
     @Test
     void aPdWithAnAhIsBusyInTheKernelToo() {
         ProtectionDomain other = device.allocatePd();
-        HardwareAddressHandle ah = other.createAh(peer(NativeDevice.peers(1).get(0)));
+        HardwareAddressHandle ah = other.createAh(peer(NativeDevice.peers(device, 1).get(0)));
         assertEquals(Errno.EBUSY, assertThrows(VerbsException.class, other::close).errno());
         ah.destroy();
         other.close();
@@ -337,7 +341,7 @@ class NativeIntegrationTest {
     void efaReportsAStableAhnAndTheCacheKeepsCreatesToDistinctGids() {
         Assumptions.assumeTrue(device.attributes().vendorId() == DeviceAttributes.AMAZON_VENDOR_ID,
                 "EFA-only: vendor id is 0x" + Integer.toHexString(device.attributes().vendorId()) + ", not 0x1d0f");
-        List<Gid> peers = NativeDevice.peers(64);
+        List<Gid> peers = NativeDevice.peers(device, 64);
         List<AddressHandle> handles = new ArrayList<>();
         for (int r = 0; r < 3; r++) {
             for (Gid g : peers) {

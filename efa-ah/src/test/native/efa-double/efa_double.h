@@ -1,0 +1,54 @@
+/*
+ * The EFA double: a test-only libibverbs.so.1 and libefa.so.1 that present EFA devices (PCI
+ * vendor 0x1d0f) inside one process, so that every EFA-only path of the JNI library runs here,
+ * on hosts without EFA. Loaded with LD_LIBRARY_PATH in place of rdma-core's libraries; never
+ * shipped. The "fabric" is the process: a send is delivered, synchronously, to the QP its AH
+ * and remote QPN name.
+ *
+ * Each EFA rule names the rdma-core (providers/efa/verbs.c, libibverbs) or kernel
+ * (drivers/infiniband/hw/efa) function it follows. Where EFA's behaviour is unknown, both
+ * outcomes are offered and an environment variable picks one:
+ *   EFA_DOUBLE_ERR=none|flush        a QP moved to ERR flushes its posted work requests, or
+ *                                    (none, the default) they end only when the QP is destroyed
+ *                                    (efa_io_defs.h: FLUSHED is "flushed during QP destroy")
+ *   EFA_DOUBLE_CQ_NOTIFICATIONS=1|0  the device supports CQ notifications (default 1): with 0 a
+ *                                    CQ on a completion channel is refused EOPNOTSUPP
+ *                                    (efa_create_cq_ex, rdma-core 94ed75b42)
+ *   EFA_DOUBLE_LEN_ERR=rts|err       a receive too short for its datagram (LOC_LEN_ERR) leaves
+ *                                    the QP in RTS (rts, the default) or moves it to ERR (err)
+ * and, to shape the devices:
+ *   EFA_DOUBLE_DEVICES=N             how many EFA devices (default 1, at most 8)
+ *   EFA_DOUBLE_MAX_AH=N              the device's max_ah (default 1024)
+ *   EFA_DOUBLE_DEV_PATH=PATH         every device's dev_path (default a sysfs path this host
+ *                                    lacks, /sys/class/infiniband_verbs/uverbsN)
+ *   EFA_DOUBLE_RNR_RETRY_CAP=1|0     efadv reports the RNR_RETRY capability (default 1)
+ * Misuse that real rdma-core answers with a hang or memory corruption (destroying a CQ whose
+ * events are unacknowledged; a completion polled across a RESET handing a slot back twice)
+ * aborts with a message instead, so that a test run shows it.
+ */
+#ifndef EFA_DOUBLE_H
+#define EFA_DOUBLE_H
+
+#include <stdint.h>
+#include <infiniband/verbs.h>
+#include <infiniband/efadv.h>
+
+#define EFA_DOUBLE_VENDOR_ID 0x1d0f
+#define EFA_DOUBLE_VENDOR_PART_ID 0xefa1
+/* A UD receive's 40-byte area before the payload (libfabric's DGRAM msg_prefix_size). */
+#define EFA_DOUBLE_UD_PREFIX 40
+/* slid when the receiver's PD holds no AH for the sender (efa_io_rx_cdesc.ah). */
+#define EFA_DOUBLE_NO_AHN 0xFFFF
+
+/*
+ * The entry points libefa's double reaches into libibverbs' double with (exported, private):
+ * a CQ with the sender's GID, an SRD QP, the device's efadv attributes and an AH's AHN.
+ */
+struct ibv_cq_ex *efa_double_create_cq(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr, int with_sgid);
+struct efadv_cq *efa_double_efadv_cq(struct ibv_cq_ex *cq);
+struct ibv_qp *efa_double_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr_ex *attr, int srd);
+int efa_double_is_efa(struct ibv_context *ctx);
+void efa_double_device_attr(struct ibv_context *ctx, struct efadv_device_attr *attr);
+uint16_t efa_double_ahn(struct ibv_ah *ah);
+
+#endif
