@@ -39,6 +39,7 @@ class StressCommandTest {
     void helpSaysWhereFaultsCanBeInjectedAndListsTheProviderSettingOnly() {
         String help = Cli.run("stress", "--help").expect(0).out();
         assertTrue(help.contains("--provider=auto|native|mock") && help.contains("EFA_AH_PROVIDER"), help);
+        assertTrue(help.replaceAll("\\s+", " ").contains("Verbs provider (default: auto;"), help);
         assertTrue(help.replaceAll("\\s+", " ").contains("faults are injected only on the mock"), help);
         assertFalse(help.contains("--behaviour") || help.contains("EFA_AH_MOCK_BEHAVIOUR"), help);
     }

@@ -48,5 +48,8 @@ class StressRunTest {
         assertEquals(r.cache().hardwareCreates(), r.cache().hardwareDestroys());
         assertEquals(r.cache().hardwareCreates(), device.counters().hardwareCreates(), "every create reached the device");
         assertEquals(0, device.counters().liveAhs());
+        // At most --peers of them.
+        assertEquals(2, new StressRun(new StressRun.Settings(1, 2, 1, TimeUnit.SECONDS.toNanos(1), 1_000, 3, 0, 0))
+                .runOn(device).peers());
     }
 }
