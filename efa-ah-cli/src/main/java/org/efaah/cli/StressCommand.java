@@ -86,6 +86,8 @@ final class StressCommand implements Callable<Integer> {
             refuseMockOnly("--fault-probability", faultProbability, factory.name());
             refuseMockOnly("--create-latency-us", createLatencyMicros, factory.name());
         }
+        // Opened before the first line: a provider that cannot open is the only line.
+        VerbsProvider provider = mock ? null : factory.create();
         Report report = new Report(spec.commandLine().getOut(), output.json);
         if (mock) {
             // The run injects destroy failures on purpose; one warning each would bury the report.
@@ -105,12 +107,10 @@ final class StressCommand implements Callable<Integer> {
         try (Progress p = Progress.start(spec.commandLine().getErr(), output, progressMillis,
                 () -> String.format("stress: %,d operations, %,d injected create failures, %d violations (of %s s)",
                         run.operationsSoFar(), run.injectedFailuresSoFar(), run.violationsSoFar(), seconds))) {
-            if (mock) {
-                r = run.run();
-            } else {
-                try (VerbsProvider provider = factory.create()) {
-                    r = run.runOn(provider);
-                }
+            r = mock ? run.run() : run.runOn(provider);
+        } finally {
+            if (provider != null) {
+                provider.close();
             }
         }
         // Ctrl-C ended the run early: the report below is what it did; the closes are done.
