@@ -50,7 +50,8 @@ final class Check {
         return new ParameterException(spec.commandLine(), option + ": " + what + origin(spec, option));
     }
 
-    private static String origin(CommandSpec spec, String option) {
+    /** " (from SOURCE)" when the option's value came from a property or the environment, else "". */
+    static String origin(CommandSpec spec, String option) {
         if (spec.commandLine().getParseResult() != null && spec.commandLine().getParseResult().hasMatchedOption(option)) {
             return "";
         }

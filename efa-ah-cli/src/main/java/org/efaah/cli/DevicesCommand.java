@@ -204,22 +204,26 @@ final class DevicesCommand implements Callable<Integer> {
         return Integer.toString(bytes);
     }
 
-    private static GidType gidType(Device device, int port, int index) {
-        try {
-            return device.gidType(port, index);
-        } catch (VerbsException e) {
-            return null;
-        }
+    /**
+     * Whether a GID type query failed because the libibverbs cannot tell types at all: it has no
+     * {@code ibv_query_gid_ex} (rdma-core older than 32), which the provider says with
+     * UnsupportedOperationException or EOPNOTSUPP (the C stub's answer).
+     */
+    static boolean typeUnknown(RuntimeException e) {
+        return e instanceof UnsupportedOperationException
+                || e instanceof VerbsException v && v.errno() == org.efaah.verbs.Errno.EOPNOTSUPP;
     }
 
     /**
      * A GID as {@code ibv_devinfo -v} prints it (rdma-core's {@code print_formated_gid}): a RoCE v2
      * entry in IPv6 notation, an InfiniBand, EFA or RoCE v1 entry as eight groups of four hex
-     * digits; on an Ethernet port followed by {@code , RoCE v1} or {@code , RoCE v2}.
+     * digits; on an Ethernet port followed by {@code , RoCE v1} or {@code , RoCE v2}. A GID of
+     * unknown type ({@code type} null) as {@code ibv_devinfo} printed every GID before it printed
+     * types (rdma-core 28's {@code print_all_port_gids}): eight groups, nothing after them.
      */
     static String gidLine(Gid gid, GidType type, int linkLayer) {
         String text;
-        if (type == GidType.ROCE_V2 || type == null) {
+        if (type == GidType.ROCE_V2) {
             text = gid.toString();
         } else {
             byte[] b = gid.toBytes();
@@ -291,8 +295,16 @@ final class DevicesCommand implements Callable<Integer> {
                     continue; // newer kernels answer an empty slot with an error (ENODATA)
                 }
                 if (!gid.isZero()) {
-                    GidType type = gidType(device, port, i);
-                    if (type != null) { // ibv_devinfo prints no line for a GID whose type it cannot read
+                    GidType type = null; // where the libibverbs cannot tell: no type, as ibv_devinfo before types
+                    boolean line = true;
+                    try {
+                        type = device.gidType(port, i);
+                    } catch (VerbsException | UnsupportedOperationException e) {
+                        // ibv_devinfo prints no line for a GID whose type query failed (rdma-core 31's
+                        // print_all_port_gids).
+                        line = typeUnknown(e);
+                    }
+                    if (line) {
                         report.line("\t\t\tGID[%3d]:\t\t%s", i, gidLine(gid, type, p.linkLayer()));
                     }
                     gids.put(Integer.toString(i), gid.toString());

@@ -108,10 +108,10 @@ final class HealthCommand implements Callable<Integer> {
             if (names.isEmpty()) {
                 throw new IllegalStateException("no verbs device on the " + provider.name() + " provider");
             }
-            if (provider.name().equals("mock") && !providerOptions.provider.equalsIgnoreCase("mock")) {
+            if (provider.name().equals("mock") && !providerOptions.mockChosen()) {
                 // A probe must not pass on the mock because the native library is missing.
                 out.put("provider", HealthReport.of(List.of(new HealthCheck("provider", providerOptions.describe(provider, false),
-                        HealthStatus.DOWN, -1, -1, "no native provider: '" + providerOptions.provider
+                        HealthStatus.DOWN, -1, -1, "no native provider: '" + providerOptions.choice.provider
                         + "' fell back to the mock (--provider mock checks the mock on purpose)"))));
             }
             for (String name : names) {

@@ -96,9 +96,8 @@ final class PingpongCommand implements Callable<Integer> {
             + "(default: ${DEFAULT-VALUE}).")
     int ibPort = 1;
 
-    @Option(names = "--transport", paramLabel = "ud|srd",
-            description = "Datagram transport: ud (every device) or srd (EFA only) (default: ${DEFAULT-VALUE}).")
-    String transport = "ud";
+    @Mixin
+    TransportOption transport;
 
     @Option(names = "--spin", paramLabel = "MICROSECONDS",
             description = "How long a wait for a datagram spins before it sleeps on the CQ's completion channel, "
@@ -129,10 +128,7 @@ final class PingpongCommand implements Callable<Integer> {
         Check.range(spec, "--port", port, role.server ? 0 : 1, 65535, "");
         Check.range(spec, "--sgid-index", sgidIndex, 0, 255, "");
         Check.range(spec, "--spin", spinMicros, 0, 1_000_000, "µs");
-        QueuePairType queuePairType = transport(transport);
-        if (queuePairType == null) {
-            throw Check.fail(spec, "--transport", transport + "; valid ud, srd");
-        }
+        QueuePairType queuePairType = transport.type(spec);
         long progressMillis = output.progressMillis(spec);
         EndpointAddress given = null;
         AddressExchange.Target target = null;
@@ -155,6 +151,7 @@ final class PingpongCommand implements Callable<Integer> {
         try (VerbsProvider provider = providerOptions.open(spec, 0);
              Device device = providerOptions.openDevice(spec, provider, "--ib-dev", deviceName)) {
             Check.ibPort(spec, device, ibPort);
+            transport.check(spec, device);
             if (role.server) {
                 providerOptions.refuseServerOnMock(spec, provider, output.verbose);
             } else {
@@ -480,14 +477,5 @@ final class PingpongCommand implements Callable<Integer> {
             report.put("hardware_ahs", s.hardwareCreates()).put("ah_lookups", s.requests());
             return result;
         }
-    }
-
-    /** {@code ud} or {@code srd}, any case; null for anything else. */
-    static QueuePairType transport(String name) {
-        return switch (name.toLowerCase(java.util.Locale.ROOT)) {
-            case "ud" -> QueuePairType.UD;
-            case "srd" -> QueuePairType.SRD;
-            default -> null;
-        };
     }
 }

@@ -4,19 +4,17 @@ import java.util.List;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.VerbsProvider;
 import org.efaah.verbs.VerbsProviderFactory;
-import org.efaah.verbs.VerbsProviders;
 import org.efaah.verbs.mock.DuplicatePolicy;
 import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockVerbsProvider;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 
-/** Options shared by commands that open a provider. */
+/** Options shared by commands that open a provider: {@code --provider} and the mock's settings. */
 final class ProviderOptions {
-    @Option(names = "--provider", paramLabel = "auto|native|mock",
-            description = "Verbs provider (default: ${DEFAULT-VALUE}; -D" + VerbsProviders.PROPERTY
-                    + ", $" + VerbsProviders.ENVIRONMENT + ").")
-    String provider = VerbsProviders.AUTO;
+    @Mixin
+    ProviderChoice choice;
 
     @Option(names = "--behaviour", paramLabel = "kernel-cached|strict|legacy",
             description = "Mock device's answer to a duplicate (PD, GID) create: kernel-cached (a current EFA host: "
@@ -49,7 +47,7 @@ final class ProviderOptions {
 
     /** The factory chosen; logs why when auto falls back to the mock. */
     VerbsProviderFactory factory() {
-        return VerbsProviders.factory(provider);
+        return choice.factory();
     }
 
     /** Checks the mock's settings in the options' names. */
@@ -111,7 +109,7 @@ final class ProviderOptions {
      * JSON alone).
      */
     void announceMock(CommandSpec spec, Report report, OutputOptions output, VerbsProvider p) {
-        if (!p.name().equals("mock") || !provider.trim().equalsIgnoreCase(VerbsProviders.AUTO)) {
+        if (!p.name().equals("mock") || !choice.auto()) {
             return;
         }
         String notice = "provider " + describe(p, output.verbose) + ": the mock runs, a simulated EFA device in "
@@ -142,40 +140,11 @@ final class ProviderOptions {
 
     /** Whether the user chose the mock (option, property or environment), rather than auto falling back to it. */
     boolean mockChosen() {
-        return provider != null && provider.trim().equalsIgnoreCase("mock");
+        return choice.mockChosen();
     }
 
-    /**
-     * The provider in use and, when auto fell back from a better one, why: once, in short (the
-     * text before the first colon or semicolon of the reason), or whole with {@code verbose}.
-     */
+    /** See {@link ProviderChoice#describe(VerbsProvider, boolean)}. */
     String describe(VerbsProvider p, boolean verbose) {
-        StringBuilder sb = new StringBuilder(p.name());
-        if (!provider.trim().equalsIgnoreCase(VerbsProviders.AUTO)) {
-            return sb.toString();
-        }
-        for (VerbsProviderFactory f : VerbsProviders.factories()) {
-            if (f.name().equals(p.name())) {
-                break;
-            }
-            if (!f.isAvailable() && f.unavailabilityCause() != null) {
-                sb.append(" (").append(f.name()).append(" unavailable: ").append(verbose
-                        ? VerbsProviders.describe(f.unavailabilityCause())
-                        : shortReason(f.unavailabilityCause()) + "; --verbose says more").append(')');
-            }
-        }
-        return sb.toString();
-    }
-
-    static String shortReason(Throwable cause) {
-        String m = String.valueOf(cause.getMessage());
-        int end = m.length();
-        for (String stop : new String[] {": ", "; "}) {
-            int i = m.indexOf(stop);
-            if (i > 0 && i < end) {
-                end = i;
-            }
-        }
-        return m.substring(0, end);
+        return choice.describe(p, verbose);
     }
 }

@@ -11,10 +11,13 @@ import org.efaah.ud.DatagramHandler;
 import org.efaah.ud.DatagramView;
 import org.efaah.ud.EndpointInterruptedException;
 import org.efaah.ud.EndpointAddress;
+import org.efaah.ud.SendFailure;
 import org.efaah.ud.UdEndpoint;
+import org.efaah.ud.WorkCompletionException;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.ProtectionDomain;
+import org.efaah.verbs.QueuePairType;
 import org.efaah.verbs.VerbsProvider;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -24,17 +27,17 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * One-way UD streaming, like {@code ib_send_bw -c UD}: the sender keeps up to {@code --window}
- * sends in flight (the endpoint's send depth: a send waits for a slot), the receiver counts what
- * arrives. UD may drop datagrams (a receiver with no receive posted, a full ring); the receiver
- * says how many arrived of how many were sent, which the sender's end marker tells it. Both sides
- * in one process, or {@code --server} (the receiver) and {@code --connect} (the sender) across the
- * pingpong address exchange.
+ * One-way UD or SRD streaming, like {@code ib_send_bw -c UD}: the sender keeps up to
+ * {@code --window} sends in flight (the endpoint's send depth: a send waits for a slot), the
+ * receiver counts what arrives. UD may drop datagrams (a receiver with no receive posted, a full
+ * ring); the receiver says how many arrived of how many were sent, which the sender's end marker
+ * tells it. Both sides in one process, or {@code --server} (the receiver) and {@code --connect}
+ * (the sender) across the pingpong address exchange.
  */
 @Command(name = "stream",
-        description = "One-way UD stream, like ib_send_bw -c UD: a window of sends in flight, the receiver "
-                + "counting; prints messages/s and MB/s (both sides in one process, or --server to receive and "
-                + "--connect HOST[:PORT] to send, addresses exchanged as by pingpong).")
+        description = "One-way UD or SRD stream (--transport), like ib_send_bw -c UD: a window of sends in "
+                + "flight, the receiver counting; prints messages/s and MB/s (both sides in one process, or --server "
+                + "to receive and --connect HOST[:PORT] to send, addresses exchanged as by pingpong).")
 final class StreamCommand implements Callable<Integer> {
     /** The sender's end marker: {@code END} and the count sent (8 bytes, big-endian); data never starts so. */
     private static final byte END = 1;
@@ -60,7 +63,8 @@ final class StreamCommand implements Callable<Integer> {
     @Option(names = {"-p", "--port"}, description = "TCP port of the address exchange (default: ${DEFAULT-VALUE}).")
     int port = AddressExchange.DEFAULT_PORT;
 
-    @Option(names = {"-s", "--size"}, description = "Payload bytes, 1..path MTU (default: ${DEFAULT-VALUE}).")
+    @Option(names = {"-s", "--size"}, description = "Payload bytes, 1..the port's largest message: max_msg_sz on EFA, "
+            + "else the path MTU (default: ${DEFAULT-VALUE}).")
     int size = 64;
 
     @Option(names = {"-n", "--count"}, description = "Datagrams to send, >= 1 (default: ${DEFAULT-VALUE}).")
@@ -84,6 +88,9 @@ final class StreamCommand implements Callable<Integer> {
             + "(default: ${DEFAULT-VALUE}).")
     int ibPort = 1;
 
+    @Mixin
+    TransportOption transport;
+
     @Option(names = "--timeout", paramLabel = "SECONDS",
             description = "Seconds the receiver waits for the first or next datagram, 1..86400 (default: "
                     + "${DEFAULT-VALUE}).")
@@ -99,6 +106,8 @@ final class StreamCommand implements Callable<Integer> {
     /** Set when Ctrl-C (an interrupt) stopped the run: it reports what was done and exits 130. */
     private volatile boolean interrupted;
     private volatile long receivedCount;
+    /** The device and transport, as the report lines name them: {@code efa_0, SRD}. */
+    private String where;
 
     /** What the receiver counted; {@code announced} is -1 when no end marker came. */
     private record Received(long datagrams, long bytes, long firstNanos, long lastNanos, long announced, long sleeps,
@@ -115,6 +124,7 @@ final class StreamCommand implements Callable<Integer> {
         Check.range(spec, "--port", port, role.server ? 0 : 1, 65535, "");
         Check.range(spec, "--sgid-index", sgidIndex, 0, 255, "");
         Check.ibPort(spec, ibPort);
+        QueuePairType queuePairType = transport.type(spec);
         AddressExchange.Target target = null;
         if (role.connect != null) {
             try {
@@ -125,10 +135,12 @@ final class StreamCommand implements Callable<Integer> {
         }
         long progressMillis = output.progressMillis(spec);
         Report report = new Report(spec.commandLine().getOut(), output.json);
-        report.put("command", "stream");
+        report.put("command", "stream").put("transport", queuePairType.name().toLowerCase(java.util.Locale.ROOT));
         try (VerbsProvider provider = providerOptions.open(spec, 0);
              Device device = providerOptions.openDevice(spec, provider, "--ib-dev", deviceName)) {
             Check.ibPort(spec, device, ibPort);
+            transport.check(spec, device);
+            where = device.name() + ", " + queuePairType;
             if (role.server) {
                 providerOptions.refuseServerOnMock(spec, provider, output.verbose);
             } else {
@@ -137,9 +149,10 @@ final class StreamCommand implements Callable<Integer> {
             ProtectionDomain pd = device.allocatePd();
             AddressHandleCache cache = AddressHandleCache.create();
             UdEndpoint.Options sending = UdEndpoint.Options.defaults().withPortNum(ibPort).withSgidIndex(sgidIndex)
-                    .withDepths(window, 16).withSpin(spinMicros, TimeUnit.MICROSECONDS);
+                    .withDepths(window, 16).withSpin(spinMicros, TimeUnit.MICROSECONDS).withTransport(queuePairType);
             UdEndpoint.Options receiving = UdEndpoint.Options.defaults().withPortNum(ibPort).withSgidIndex(sgidIndex)
-                    .withDepths(1, Math.min(8192, Math.max(1024, 2 * window))).withSpin(spinMicros, TimeUnit.MICROSECONDS);
+                    .withDepths(1, Math.min(8192, Math.max(1024, 2 * window))).withSpin(spinMicros, TimeUnit.MICROSECONDS)
+                    .withTransport(queuePairType);
             try (Progress p = Progress.start(spec.commandLine().getErr(), output, progressMillis,
                     () -> String.format("stream: %,d of %,d sent", sentCount.get(), count))) {
                 if (role.server) {
@@ -173,7 +186,7 @@ final class StreamCommand implements Callable<Integer> {
     private void checkSize(UdEndpoint endpoint) {
         if (size > endpoint.maxMessageSize()) {
             throw Check.fail(spec, "--size", size + " bytes is out of range; valid 1.." + endpoint.maxMessageSize()
-                    + " bytes (the path MTU)");
+                    + " bytes (the port's largest message: max_msg_sz on EFA, else the path MTU)");
         }
     }
 
@@ -190,7 +203,7 @@ final class StreamCommand implements Callable<Integer> {
             if (output.json) {
                 spec.commandLine().getErr().println("stream server: listening on TCP port " + tcp.port());
             }
-            report(report, receive(receiver), receiver.pd().device().name());
+            report(report, receive(receiver));
         }
     }
 
@@ -292,9 +305,13 @@ final class StreamCommand implements Callable<Integer> {
                     for (int j = 0; j < n; j++) {
                         batch[j].clear();
                     }
-                    sender.sendBatch(ah, to, batch, 0, n);
-                    sentCount.addAndGet(n);
-                    i += n;
+                    try {
+                        sender.sendBatch(ah, to, batch, 0, n);
+                    } catch (WorkCompletionException e) {
+                        countReceiverNotReady(e); // then the rest of the batch, which was not posted
+                    }
+                    i = sender.counters().sent() - postedBefore;
+                    sentCount.set(i);
                 }
             } catch (EndpointInterruptedException e) {
                 stopped = true;
@@ -305,7 +322,7 @@ final class StreamCommand implements Callable<Integer> {
             }
             long sent = sender.counters().sent() - postedBefore; // an interrupted batch may have posted part
             sentCount.set(sent);
-            if (!sender.flush(stopped ? 1 : timeoutSeconds, TimeUnit.SECONDS) && !stopped) {
+            if (!flush(sender, stopped ? 1 : timeoutSeconds) && !stopped) {
                 throw new IllegalStateException("sender: sends still in flight after " + timeoutSeconds + " s");
             }
             long elapsed = System.nanoTime() - start;
@@ -317,19 +334,55 @@ final class StreamCommand implements Callable<Integer> {
                     interrupted = true;
                     break;
                 }
-                sender.send(ah, to, end.clear());
+                try {
+                    sender.send(ah, to, end.clear());
+                } catch (WorkCompletionException e) {
+                    countReceiverNotReady(e); // a data send's, reported now; this copy was not posted
+                    sender.send(ah, to, end.clear());
+                }
             }
-            sender.flush(1, TimeUnit.SECONDS);
+            flush(sender, 1);
+            long failed = receiverNotReady;
             String of = sent == count ? String.format("%,d", sent) : String.format("%,d of %,d", sent, count);
             String rate = Rates.measurable(elapsed) ? String.format("%,.0f messages/s, %.2f MB/s", sent * 1e9 / elapsed,
                     (double) sent * size * 1e3 / elapsed) : Rates.tooShort(elapsed, of + " datagrams");
             report.line("sent %s datagrams of %d bytes in %.3f s, window %d: %s, %.3f sleeps per datagram (%s)%s", of,
-                    size, elapsed / 1e9, window, rate, (double) sleeps / Math.max(1, sent), sender.pd().device().name(),
+                    size, elapsed / 1e9, window, rate, (double) sleeps / Math.max(1, sent), where,
                     stopped ? " (interrupted)" : "");
+            if (failed > 0) {
+                report.line("%,d sends failed: receiver not ready (RNR: the receiver fell behind; SRD says so where UD "
+                        + "drops)", failed);
+            }
             report.put("sent", sent).put("size_bytes", size).put("window", window).put("send_elapsed_ns", elapsed)
                     .put("send_messages_per_s", Rates.perSecond(sent, elapsed))
                     .put("send_mb_per_s", Rates.perSecond(sent * (double) size / 1e6, elapsed))
-                    .put("send_sleeps", sleeps);
+                    .put("send_sleeps", sleeps).put("send_failures_rnr", failed);
+        }
+    }
+
+    /** Sends (data and end marker) that failed for want of a receive at the receiver: SRD's RNR. */
+    private long receiverNotReady;
+
+    /**
+     * Counts the failures an SRD receiver that fell behind causes (out of {@code rnr_retry}); any
+     * other failure ends the stream.
+     */
+    private void countReceiverNotReady(WorkCompletionException e) {
+        if (!e.failures().stream().allMatch(SendFailure::isReceiverNotReady)) {
+            throw e;
+        }
+        receiverNotReady += e.failures().size();
+    }
+
+    /** {@link UdEndpoint#flush}, counting the RNR failures it reports; false when sends are still in flight. */
+    private boolean flush(UdEndpoint sender, int seconds) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        for (;;) {
+            try {
+                return sender.flush(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (WorkCompletionException e) {
+                countReceiverNotReady(e);
+            }
         }
     }
 
@@ -347,7 +400,7 @@ final class StreamCommand implements Callable<Integer> {
      * The receiver's side. Its rate counts the datagrams after the first over the time from the
      * first arrival to the last: n arrivals span n - 1 intervals.
      */
-    private void report(Report report, Received r, String device) {
+    private void report(Report report, Received r) {
         receivedCount = r.datagrams();
         long span = r.lastNanos() - r.firstNanos();
         String of = r.announced() >= 0 ? String.format(" of %,d sent", r.announced()) : " (the end marker was lost)";
@@ -361,7 +414,7 @@ final class StreamCommand implements Callable<Integer> {
                 + "arrivals)" : Rates.measurable(span) ? String.format("%,.0f messages/s, %.2f MB/s", after * 1e9 / span,
                 bytesAfter * 1e3 / span) : Rates.tooShort(span, String.format("%,d datagrams", r.datagrams()));
         report.line("received %,d datagrams%s, %,d bytes, in %.3f s: %s, %.3f sleeps per datagram (%s)", r.datagrams(),
-                of, r.bytes(), span / 1e9, rate, (double) r.sleeps() / Math.max(1, r.datagrams()), device);
+                of, r.bytes(), span / 1e9, rate, (double) r.sleeps() / Math.max(1, r.datagrams()), where);
         boolean rated = r.datagrams() >= 2 && Rates.measurable(span);
         report.put("received", r.datagrams()).put("announced", r.announced()).put("received_bytes", r.bytes())
                 .put("receive_elapsed_ns", span)
@@ -406,7 +459,7 @@ final class StreamCommand implements Callable<Integer> {
             if (r == null) {
                 throw new IllegalStateException("receiver: still counting " + (timeoutSeconds + 5) + " s after the end");
             }
-            report(report, (Received) r, pd.device().name());
+            report(report, (Received) r);
         }
     }
 

@@ -13,8 +13,10 @@ import org.efaah.cache.LeakDetection;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.Errno;
+import org.efaah.verbs.Gid;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.VerbsException;
+import org.efaah.verbs.VerbsProvider;
 import org.efaah.verbs.mock.DuplicatePolicy;
 import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockCounters;
@@ -22,14 +24,16 @@ import org.efaah.verbs.mock.MockVerbsProvider;
 
 /**
  * A seeded random mix of acquire and close across threads on a strict mock EFA device, with
- * faults injected, checking the cache's invariants throughout and at the end:
+ * faults injected ({@link #run()}), or on a real device without any ({@link #runOn}), checking
+ * the cache's invariants throughout and at the end:
  * <ul>
- *   <li>never a duplicate in the device table (a strict device would refuse it, a legacy one
+ *   <li>never a duplicate in the mock's device table (a strict device would refuse it, a legacy one
  *       would count it);</li>
  *   <li>every handle is usable until it is closed, and two handles of one key name one AH;</li>
- *   <li>only injected errnos ever surface;</li>
+ *   <li>only injected errnos ever surface (on a real device, none);</li>
  *   <li>at the end: no handle or entry left, every hardware AH destroyed exactly once, no
- *       destroy of an unknown AH, no thread stuck.</li>
+ *       destroy of an unknown AH, no thread stuck (on a real device, whose AH table cannot be
+ *       read, as the cache counted its creates and destroys).</li>
  * </ul>
  * Used by the {@code stress} command and by tests.
  */
@@ -53,7 +57,8 @@ final class StressRun {
 
     /** What a run did and what it found wrong (empty {@link #violations()} means none). */
     record Result(long acquires, long failedAcquires, long closes, long injectedFailures, CacheStats cache,
-                         MockCounters device, List<String> violations, long elapsedNanos, boolean interrupted) {
+                         MockCounters device, List<String> violations, long elapsedNanos, boolean interrupted,
+                         int peers) {
         boolean passed() {
             return violations.isEmpty();
         }
@@ -97,76 +102,132 @@ final class StressRun {
         return violations.size();
     }
 
-    /** Runs to the end, or until interrupted: then the workers stop and the end checks still run. */
+    /**
+     * Runs on a strict mock EFA device of its own with faults injected, to the end or until
+     * interrupted: then the workers stop and the end checks still run.
+     */
     Result run() {
         // Strict, not the default kernel-cached device: a duplicate create must show, not be absorbed.
         MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder().duplicatePolicy(DuplicatePolicy.STRICT)
                 .maxAh(Math.min(65536, settings.peers() * settings.pds() + 16))
                 .createLatencyNanos(settings.createLatencyNanos())
                 .build());
-        long start = System.nanoTime();
-        CacheStats stats;
+        List<AddressHandleAttributes> peers = new ArrayList<>();
+        for (int i = 0; i < settings.peers(); i++) {
+            peers.add(AddressHandleAttributes.forGid(String.format("fd00::%x:%x", i >>> 16, i & 0xffff)));
+        }
         try (Device device = Device.openFirst(mock)) {
-            List<ProtectionDomain> pds = new ArrayList<>();
-            for (int i = 0; i < settings.pds(); i++) {
-                pds.add(device.allocatePd());
-            }
-            List<AddressHandleAttributes> peers = new ArrayList<>();
-            for (int i = 0; i < settings.peers(); i++) {
-                peers.add(AddressHandleAttributes.forGid(String.format("fd00::%x:%x", i >>> 16, i & 0xffff)));
-            }
-            AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED)
-                    .retention(retention).build();
-            long deadline = start + settings.durationNanos();
-            List<Thread> workers = new ArrayList<>();
-            for (int t = 0; t < settings.threads(); t++) {
-                SplittableRandom random = new SplittableRandom(settings.seed() * 1_000_003L + t);
-                Thread w = new Thread(() -> work(random, mock, cache, pds, peers, deadline), "stress-" + t);
-                workers.add(w);
-                w.start();
-            }
-            Thread faults = new Thread(() -> injectDestroyFaults(mock, deadline, settings.seed()), "stress-faults");
-            faults.setDaemon(true);
-            faults.start();
-            for (Thread w : workers) {
-                join(w, TimeUnit.NANOSECONDS.toMillis(settings.durationNanos()) + 60_000);
-                if (w.isAlive()) {
-                    violation(w.getName() + " is stuck");
+            return run(device, mock, peers);
+        }
+    }
+
+    /**
+     * Runs on the first device of {@code provider} (which stays open), as {@link #run()} does but
+     * without faults, whatever the settings say: only the mock can inject them. The peers are the
+     * distinct GIDs of the device's port 1, at most {@link Settings#peers()} of them: a real device
+     * refuses an AH to a GID that does not exist (EFA answers EINVAL, libfabric PR #12136). Its AH
+     * table cannot be read, so {@link Result#device()} is null and the end checks use the cache's
+     * counters.
+     *
+     * @param provider the provider whose device to use
+     * @return what the run did and found
+     */
+    Result runOn(VerbsProvider provider) {
+        try (Device device = Device.openFirst(provider)) {
+            java.util.Set<Gid> gids = new java.util.LinkedHashSet<>();
+            for (int i = 0; i < device.port(1).gidTableLength() && gids.size() < settings.peers(); i++) {
+                try {
+                    Gid gid = device.gid(1, i);
+                    if (!gid.isZero()) {
+                        gids.add(gid);
+                    }
+                } catch (VerbsException emptySlot) {
+                    // ENODATA on newer kernels: nothing at this index
                 }
             }
-            // With --ops the workers may end long before the deadline: the faults must end with them, or
-            // one injected after this line fails the cache's close.
-            workersDone = true;
-            join(faults, 10_000);
-            mock.failNextDestroys(0, Errno.EIO);
-            checkEnd(mock, cache);
-            try {
-                cache.close();
-            } catch (VerbsException e) {
-                violation("cache close failed: " + e.getMessage());
+            if (gids.isEmpty()) {
+                throw new IllegalStateException(device.name() + " port 1 has no GID to make AHs to");
             }
-            stats = cache.stats();
-            MockCounters m = mock.counters();
-            if (m.liveAhs() != 0) {
-                violation(m.liveAhs() + " hardware AH(s) left after cache close");
-            }
-            long injectedDestroyFailures = m.destroyCalls() - m.hardwareDestroys();
-            if (m.hardwareCreates() != m.hardwareDestroys()) {
-                violation("hardware creates " + m.hardwareCreates() + " != destroys " + m.hardwareDestroys());
-            }
-            if (injectedDestroyFailures < 0 || injectedDestroyFailures > m.injectedFailures()) {
-                violation("destroy calls " + m.destroyCalls() + " not explained by " + m.hardwareDestroys()
-                        + " destroys and injected failures");
-            }
-            if (stats.hardwareCreates() != m.hardwareCreates()) {
-                violation("cache counted " + stats.hardwareCreates() + " creates, device " + m.hardwareCreates());
-            }
-            for (ProtectionDomain pd : pds) {
-                pd.close();
+            List<AddressHandleAttributes> peers = new ArrayList<>();
+            gids.forEach(g -> peers.add(AddressHandleAttributes.forGid(g)));
+            return run(device, null, peers);
+        }
+    }
+
+    /** {@code mock}: the mock to inject faults into and whose AH table to check; null on a real device. */
+    private Result run(Device device, MockVerbsProvider mock, List<AddressHandleAttributes> peers) {
+        long start = System.nanoTime();
+        List<ProtectionDomain> pds = new ArrayList<>();
+        for (int i = 0; i < settings.pds(); i++) {
+            pds.add(device.allocatePd());
+        }
+        AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED)
+                .retention(retention).build();
+        long deadline = start + settings.durationNanos();
+        List<Thread> workers = new ArrayList<>();
+        for (int t = 0; t < settings.threads(); t++) {
+            SplittableRandom random = new SplittableRandom(settings.seed() * 1_000_003L + t);
+            Thread w = new Thread(() -> work(random, mock, cache, pds, peers, deadline), "stress-" + t);
+            workers.add(w);
+            w.start();
+        }
+        Thread faults = null;
+        if (mock != null) {
+            faults = new Thread(() -> injectDestroyFaults(mock, deadline, settings.seed()), "stress-faults");
+            faults.setDaemon(true);
+            faults.start();
+        }
+        for (Thread w : workers) {
+            join(w, TimeUnit.NANOSECONDS.toMillis(settings.durationNanos()) + 60_000);
+            if (w.isAlive()) {
+                violation(w.getName() + " is stuck");
             }
         }
-        return new Result(acquires.get(), failures.get(), closes.get(), failures.get(), stats, mock.counters(),
-                List.copyOf(violations), System.nanoTime() - start, stopped);
+        // With --ops the workers may end long before the deadline: the faults must end with them, or
+        // one injected after this line fails the cache's close.
+        workersDone = true;
+        if (mock != null) {
+            join(faults, 10_000);
+            mock.failNextDestroys(0, Errno.EIO);
+        }
+        checkEnd(mock, cache);
+        try {
+            cache.close();
+        } catch (VerbsException e) {
+            violation("cache close failed: " + e.getMessage());
+        }
+        CacheStats stats = cache.stats();
+        if (mock != null) {
+            checkDevice(mock.counters(), stats);
+        } else if (stats.hardwareCreates() != stats.hardwareDestroys()) {
+            // No fault was injected, so every AH the cache made must be destroyed by its close.
+            violation("the cache created " + stats.hardwareCreates() + " AH(s) and destroyed "
+                    + stats.hardwareDestroys());
+        }
+        for (ProtectionDomain pd : pds) {
+            pd.close();
+        }
+        return new Result(acquires.get(), failures.get(), closes.get(), mock == null ? 0 : failures.get(), stats,
+                mock == null ? null : mock.counters(), List.copyOf(violations), System.nanoTime() - start, stopped,
+                peers.size());
+    }
+
+    /** The mock's AH table after the cache's close: empty, every create destroyed once, counted alike. */
+    private void checkDevice(MockCounters m, CacheStats stats) {
+        if (m.liveAhs() != 0) {
+            violation(m.liveAhs() + " hardware AH(s) left after cache close");
+        }
+        long injectedDestroyFailures = m.destroyCalls() - m.hardwareDestroys();
+        if (m.hardwareCreates() != m.hardwareDestroys()) {
+            violation("hardware creates " + m.hardwareCreates() + " != destroys " + m.hardwareDestroys());
+        }
+        if (injectedDestroyFailures < 0 || injectedDestroyFailures > m.injectedFailures()) {
+            violation("destroy calls " + m.destroyCalls() + " not explained by " + m.hardwareDestroys()
+                    + " destroys and injected failures");
+        }
+        if (stats.hardwareCreates() != m.hardwareCreates()) {
+            violation("cache counted " + stats.hardwareCreates() + " creates, device " + m.hardwareCreates());
+        }
     }
 
     private void work(SplittableRandom random, MockVerbsProvider mock, AddressHandleCache cache,
@@ -178,7 +239,7 @@ final class StressRun {
                 if (held.isEmpty() || (held.size() < 64 && random.nextBoolean())) {
                     ProtectionDomain pd = pds.get(random.nextInt(pds.size()));
                     AddressHandleAttributes peer = peers.get(random.nextInt(peers.size()));
-                    if (random.nextDouble() < settings.faultProbability()) {
+                    if (mock != null && random.nextDouble() < settings.faultProbability()) {
                         mock.failNextCreates(1, INJECTED.get(random.nextInt(INJECTED.size())));
                     }
                     try {
@@ -187,7 +248,7 @@ final class StressRun {
                         check(h, pd, peer, held);
                         held.add(h);
                     } catch (VerbsException e) {
-                        if (!INJECTED.contains(e.errno())) {
+                        if (mock == null || !INJECTED.contains(e.errno())) {
                             violation("unexpected " + e.getMessage());
                         }
                         failures.incrementAndGet();
@@ -248,6 +309,9 @@ final class StressRun {
     private void checkEnd(MockVerbsProvider mock, AddressHandleCache cache) {
         if (cache.liveHandles() != 0) {
             violation(cache.liveHandles() + " handle(s) still counted live after every worker closed its own");
+        }
+        if (mock == null) {
+            return; // a real device's AH table cannot be read
         }
         MockCounters m = mock.counters();
         if (m.duplicatesRefused() != 0 || m.duplicatesCreated() != 0) {

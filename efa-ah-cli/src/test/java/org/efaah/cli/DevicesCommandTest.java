@@ -7,6 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import org.efaah.verbs.Errno;
+import org.efaah.verbs.VerbsException;
+import org.efaah.verbs.mock.MockConfig;
+import org.efaah.verbs.mock.MockVerbsProvider;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -160,5 +164,31 @@ class DevicesCommandTest {
         Cli c = Cli.run("devices", "--provider", "mock", "-v").expect(0);
         assertTrue(c.out().contains("GID[  0]:") && c.out().contains("max_pd:") && c.out().contains("gid_tbl_len:"),
                 c::toString);
+    }
+
+    /**
+     * Issue 29 item 7: on a libibverbs without ibv_query_gid_ex (rdma-core older than 32) -v prints
+     * every GID without its type, as ibv_devinfo did before it printed types (rdma-core 28's
+     * print_all_port_gids: eight groups of four hex digits, nothing after them), and exits 0.
+     */
+    @Test
+    void withoutIbvQueryGidExTheGidTypeIsLeftOut() {
+        MockVerbsProvider roce = new MockVerbsProvider(MockConfig.builder().efa(false).build());
+        String typed = Cli.runOn(roce, "devices", "--provider", "mock", "-v").expect(0).out();
+        assertTrue(typed.contains(", RoCE v2\n"), typed);
+        MockVerbsProvider old = new MockVerbsProvider(MockConfig.builder().efa(false).build());
+        old.lackQueryGidEx(true);
+        Cli c = Cli.runOn(old, "devices", "--provider", "mock", "-v").expect(0);
+        assertTrue(c.out().matches("(?s).*\t\t\tGID\\[  0\\]:\t\t([0-9a-f]{4}:){7}[0-9a-f]{4}\n.*"), c::toString);
+        assertFalse(c.out().contains("RoCE v"), c::toString);
+        assertTrue(c.err().isEmpty(), c::toString);
+    }
+
+    /** A provider may say the same with an errno: EOPNOTSUPP is "cannot tell", other errnos are not. */
+    @Test
+    void eopnotsuppMeansTheTypeIsUnknown() {
+        assertTrue(DevicesCommand.typeUnknown(new VerbsException("ibv_query_gid_ex", Errno.EOPNOTSUPP, "")));
+        assertTrue(DevicesCommand.typeUnknown(new UnsupportedOperationException("no ibv_query_gid_ex")));
+        assertFalse(DevicesCommand.typeUnknown(new VerbsException("ibv_query_gid_ex", Errno.ENODATA, "empty")));
     }
 }

@@ -56,4 +56,40 @@ class StreamCommandTest {
             assertTrue(server.err.toString().contains("receiver: no datagram in 1 s"), server.err::toString);
         }
     }
+
+    /**
+     * Issue 29 item 7: --transport ud|srd as pingpong has it, on the mock in one process as UD. SRD
+     * delivers each datagram once or fails its send, where the receiver had no receive posted
+     * (RNR): every datagram is accounted for, and the stream goes on past such failures as UD goes
+     * on past its drops.
+     */
+    @Test
+    void srdStreamsInOneProcessOnTheMockAndAccountsForEveryDatagram() {
+        Cli c = Cli.run("stream", "--provider", "mock", "--transport", "srd", "-n", "20000", "-s", "1000",
+                "--timeout", "5").expect(0);
+        assertTrue(c.out().contains("sent 20,000 datagrams of 1000 bytes"), c::toString);
+        Matcher m = Pattern.compile("received ([\\d,]+) datagrams of 20,000 sent").matcher(c.out());
+        assertTrue(m.find(), c::toString);
+        long received = Long.parseLong(m.group(1).replace(",", ""));
+        Matcher f = Pattern.compile("([\\d,]+) sends failed: receiver not ready").matcher(c.out());
+        long failed = f.find() ? Long.parseLong(f.group(1).replace(",", "")) : 0;
+        assertEquals(20_000, received + failed, c::toString);
+        System.out.println("FIGURE stream --transport srd on the mock:\n" + c.out().strip());
+        assertTrue(c.out().contains("(efa_0, SRD)"), c::toString);
+        Cli json = Cli.run("stream", "--provider", "mock", "--transport", "SRD", "-n", "100", "--json").expect(0);
+        assertTrue(json.out().contains("\"transport\":\"srd\""), json::toString);
+        assertTrue(Cli.run("stream", "--provider", "mock", "-n", "100").expect(0).out().contains("(efa_0, UD)"));
+    }
+
+    /** The same option as pingpong's, refused the same way in both commands, before any device opens. */
+    @Test
+    void anUnknownTransportOrSrdOnADeviceThatIsNotEfaIsAUsageError() {
+        for (String command : new String[] {"stream", "pingpong"}) {
+            Cli.run(command, "--provider", "mock", "--transport", "rc").expect(2).oneLine("--transport", "rc", "ud, srd");
+            org.efaah.verbs.mock.MockVerbsProvider roce = new org.efaah.verbs.mock.MockVerbsProvider(
+                    org.efaah.verbs.mock.MockConfig.builder().efa(false).build());
+            Cli.runOn(roce, command, "--provider", "mock", "--transport", "srd", "-n", "10").expect(2)
+                    .oneLine("--transport: srd", "roce_0", "EFA");
+        }
+    }
 }

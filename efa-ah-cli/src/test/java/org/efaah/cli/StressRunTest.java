@@ -28,4 +28,28 @@ class StressRunTest {
         assertEquals(java.util.List.of(), r.violations());
         assertEquals(r.device().hardwareCreates(), r.device().hardwareDestroys());
     }
+
+    /**
+     * Issue 29 item 7, stress --provider native: no fault can be injected into a real device, and it
+     * refuses AHs to GIDs that do not exist (EFA: EINVAL), so the peers are the GIDs of the device's
+     * port 1 (at most --peers). A mock stands in for the device here; it is driven as a real one is.
+     */
+    @Test
+    void onAnotherProviderNoFaultIsInjectedAndThePeersAreTheDevicesGids() {
+        org.efaah.verbs.mock.MockVerbsProvider device = new org.efaah.verbs.mock.MockVerbsProvider(
+                org.efaah.verbs.mock.MockConfig.builder().gidTableLength(3).build());
+        StressRun.Result r = new StressRun(new StressRun.Settings(4, 64, 2, TimeUnit.SECONDS.toNanos(2), 100_000, 3, 0,
+                0)).runOn(device);
+        assertEquals(java.util.List.of(), r.violations());
+        assertEquals(3, r.peers(), "the port's 3 GIDs, not 64 invented ones");
+        assertEquals(0, r.injectedFailures());
+        assertEquals(null, r.device(), "a real device's table cannot be read");
+        assertTrue(r.acquires() > 0 && r.cache().hits() > 0, "the run exercised the cache");
+        assertEquals(r.cache().hardwareCreates(), r.cache().hardwareDestroys());
+        assertEquals(r.cache().hardwareCreates(), device.counters().hardwareCreates(), "every create reached the device");
+        assertEquals(0, device.counters().liveAhs());
+        // At most --peers of them.
+        assertEquals(2, new StressRun(new StressRun.Settings(1, 2, 1, TimeUnit.SECONDS.toNanos(1), 1_000, 3, 0, 0))
+                .runOn(device).peers());
+    }
 }

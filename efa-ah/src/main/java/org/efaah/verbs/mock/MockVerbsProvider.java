@@ -200,6 +200,7 @@ public final class MockVerbsProvider implements VerbsProvider {
     @Override
     public org.efaah.verbs.GidType queryGidType(long context, int portNum, int index) {
         MockDevice d = context(context, "ibv_query_gid_ex").device;
+        checkQueryGidEx();
         if (portNum != 1 || index < 0 || index >= d.gids.length) {
             throw new VerbsException("ibv_query_gid_ex", Errno.EINVAL, "port " + portNum + " index " + index);
         }
@@ -515,6 +516,28 @@ public final class MockVerbsProvider implements VerbsProvider {
     public void failNextDestroys(int count, Errno errno) {
         destroyFaultErrno = Objects.requireNonNull(errno, "errno");
         destroyFaults.set(count);
+    }
+
+    /**
+     * From now on (true) every GID type and netdev query fails as the native provider's does on a
+     * libibverbs without {@code ibv_query_gid_ex} (rdma-core older than 32, which added it): with
+     * {@link UnsupportedOperationException}; false answers them again. {@code ibv_query_gid} still
+     * answers, as it does there.
+     *
+     * @param lacking true to answer as such a libibverbs
+     */
+    public void lackQueryGidEx(boolean lacking) {
+        lackQueryGidEx = lacking;
+    }
+
+    private volatile boolean lackQueryGidEx;
+
+    /* NativeVerbsProvider.queryGidType and queryGidNetdev: the C stub's -EOPNOTSUPP where dlsym finds no
+     * _ibv_query_gid_ex becomes this exception, message included. */
+    private void checkQueryGidEx() {
+        if (lackQueryGidEx) {
+            throw new UnsupportedOperationException("this libibverbs has no ibv_query_gid_ex");
+        }
     }
 
     /**
@@ -841,6 +864,7 @@ public final class MockVerbsProvider implements VerbsProvider {
     @Override
     public int queryGidNetdev(long context, int portNum, int index) {
         MockDevice d = context(context, "ibv_query_gid_ex").device;
+        checkQueryGidEx();
         if (portNum != 1 || index < 0 || index >= d.gids.length) {
             throw new VerbsException("ibv_query_gid_ex", Errno.EINVAL, "port " + portNum + " index " + index);
         }
