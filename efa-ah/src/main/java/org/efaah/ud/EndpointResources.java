@@ -97,9 +97,13 @@ final class EndpointResources {
         }
     }
 
-    /** Destroys the QP; returns its failure, or null. */
-    RuntimeException closeQp() {
-        return closeAll(null, qp);
+    /** Destroys the QP unless it is already; returns {@code failure} with its failure added. */
+    RuntimeException closeQp(RuntimeException failure) {
+        return closeAll(failure, qp);
+    }
+
+    boolean qpClosed() {
+        return qp.isClosed();
     }
 
     /** Destroys the memory and the CQs (after the QP); returns {@code failure} with theirs added. */

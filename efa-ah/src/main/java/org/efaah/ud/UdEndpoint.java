@@ -3,7 +3,7 @@ package org.efaah.ud;
 import java.nio.ByteBuffer;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
@@ -97,6 +97,7 @@ public final class UdEndpoint implements AutoCloseable {
     public static final long DEFAULT_QKEY = 0x11111111L;
     private static final long SEND_SLOT_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(10);
     private static final long CLOSE_DRAIN_NANOS = TimeUnit.SECONDS.toNanos(1);
+    private static final long CLOSE_WAIT_SECONDS = 30;
     private static final long PARK_NANOS = 20_000;
     private static final int SPINS = 10_000;
     /** The spin of {@link Options#defaults()}, ns: a wait for a completion then sleeps on the CQ's channel. */
@@ -121,8 +122,12 @@ public final class UdEndpoint implements AutoCloseable {
     private final QpRecovery recovery;
     private final CompletionWaiter sendWaiter;
     private final CompletionWaiter receiveWaiter;
-    private final AtomicBoolean closing = new AtomicBoolean();
+    /** The close running now, or null: a second close waits for it. */
+    private final AtomicReference<CountDownLatch> closing = new AtomicReference<>();
+    /** Past the drain: no call may use the QP or the slots any more. */
     private volatile boolean closed;
+    /** Every resource freed: a close has succeeded. */
+    private volatile boolean released;
 
     /**
      * Settings of an endpoint.
@@ -942,47 +947,104 @@ public final class UdEndpoint implements AutoCloseable {
      * Waits briefly (up to 1 s, holding no lock; less if interrupted, the flag kept) for sends in
      * flight, then destroys the QP, the registered memory and the CQs, children first, and drops
      * the AH references it held. Calls waiting in other threads throw {@link IllegalStateException}
-     * promptly. Idempotent.
+     * promptly. A close that another thread is running is waited for (up to 30 s; an interrupt ends
+     * the wait, the flag kept), so that on return everything is freed. A close that threw can be
+     * called again: it retries what was not freed. Idempotent once it has succeeded.
+     *
+     * @throws VerbsException        if a resource could not be freed (the first failure; the
+     *                               others suppressed), or a poll of the drain failed (everything
+     *                               was still freed)
+     * @throws IllegalStateException if a close running in another thread did not end within 30 s
      */
     @Override
     public void close() {
-        if (!closing.compareAndSet(false, true)) {
-            return;
+        while (!released) {
+            CountDownLatch mine = new CountDownLatch(1);
+            CountDownLatch running = closing.compareAndExchange(null, mine);
+            if (running == null) {
+                try {
+                    closeOnce();
+                    released = true;
+                } finally {
+                    closing.set(null);
+                    mine.countDown();
+                }
+                return;
+            }
+            if (!awaitClose(running)) {
+                return;
+            }
+            // It ended; if it failed, this call retries.
         }
+    }
+
+    /** Waits for another thread's close; false when interrupted (flag set again) or past the bound. */
+    private static boolean awaitClose(CountDownLatch running) {
+        try {
+            if (!running.await(CLOSE_WAIT_SECONDS, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("UD endpoint: another thread's close() has not ended within "
+                        + CLOSE_WAIT_SECONDS + " s");
+            }
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /*
+     * One attempt at closing. The drain runs once (a retry skips it); a drain that throws (a CQ
+     * poll failing) does not keep the resources: they are freed, and its failure is thrown after.
+     * Each resource's close is retryable (its guard closes only on success), so a retry frees
+     * exactly what the failed attempt left.
+     */
+    private void closeOnce() {
+        RuntimeException failure = null;
+        if (!closed) {
+            try {
+                drain();
+            } catch (RuntimeException e) {
+                failure = e;
+            }
+            closed = true;
+            sendWaiter.stop();
+            receiveWaiter.stop();
+        }
+        sends.lock.lock();
+        try {
+            receives.lock.lock();
+            try {
+                failure = resources.closeQp(failure);
+                // With the QP gone no send can still use an AH: now the references may go. If the
+                // QP could not be destroyed they stay held (and show as leaks at cache close)
+                // rather than let an AH be destroyed under a send the device may still process.
+                if (resources.qpClosed()) {
+                    sends.releaseAllLocked();
+                }
+                failure = resources.closeRest(failure);
+            } finally {
+                receives.lock.unlock();
+            }
+        } finally {
+            sends.lock.unlock();
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    /** Waits up to {@link #CLOSE_DRAIN_NANOS}, holding no lock, for the sends in flight. */
+    private void drain() {
         long deadline = System.nanoTime() + CLOSE_DRAIN_NANOS;
         for (int idle = 0; System.nanoTime() - deadline < 0 && !Thread.currentThread().isInterrupted(); idle++) {
             if (recovery.needsRecovery() || sends.drainStep()) {
-                break;
+                return;
             }
             if (idle < SPINS) {
                 Thread.onSpinWait();
             } else {
                 LockSupport.parkNanos(PARK_NANOS);
             }
-        }
-        closed = true;
-        sendWaiter.stop();
-        receiveWaiter.stop();
-        sends.lock.lock();
-        try {
-            receives.lock.lock();
-            try {
-                RuntimeException failure = resources.closeQp();
-                // With the QP gone no send can still use an AH: now the references may go. If the
-                // QP could not be destroyed they stay held (and show as leaks at cache close)
-                // rather than let an AH be destroyed under a send the device may still process.
-                if (failure == null) {
-                    sends.releaseAllLocked();
-                }
-                failure = resources.closeRest(failure);
-                if (failure != null) {
-                    throw failure;
-                }
-            } finally {
-                receives.lock.unlock();
-            }
-        } finally {
-            sends.lock.unlock();
         }
     }
 
