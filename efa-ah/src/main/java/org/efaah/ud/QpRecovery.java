@@ -94,7 +94,9 @@ final class QpRecovery {
                 event.begin();
                 qp.reset();
                 qp.activate(portNum, 0, qkey, rnrRetry);
-                receives.repostAllLocked();
+                // Back in RTS, the recovery is over before the reposts: a repost that fails (thrown
+                // to this caller) drops its slot as any failed repost does, and must not leave
+                // every later send waiting on receives that can no longer be flushed.
                 flushRequested = false;
                 needsRecovery = false;
                 recoveries.setOpaque(recoveries.getOpaque() + 1);
@@ -104,6 +106,7 @@ final class QpRecovery {
                     event.recovery = recoveries.getOpaque();
                     event.commit();
                 }
+                receives.repostAllLocked();
             } finally {
                 receives.lock.unlock();
             }

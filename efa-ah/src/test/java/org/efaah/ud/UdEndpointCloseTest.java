@@ -13,10 +13,8 @@ import org.efaah.cache.LeakDetection;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.Errno;
-import org.efaah.verbs.ForwardingVerbsProvider;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.VerbsException;
-import org.efaah.verbs.WorkCompletion;
 import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockVerbsProvider;
 import org.junit.jupiter.api.Test;
@@ -26,36 +24,6 @@ import org.junit.jupiter.api.Test;
  * failed close can be retried".
  */
 class UdEndpointCloseTest {
-
-    /** The mock with a switch that fails the next CQ poll, or the next QP destroy. */
-    static final class Faulty extends ForwardingVerbsProvider {
-        final MockVerbsProvider mock;
-        volatile boolean failNextPoll;
-        volatile boolean failNextQpDestroy;
-
-        Faulty(MockVerbsProvider mock) {
-            super(mock);
-            this.mock = mock;
-        }
-
-        @Override
-        public int pollCq(long cq, WorkCompletion[] into) {
-            if (failNextPoll) {
-                failNextPoll = false;
-                throw new VerbsException("ibv_poll_cq", Errno.EIO, "injected");
-            }
-            return super.pollCq(cq, into);
-        }
-
-        @Override
-        public void destroyQp(long qp) {
-            if (failNextQpDestroy) {
-                failNextQpDestroy = false;
-                throw new VerbsException("ibv_destroy_qp", Errno.EBUSY, "injected");
-            }
-            super.destroyQp(qp);
-        }
-    }
 
     private static final ByteBuffer PAYLOAD = ByteBuffer.allocate(64);
 
@@ -100,7 +68,7 @@ class UdEndpointCloseTest {
 
     @Test
     void aCloseWhoseDrainFailsStillFreesEverythingAndSaysWhy() {
-        Faulty faulty = new Faulty(new MockVerbsProvider(MockConfig.builder().deviceCount(2).build()));
+        FaultyDatapath faulty = new FaultyDatapath(new MockVerbsProvider(MockConfig.builder().deviceCount(2).build()));
         try (Device d0 = Device.open(faulty, "efa_0");
              Device d1 = Device.open(faulty, "efa_1");
              ProtectionDomain pd1 = d1.allocatePd();
@@ -125,7 +93,7 @@ class UdEndpointCloseTest {
 
     @Test
     void aCloseWhoseQpDestroyFailedIsRetriedByTheNext() {
-        Faulty faulty = new Faulty(new MockVerbsProvider(MockConfig.builder().deviceCount(1).build()));
+        FaultyDatapath faulty = new FaultyDatapath(new MockVerbsProvider(MockConfig.builder().deviceCount(1).build()));
         try (Device d0 = Device.open(faulty, "efa_0");
              AddressHandleCache cache = AddressHandleCache.create(LeakDetection.PARANOID)) {
             ProtectionDomain pd0 = d0.allocatePd();
