@@ -463,12 +463,41 @@ public final class UdEndpoint implements AutoCloseable {
      * {@link #send(AddressHandle, int, long, ByteBuffer)}, whose exceptions apply.
      *
      * @param ah      an AH to {@code to}'s GID, in this endpoint's PD
-     * @param to      the receiver's QPN and Q_Key (its GID is the AH's)
+     * @param to      the receiver's GID (the AH's), QPN and Q_Key
      * @param payload the bytes from position to limit; consumed
+     * @throws IllegalArgumentException also when {@code to}'s GID is not {@code ah}'s, before the post
      */
     public void send(AddressHandle ah, EndpointAddress to, ByteBuffer payload) {
-        Objects.requireNonNull(to, "to");
+        checkAgree(ah, to);
         send(ah, to.qpn(), to.qkey(), payload);
+    }
+
+    /**
+     * Sends {@code payload}'s remaining bytes to {@code to}, through an AH the endpoint acquires
+     * from its cache for {@code to}'s GID (a hit once made) and releases when the send completes:
+     * the caller holds no AH. The exceptions of {@link #send(AddressHandle, int, long, ByteBuffer)}
+     * apply, and those of {@link AddressHandleCache#acquire} for the AH.
+     *
+     * @param to      the receiver's GID, QPN and Q_Key
+     * @param payload the bytes from position to limit; consumed
+     */
+    public void send(EndpointAddress to, ByteBuffer payload) {
+        Objects.requireNonNull(to, "to");
+        checkOpen();
+        try (AddressHandle ah = cache.acquire(pd,
+                AddressHandleAttributes.builder().dgid(to.gid()).portNum(options.portNum()).build())) {
+            send(ah, to.qpn(), to.qkey(), payload);
+        }
+    }
+
+    /** A send names its destination twice (the AH's GID, the address's): they must agree. */
+    private static void checkAgree(AddressHandle ah, EndpointAddress to) {
+        Objects.requireNonNull(ah, "ah");
+        Objects.requireNonNull(to, "to");
+        if (!ah.dgid().equals(to.gid())) {
+            throw new IllegalArgumentException("to: GID " + to.gid() + " is not the GID of ah (" + ah.dgid()
+                    + "); a send through it would reach " + ah.dgid() + ", not " + to);
+        }
     }
 
     /**
@@ -579,7 +608,7 @@ public final class UdEndpoint implements AutoCloseable {
      * sends may come in between two of the batch's posts.
      *
      * @param ah       an AH to the receiver's GID, in this endpoint's PD
-     * @param to       the receiver's QPN and Q_Key (its GID is the AH's)
+     * @param to       the receiver's GID (the AH's: checked, before the post), QPN and Q_Key
      * @param payloads the payloads; those from {@code offset} to {@code offset + count - 1} are sent
      * @param offset   the first payload's index
      * @param count    payloads to send, 0..{@code payloads.length - offset}
@@ -592,8 +621,7 @@ public final class UdEndpoint implements AutoCloseable {
      * @throws VerbsException               as {@link #send}, likewise
      */
     public void sendBatch(AddressHandle ah, EndpointAddress to, ByteBuffer[] payloads, int offset, int count) {
-        Objects.requireNonNull(ah, "ah");
-        Objects.requireNonNull(to, "to");
+        checkAgree(ah, to);
         Objects.requireNonNull(payloads, "payloads");
         if (ah.pd() != pd) {
             throw new IllegalArgumentException("ah: belongs to another PD than this endpoint's");
