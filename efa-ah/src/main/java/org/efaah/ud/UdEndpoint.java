@@ -135,8 +135,10 @@ public final class UdEndpoint implements AutoCloseable {
      * @param portNum        1-based port
      * @param sgidIndex      index of this endpoint's own GID in the port's table (its address)
      * @param qkey           Q_Key, 0..0x7FFFFFFF
-     * @param sendDepth      sends in flight at most, 1..8192
-     * @param receiveDepth   receives posted, 1..8192
+     * @param sendDepth      sends in flight at most, 1..the device's {@code max_qp_wr} (on EFA also
+     *                       efadv's {@code max_sq_wr})
+     * @param receiveDepth   receives posted, 1..the device's {@code max_qp_wr} (on EFA also
+     *                       efadv's {@code max_rq_wr})
      * @param maxMessageSize largest payload in bytes; 0 means the port's limit: on EFA its
      *                       {@code max_msg_sz}, elsewhere its active MTU
      * @param transport      UD (every device) or SRD (EFA only)
@@ -157,8 +159,8 @@ public final class UdEndpoint implements AutoCloseable {
          * @param portNum        1..the device's port count
          * @param sgidIndex      0..the port's GID table length - 1
          * @param qkey           0..0x7FFFFFFF
-         * @param sendDepth      1..8192
-         * @param receiveDepth   1..8192
+         * @param sendDepth      1..the device's {@code max_qp_wr} (EFA: also {@code max_sq_wr})
+         * @param receiveDepth   1..the device's {@code max_qp_wr} (EFA: also {@code max_rq_wr})
          * @param maxMessageSize 0..the port's limit (EFA: {@code max_msg_sz}; else the active MTU), bytes; 0 for
          *                       that limit
          * @param transport      not null
@@ -219,8 +221,8 @@ public final class UdEndpoint implements AutoCloseable {
         /**
          * Other queue depths.
          *
-         * @param send    sends in flight at most, 1..8192
-         * @param receive receives posted, 1..8192
+         * @param send    sends in flight at most, 1..the device's {@code max_qp_wr} (EFA: {@code max_sq_wr})
+         * @param receive receives posted, 1..the device's {@code max_qp_wr} (EFA: {@code max_rq_wr})
          *
          * @return a copy with that setting; checked only by {@link UdEndpoint#open}
          */
@@ -348,8 +350,7 @@ public final class UdEndpoint implements AutoCloseable {
             throw new IllegalArgumentException("port_num: " + options.portNum() + " is not a port of " + device.name()
                     + ", which has " + ports + (ports == 1 ? " port" : " ports") + " (valid 1.." + ports + ")");
         }
-        Ranges.check("sendDepth", options.sendDepth(), 1, 8192);
-        Ranges.check("receiveDepth", options.receiveDepth(), 1, 8192);
+        checkDepths(device, options);
         Ranges.check("qkey", options.qkey(), 0, UdQueuePair.MAX_QKEY);
         Ranges.check("spinNanos", options.spinNanos(), 0, TimeUnit.SECONDS.toNanos(1));
         if (options.rnrRetry() != Options.RNR_RETRY_AUTO) {
@@ -359,6 +360,40 @@ public final class UdEndpoint implements AutoCloseable {
         Ranges.check("maxMessageSize", options.maxMessageSize(), 0, limit);
         return new UdEndpoint(pd, cache, options, options.maxMessageSize() == 0 ? limit : options.maxMessageSize(),
                 rnrRetry(device, options));
+    }
+
+    /**
+     * Queue depths against the device, before anything is created: {@code max_qp_wr}, and on EFA
+     * efadv's {@code max_sq_wr} and {@code max_rq_wr} where reported, as libefa's
+     * {@code efa_check_qp_limits} would refuse them later with a bare EINVAL from
+     * {@code ibv_create_qp}.
+     */
+    private static void checkDepths(Device device, Options options) {
+        int qpWr = device.attributes().limits().maxQpWr();
+        int send = qpWr > 0 ? qpWr : Integer.MAX_VALUE;
+        int receive = send;
+        String sendName = "max_qp_wr";
+        String receiveName = "max_qp_wr";
+        if (device.isEfa()) {
+            EfaDeviceAttributes efa = device.efaAttributes();
+            if (efa.maxSqWr() > 0 && efa.maxSqWr() < send) {
+                send = efa.maxSqWr();
+                sendName = "max_sq_wr";
+            }
+            if (efa.maxRqWr() > 0 && efa.maxRqWr() < receive) {
+                receive = efa.maxRqWr();
+                receiveName = "max_rq_wr";
+            }
+        }
+        checkDepth("sendDepth", options.sendDepth(), send, sendName, device);
+        checkDepth("receiveDepth", options.receiveDepth(), receive, receiveName, device);
+    }
+
+    private static void checkDepth(String field, int value, int limit, String limitName, Device device) {
+        if (value < 1 || value > limit) {
+            throw new IllegalArgumentException(field + ": " + value + " is out of range; valid 1.."
+                    + (limit == Integer.MAX_VALUE ? "" : limit + " (" + device.name() + "'s " + limitName + ")"));
+        }
     }
 
     /**
