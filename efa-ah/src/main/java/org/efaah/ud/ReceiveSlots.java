@@ -236,6 +236,9 @@ final class ReceiveSlots {
         }
         DatagramView v = views[slot];
         v.lend(wc, Math.max(0, wc.byteLength - prefix));
+        if (efa) {
+            v.resolveAtPoll();
+        }
         lent[slot] = true;
         received.setOpaque(received.getOpaque() + 1);
         return v;
