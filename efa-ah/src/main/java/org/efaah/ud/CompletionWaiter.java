@@ -36,7 +36,8 @@ final class CompletionWaiter {
     private static final long PARK_NANOS = 20_000;
     private final UdEndpoint endpoint;
     private final QpRecovery recovery;
-    private final CompletionQueue cq;
+    /** The CQ waited on; a recovery that makes the QP anew replaces it ({@link #attach}). */
+    private volatile CompletionQueue cq;
     private final long spinNanos;
     private final Semaphore turn = new Semaphore(1);
     private final InterruptHook interruptHook;
@@ -48,7 +49,7 @@ final class CompletionWaiter {
         this.recovery = recovery;
         this.cq = cq;
         this.spinNanos = spinNanos;
-        this.interruptHook = new InterruptHook(cq);
+        this.interruptHook = new InterruptHook(this);
     }
 
     /** How often a wait has gone to sleep on the channel (each sleep costs a wake-up: two context switches). */
@@ -109,6 +110,7 @@ final class CompletionWaiter {
 
     /** Arms the CQ, steps once more, then sleeps up to a slice; true when that step succeeded. */
     private boolean sleep(BooleanSupplier step, long deadline) {
+        CompletionQueue cq = this.cq;
         try {
             cq.requestNotification();
             if (step.getAsBoolean()) {
@@ -132,6 +134,9 @@ final class CompletionWaiter {
             return false;
         } catch (IllegalStateException e) {
             endpoint.checkOpen();
+            if (cq != this.cq || recovery.needsRecovery()) {
+                return false; // a recovery closed this CQ to make a new one: wait on that
+            }
             throw e;
         }
     }
@@ -142,11 +147,11 @@ final class CompletionWaiter {
      * {@link #wakeup()}; no selector function is used otherwise. One per waiter, reused.
      */
     private static final class InterruptHook extends AbstractSelector {
-        private final CompletionQueue cq;
+        private final CompletionWaiter waiter;
 
-        InterruptHook(CompletionQueue cq) {
+        InterruptHook(CompletionWaiter waiter) {
             super(SelectorProvider.provider());
-            this.cq = cq;
+            this.waiter = waiter;
         }
 
         void enter() {
@@ -159,7 +164,7 @@ final class CompletionWaiter {
 
         @Override
         public Selector wakeup() {
-            cq.wake();
+            waiter.cq.wake();
             return this;
         }
 
@@ -197,6 +202,11 @@ final class CompletionWaiter {
         public int select() {
             throw new UnsupportedOperationException("not a selector");
         }
+    }
+
+    /** At a recovery that made new CQs: waits go to the new one (the old one's close ended those on it). */
+    void attach(CompletionQueue newCq) {
+        cq = newCq;
     }
 
     /** Ends every sleep on the channel, now and later: for the endpoint's close. */

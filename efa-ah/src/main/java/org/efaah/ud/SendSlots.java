@@ -31,8 +31,11 @@ final class SendSlots {
     final ReentrantLock lock = new ReentrantLock();
     private final UdEndpoint endpoint;
     private final QpRecovery recovery;
-    private final UdQueuePair qp;
-    private final CompletionQueue sendCq;
+    /** The QP and its send CQ; replaced, under the lock, by a recovery that makes them anew. */
+    private UdQueuePair qp;
+    private CompletionQueue sendCq;
+    /** Between a recovery's discard and its new QP: nothing to poll. */
+    private boolean detached;
     private final MemoryRegion sendMemory;
     private final int maxMessageSize;
     private final boolean efa;
@@ -228,6 +231,9 @@ final class SendSlots {
      * the next caller. Returns how many it reaped.
      */
     private int pollSends() {
+        if (detached) {
+            return 0;
+        }
         int n = sendCq.poll(completions);
         for (int i = 0; i < n; i++) {
             WorkCompletion wc = completions[i];
@@ -321,6 +327,35 @@ final class SendSlots {
             // more may be queued
         }
         return freeCount == freeSlots.length;
+    }
+
+    /**
+     * At a recovery past its flush bound, lock held, once the QP is destroyed: every send still in
+     * flight is reported failed, as flushed ({@code IBV_WC_WR_FLUSH_ERR}, on EFA the vendor error
+     * FLUSHED, "flushed during QP destroy"), its slot freed and its AH reference dropped; the send
+     * CQ is not polled again until {@link #attachLocked}.
+     */
+    void discardLocked() {
+        detached = true;
+        for (int slot = 0; slot < inFlight.length; slot++) {
+            HeldAh h = inFlight[slot];
+            if (h == null) {
+                continue;
+            }
+            inFlight[slot] = null;
+            failures.add(new SendFailure(remoteQpns[slot], h.handle.dgid(), WorkCompletion.WR_FLUSH_ERR,
+                    efa ? EfaCompletionStatus.FLUSHED.code() : 0, efa ? EfaCompletionStatus.FLUSHED : null, rnrRetry));
+            failed.setOpaque(failed.getOpaque() + 1);
+            release(h);
+            freeSlots[freeCount++] = slot;
+        }
+    }
+
+    /** At a recovery, lock held: sends go to the new QP, completions come from its new CQ. */
+    void attachLocked(UdQueuePair newQp, CompletionQueue newCq) {
+        qp = newQp;
+        sendCq = newCq;
+        detached = false;
     }
 
     int inFlightCount() {

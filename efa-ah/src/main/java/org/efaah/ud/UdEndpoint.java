@@ -78,8 +78,13 @@ import org.efaah.verbs.VerbsException;
  * is in error first lets every posted send and receive complete (flushed) and polls it, as libefa
  * needs (it names completions by slot at poll time, and RESET rewinds the slots), then takes the
  * QP through RESET, INIT, RTR and RTS again, reposts every receive, and counts the recovery
- * ({@link #counters()}). Sends flushed by the error are reported as failed sends; sends made
- * meanwhile wait for the recovery.
+ * ({@link #counters()}). It waits for those flushes at most {@link Options#recoveryFlushNanos()}
+ * (1 s by default): an EFA device may flush nothing until the QP is destroyed. Past that bound the
+ * sends still in flight are reported as failed ({@code IBV_WC_WR_FLUSH_ERR}), the QP and its CQs
+ * are destroyed and made anew, and every receive is posted on the new QP, which has a new QPN:
+ * {@link #address()} changes (see there). Sends flushed by the error are reported as failed sends;
+ * sends made meanwhile wait for the recovery, and {@link #flush} never waits for a send the
+ * recovery gave up.
  *
  * <p>Thread-safe: sends are serialised with each other, receives with each other; a send and a
  * receive may run at once. {@link #close()} is idempotent.
@@ -102,6 +107,12 @@ public final class UdEndpoint implements AutoCloseable {
     private static final int SPINS = 10_000;
     /** The spin of {@link Options#defaults()}, ns: a wait for a completion then sleeps on the CQ's channel. */
     public static final long DEFAULT_SPIN_NANOS = 50_000;
+    /**
+     * The recovery flush bound of {@link Options#defaults()}, ns (1 s): how long a recovery waits for a
+     * QP in the error state to flush before it makes a new QP.
+     */
+    public static final long DEFAULT_RECOVERY_FLUSH_NANOS = TimeUnit.SECONDS.toNanos(1);
+    private static final long MAX_RECOVERY_FLUSH_NANOS = TimeUnit.SECONDS.toNanos(60);
 
     private final ProtectionDomain pd;
     private final AddressHandleCache cache;
@@ -111,7 +122,8 @@ public final class UdEndpoint implements AutoCloseable {
     private final int receiveSlotSize;
     private final int rnrRetry;
     private final EndpointResources resources;
-    private final EndpointAddress address;
+    /** Where peers reach this endpoint; a new QPN after a recovery that made a new QP. */
+    private volatile EndpointAddress address;
     private final SourceResolver resolver;
 
     // The send side, the receive side and the error-state recovery: their methods do one step
@@ -146,9 +158,12 @@ public final class UdEndpoint implements AutoCloseable {
      *                       {@link #RNR_RETRY_AUTO}
      * @param spinNanos      how long a wait for a completion spins before it sleeps on the CQ's
      *                       completion channel, ns, 0..1 s; 0 sleeps at once
+     * @param recoveryFlushNanos how long a recovery from the QP error state waits for the QP's work
+     *                       requests to be flushed before it destroys the QP and makes a new one
+     *                       (a new QPN: see {@link UdEndpoint#address()}), ns, 0..60 s
      */
     public record Options(int portNum, int sgidIndex, long qkey, int sendDepth, int receiveDepth, int maxMessageSize,
-                          QueuePairType transport, int rnrRetry, long spinNanos) {
+                          QueuePairType transport, int rnrRetry, long spinNanos, long recoveryFlushNanos) {
         /** {@link #rnrRetry()}: a finite retry count where the device lets it be set, else the device's default. */
         public static final int RNR_RETRY_AUTO = -1;
 
@@ -166,6 +181,7 @@ public final class UdEndpoint implements AutoCloseable {
          * @param transport      not null
          * @param rnrRetry       0..7 or {@link #RNR_RETRY_AUTO}
          * @param spinNanos      0..1_000_000_000 ns
+         * @param recoveryFlushNanos 0..60_000_000_000 ns
          * @throws NullPointerException if {@code transport} is null
          */
         public Options {
@@ -174,12 +190,14 @@ public final class UdEndpoint implements AutoCloseable {
 
         /**
          * The default settings: port 1, sgid_index 0, Q_Key {@link UdEndpoint#DEFAULT_QKEY}, 64 sends and 256
-         * receives, the port's active MTU, UD, a spin of {@link UdEndpoint#DEFAULT_SPIN_NANOS}.
+         * receives, the port's active MTU, UD, a spin of {@link UdEndpoint#DEFAULT_SPIN_NANOS}, a
+         * recovery flush bound of {@link UdEndpoint#DEFAULT_RECOVERY_FLUSH_NANOS}.
          *
          * @return the defaults
          */
         public static Options defaults() {
-            return new Options(1, 0, DEFAULT_QKEY, 64, 256, 0, QueuePairType.UD, RNR_RETRY_AUTO, DEFAULT_SPIN_NANOS);
+            return new Options(1, 0, DEFAULT_QKEY, 64, 256, 0, QueuePairType.UD, RNR_RETRY_AUTO, DEFAULT_SPIN_NANOS,
+                    DEFAULT_RECOVERY_FLUSH_NANOS);
         }
 
         /**
@@ -193,7 +211,8 @@ public final class UdEndpoint implements AutoCloseable {
          */
         public Options withPortNum(int port) {
             Ranges.check("port_num", port, 1, 255);
-            return new Options(port, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, transport, rnrRetry, spinNanos);
+            return new Options(port, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, transport, rnrRetry,
+                    spinNanos, recoveryFlushNanos);
         }
 
         /**
@@ -204,7 +223,8 @@ public final class UdEndpoint implements AutoCloseable {
          * @return a copy with that setting; checked only by {@link UdEndpoint#open}
          */
         public Options withSgidIndex(int index) {
-            return new Options(portNum, index, qkey, sendDepth, receiveDepth, maxMessageSize, transport, rnrRetry, spinNanos);
+            return new Options(portNum, index, qkey, sendDepth, receiveDepth, maxMessageSize, transport, rnrRetry,
+                    spinNanos, recoveryFlushNanos);
         }
 
         /**
@@ -215,7 +235,8 @@ public final class UdEndpoint implements AutoCloseable {
          * @return a copy with that setting; checked only by {@link UdEndpoint#open}
          */
         public Options withQkey(long key) {
-            return new Options(portNum, sgidIndex, key, sendDepth, receiveDepth, maxMessageSize, transport, rnrRetry, spinNanos);
+            return new Options(portNum, sgidIndex, key, sendDepth, receiveDepth, maxMessageSize, transport, rnrRetry,
+                    spinNanos, recoveryFlushNanos);
         }
 
         /**
@@ -227,7 +248,8 @@ public final class UdEndpoint implements AutoCloseable {
          * @return a copy with that setting; checked only by {@link UdEndpoint#open}
          */
         public Options withDepths(int send, int receive) {
-            return new Options(portNum, sgidIndex, qkey, send, receive, maxMessageSize, transport, rnrRetry, spinNanos);
+            return new Options(portNum, sgidIndex, qkey, send, receive, maxMessageSize, transport, rnrRetry, spinNanos,
+                    recoveryFlushNanos);
         }
 
         /**
@@ -238,7 +260,8 @@ public final class UdEndpoint implements AutoCloseable {
          * @return a copy with that setting; checked only by {@link UdEndpoint#open}
          */
         public Options withMaxMessageSize(int bytes) {
-            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, bytes, transport, rnrRetry, spinNanos);
+            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, bytes, transport, rnrRetry, spinNanos,
+                    recoveryFlushNanos);
         }
 
         /**
@@ -249,7 +272,8 @@ public final class UdEndpoint implements AutoCloseable {
          * @return a copy with that setting; checked only by {@link UdEndpoint#open}
          */
         public Options withTransport(QueuePairType type) {
-            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, type, rnrRetry, spinNanos);
+            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, type, rnrRetry,
+                    spinNanos, recoveryFlushNanos);
         }
 
         /**
@@ -262,7 +286,26 @@ public final class UdEndpoint implements AutoCloseable {
          * @return a copy with that setting; checked only by {@link UdEndpoint#open}
          */
         public Options withRnrRetry(int retries) {
-            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, transport, retries, spinNanos);
+            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, transport, retries,
+                    spinNanos, recoveryFlushNanos);
+        }
+
+        /**
+         * Another bound on a recovery's wait for flushes. A QP in the error state is expected to
+         * complete what was posted to it as flushed; where it does not within this time (an EFA
+         * device may flush only when the QP is destroyed) the endpoint destroys the QP and its CQs
+         * and makes new ones: its address gets a new QPN, and the sends still in flight are reported
+         * failed. Longer waits keep the QPN through more stalls; shorter ones end the stall sooner.
+         *
+         * @param time how long, 0..60 s; 0 waits for no flush: what the QP has not flushed by the
+         *             recovery's first look is given up, and a new QP made at once
+         * @param unit the unit of {@code time}
+         *
+         * @return a copy with that setting; checked only by {@link UdEndpoint#open}
+         */
+        public Options withRecoveryFlushBound(long time, TimeUnit unit) {
+            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, transport, rnrRetry,
+                    spinNanos, unit.toNanos(time));
         }
 
         /**
@@ -275,7 +318,7 @@ public final class UdEndpoint implements AutoCloseable {
          */
         public Options withSpin(long time, TimeUnit unit) {
             return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, transport, rnrRetry,
-                    unit.toNanos(time));
+                    unit.toNanos(time), recoveryFlushNanos);
         }
     }
 
@@ -288,13 +331,16 @@ public final class UdEndpoint implements AutoCloseable {
      *                      in a {@link WorkCompletionException}
      * @param received      datagrams returned by {@link #receive}
      * @param receiveErrors receives that completed with an error (flushes of a recovered QP not counted)
-     * @param recoveries    times the QP was taken out of the error state
+     * @param recoveries    times the QP was taken out of the error state, {@code qpsRemade} included
+     * @param qpsRemade     of those, the times the flushes did not come within
+     *                      {@link Options#recoveryFlushNanos()} and the QP and its CQs were destroyed
+     *                      and made anew: each time {@link #address()} got a new QPN
      * @param sendSleeps    times a send waiting for a slot, or a flush, slept on the send CQ's
      *                      completion channel (past its spin): each costs a wake-up
      * @param receiveSleeps times a receive slept on the receive CQ's completion channel
      */
     public record Counters(long sent, long failedSends, long received, long receiveErrors, long recoveries,
-                           long sendSleeps, long receiveSleeps) {
+                           long qpsRemade, long sendSleeps, long receiveSleeps) {
     }
 
     private UdEndpoint(ProtectionDomain pd, AddressHandleCache cache, Options options, int maxMessageSize,
@@ -312,7 +358,8 @@ public final class UdEndpoint implements AutoCloseable {
         this.resources = r;
         UdQueuePair q = r.qp;
         this.address = new EndpointAddress(gid, q.qpn(), options.qkey());
-        this.recovery = new QpRecovery(this, q, options.portNum(), options.qkey(), rnrRetry);
+        this.recovery = new QpRecovery(this, r, options.portNum(), options.qkey(), rnrRetry,
+                options.recoveryFlushNanos());
         this.sends = new SendSlots(this, recovery, q, r.sendCq, r.sendMemory, options.sendDepth(), maxMessageSize,
                 device.isEfa(), rnrRetry());
         this.resolver = device.isEfa() ? new EfaSourceResolver(pd, cache, options.portNum())
@@ -353,6 +400,7 @@ public final class UdEndpoint implements AutoCloseable {
         checkDepths(device, options);
         Ranges.check("qkey", options.qkey(), 0, UdQueuePair.MAX_QKEY);
         Ranges.check("spinNanos", options.spinNanos(), 0, TimeUnit.SECONDS.toNanos(1));
+        Ranges.check("recoveryFlushNanos", options.recoveryFlushNanos(), 0, MAX_RECOVERY_FLUSH_NANOS);
         if (options.rnrRetry() != Options.RNR_RETRY_AUTO) {
             Ranges.check("rnrRetry", options.rnrRetry(), 0, 7);
         }
@@ -436,12 +484,23 @@ public final class UdEndpoint implements AutoCloseable {
     }
 
     /**
-     * Where peers send to reach this endpoint.
+     * Where peers send to reach this endpoint. The QPN changes when a recovery from the QP error
+     * state makes a new QP ({@link Options#recoveryFlushNanos()}, {@link Counters#qpsRemade()}):
+     * peers that kept the old address reach nobody (UD drops their datagrams; SRD fails their
+     * sends), so an application whose peers learn its address once should tell them the new one
+     * after such a recovery; datagrams it sends carry the new QPN as their source.
      *
-     * @return the endpoint's GID, QPN and Q_Key
+     * @return the endpoint's GID, QPN and Q_Key, as of now
      */
     public EndpointAddress address() {
         return address;
+    }
+
+    /** At a recovery that made a new QP, both locks held: the address and the waits follow it. */
+    void attached(UdQueuePair qp) {
+        address = new EndpointAddress(address.gid(), qp.qpn(), address.qkey());
+        sendWaiter.attach(resources.sendCq);
+        receiveWaiter.attach(resources.receiveCq);
     }
 
     /**
@@ -478,7 +537,7 @@ public final class UdEndpoint implements AutoCloseable {
      */
     public Counters counters() {
         return new Counters(sends.sent(), sends.failed(), receives.received(), receives.receiveErrors(),
-                recovery.recoveries(), sendWaiter.sleeps(), receiveWaiter.sleeps());
+                recovery.recoveries(), recovery.remade(), sendWaiter.sleeps(), receiveWaiter.sleeps());
     }
 
     /**

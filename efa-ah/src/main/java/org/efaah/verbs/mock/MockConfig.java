@@ -42,11 +42,18 @@ import org.efaah.verbs.Ranges;
  *                             {@link org.efaah.verbs.EfaDeviceAttributes} {@code CAPS_*} bits. Without
  *                             {@code CAPS_RNR_RETRY} an SRD QP's {@code rnr_retry} cannot be set; without
  *                             {@code CAPS_CQ_WITH_SGID} {@code efadv_create_cq} refuses the sender's GID
+ * @param flushOnError         what a QP that enters the error state does with the work requests posted to
+ *                             it: true (default) flushes them at once, as rxe and mlx5 do; false flushes
+ *                             nothing until the QP is destroyed, as EFA documents its FLUSHED status
+ *                             ("flushed during QP destroy", {@code efa_io_defs.h}); those flushes then
+ *                             name a QP libefa no longer knows ({@code efa_destroy_qp} clears its
+ *                             {@code qp_table} slot, so {@code efa_poll_sub_cq} fails them with EINVAL)
  */
 public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, int maxAh,
                          DuplicatePolicy duplicatePolicy, Errno duplicateErrno, long createLatencyNanos,
                          long destroyLatencyNanos, double failureProbability, Errno randomFailureErrno, long seed,
-                         boolean efa, int maxPd, List<GidType> gidTypes, int adminQueueDepth, int efaDeviceCaps) {
+                         boolean efa, int maxPd, List<GidType> gidTypes, int adminQueueDepth, int efaDeviceCaps,
+                         boolean flushOnError) {
 
     /** Prefix of the system properties read by {@link #fromSystemProperties()}. */
     public static final String PROPERTY_PREFIX = "efaah.mock.";
@@ -71,6 +78,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
      * @param gidTypes            any length, copied; no null element
      * @param adminQueueDepth     0..4096, 0 for no limit
      * @param efaDeviceCaps       any set of bits
+     * @param flushOnError        flush at the error state (true) or at destroy (false)
      * @throws IllegalArgumentException naming the field, its value and the valid range when one is out
      *                                  of range, or when more {@code gids} are given than
      *                                  {@code gidTableLength}
@@ -149,6 +157,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         b.gidTypes = new ArrayList<>(gidTypes);
         b.adminQueueDepth = adminQueueDepth;
         b.efaDeviceCaps = efaDeviceCaps;
+        b.flushOnError = flushOnError;
         return b;
     }
 
@@ -157,7 +166,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
      * {@code .gidTableLength}, {@code .maxAh}, {@code .behaviour} (legacy|strict|kernel-cached),
      * {@code .duplicateErrno}, {@code .createLatencyNanos}, {@code .destroyLatencyNanos},
      * {@code .failureProbability}, {@code .failureErrno}, {@code .seed}, {@code .efa}, {@code .maxPd},
-     * {@code .adminQueueDepth}.
+     * {@code .adminQueueDepth}, {@code .flushOnError}.
      *
      * @return the configuration the properties describe
      * @throws IllegalArgumentException naming the property when a value does not parse or is out of range
@@ -177,6 +186,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         set("seed", Long::parseLong, b::seed);
         set("maxPd", Integer::parseInt, b::maxPd);
         set("adminQueueDepth", Integer::parseInt, b::adminQueueDepth);
+        set("flushOnError", MockConfig::parseBoolean, b::flushOnError);
         try {
             return b.build();
         } catch (IllegalArgumentException e) {
@@ -252,6 +262,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         private int adminQueueDepth;
         private int efaDeviceCaps = EfaDeviceAttributes.CAPS_RDMA_READ | EfaDeviceAttributes.CAPS_RNR_RETRY
                 | EfaDeviceAttributes.CAPS_CQ_WITH_SGID;
+        private boolean flushOnError = true;
 
         private Builder() {
         }
@@ -445,6 +456,19 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         }
 
         /**
+         * Whether a QP entering the error state flushes what is posted at once (true, the default, as
+         * rxe and mlx5) or only when destroyed (false, as EFA documents); see
+         * {@link MockConfig#flushOnError()}.
+         *
+         * @param flush true to flush at the error state, false to flush at destroy
+         * @return this builder
+         */
+        public Builder flushOnError(boolean flush) {
+            this.flushOnError = flush;
+            return this;
+        }
+
+        /**
          * The configuration.
          *
          * @return an immutable configuration
@@ -453,7 +477,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         public MockConfig build() {
             return new MockConfig(deviceCount, gidTableLength, gids, maxAh, duplicatePolicy, duplicateErrno,
                     createLatencyNanos, destroyLatencyNanos, failureProbability, randomFailureErrno, seed, efa, maxPd,
-                    gidTypes, adminQueueDepth, efaDeviceCaps);
+                    gidTypes, adminQueueDepth, efaDeviceCaps, flushOnError);
         }
     }
 }
