@@ -225,4 +225,24 @@ class EfaAsLibefaTest {
             qp.postReceive(mr, 0, 40, 1);
         }
     }
+
+    /**
+     * Issue 29 item 7: a batched receive of length 0 was posted (the single path refused it); on
+     * SRD, which has no 40-byte area to refuse it for, libefa takes a slot for it that never
+     * completes ({@code efa_post_recv} writes no descriptor for an empty SGE list).
+     */
+    @Test
+    void anEmptyBatchedReceiveIsRefusedAsASingleOneIs() {
+        UdEndpoint e = f.endpoint(f.pd(1), UdEndpoint.Options.defaults());
+        ProtectionDomain pd = e.pd();
+        try (var cq = pd.device().createCq(4);
+             var mr = pd.registerMemory(ByteBuffer.allocateDirect(64));
+             var qp = pd.createQp(QueuePairType.SRD, cq, cq, 4, 4)) {
+            qp.activate(1, 0, UdEndpoint.DEFAULT_QKEY);
+            IllegalArgumentException ex = assertThrows(IllegalArgumentException.class,
+                    () -> qp.postReceives(mr, new int[] {0, 8}, 0, new long[] {1, 2}, 2));
+            assertTrue(ex.getMessage().startsWith("length: 0; valid 1.."), ex.getMessage());
+            assertEquals(2, qp.postReceives(mr, new int[] {0, 8}, 8, new long[] {1, 2}, 2));
+        }
+    }
 }
