@@ -1,12 +1,14 @@
 package org.efaah.ud;
 
 import java.util.concurrent.atomic.AtomicLong;
+import org.efaah.verbs.EfaCompletionStatus;
 import org.efaah.verbs.QueuePairState;
 import org.efaah.verbs.UdQueuePair;
+import org.efaah.verbs.WorkCompletion;
 
 /**
  * An endpoint's way out of the QP error state. After an error completion it decides whether the QP
- * is in error; when it is, the endpoint's callers drive the recovery a step at a time:
+ * is in error (from the completion alone for a send on EFA, else by asking the QP); when it is, the endpoint's callers drive the recovery a step at a time:
  * <ol>
  * <li>the QP is moved to ERR by {@code ibv_modify_qp} once, so that a provider that flushes at ERR
  *     flushes what is posted (one the device put in error may not have);</li>
@@ -36,7 +38,7 @@ import org.efaah.verbs.UdQueuePair;
  *
  * <p>Locks: {@link #recoverIfNeeded()} takes the send lock, then the receive lock (the endpoint's
  * order), and holds them for one drain step, or the reset or remake and the reposts, none of
- * which waits for a completion. {@link #checkQpState()} takes no lock.
+ * which waits for a completion. {@link #checkQpState()} and {@link #inErrorAfter} take no lock.
  */
 final class QpRecovery {
     private final UdEndpoint endpoint;
@@ -44,6 +46,7 @@ final class QpRecovery {
     private final int portNum;
     private final long qkey;
     private final int rnrRetry;
+    private final boolean efa;
     private final long flushBoundNanos;
     /** Set when a completion showed the QP in the error state; cleared once a QP is in RTS again. */
     private volatile boolean needsRecovery;
@@ -57,13 +60,14 @@ final class QpRecovery {
     private final AtomicLong recoveries = new AtomicLong();
     private final AtomicLong remade = new AtomicLong();
 
-    QpRecovery(UdEndpoint endpoint, EndpointResources resources, int portNum, long qkey, int rnrRetry,
+    QpRecovery(UdEndpoint endpoint, EndpointResources resources, int portNum, long qkey, int rnrRetry, boolean efa,
                long flushBoundNanos) {
         this.endpoint = endpoint;
         this.resources = resources;
         this.portNum = portNum;
         this.qkey = qkey;
         this.rnrRetry = rnrRetry;
+        this.efa = efa;
         this.flushBoundNanos = flushBoundNanos;
     }
 
@@ -90,6 +94,27 @@ final class QpRecovery {
             return true;
         }
         return false;
+    }
+
+    /**
+     * After a send that completed with {@code status} and {@code vendorError}: is the QP in error?
+     * On EFA the completion says enough, without {@code ibv_query_qp} (an admin-queue command per
+     * failed send): a flush comes only from a QP that left RTS, and of the other statuses
+     * ({@code to_ibv_status}) only an internal QP error is the QP's own; the rest (remote errors,
+     * RNR, an unreachable or unknown peer, a bad AH, lkey or length) fail one work request, and the
+     * QP goes on, as libfabric's EFA endpoints go on sending after them
+     * ({@code efa_rdm_pke_handle_tx_error}). Were the QP in error after all, the next send's flush
+     * says so. Elsewhere the QP is asked.
+     */
+    boolean inErrorAfter(int status, int vendorError) {
+        if (!efa) {
+            return checkQpState();
+        }
+        if (status == WorkCompletion.WR_FLUSH_ERR
+                || vendorError == EfaCompletionStatus.LOCAL_ERROR_QP_INTERNAL_ERROR.code()) {
+            needsRecovery = true;
+        }
+        return needsRecovery;
     }
 
     /** One step of a recovery, when one is needed: a drain step, or the reset or remake that ends it. */

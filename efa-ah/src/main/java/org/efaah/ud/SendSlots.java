@@ -248,7 +248,7 @@ final class SendSlots {
                     failures.add(new SendFailure(remoteQpns[slot], h.handle.dgid(), wc.status, wc.vendorError,
                             efa ? EfaCompletionStatus.of(wc.vendorError) : null, rnrRetry));
                     failed.setOpaque(failed.getOpaque() + 1);
-                    recovery.checkQpState();
+                    recovery.inErrorAfter(wc.status, wc.vendorError);
                 }
             } finally {
                 release(h);

@@ -74,7 +74,8 @@ import org.efaah.verbs.VerbsException;
  *
  * <p><b>Error state.</b> A work request that fails can put the QP into the error state (on rxe a
  * receive too small for its datagram does: {@code IBV_WC_LOC_QP_OP_ERR}, then every posted
- * receive flushed). The endpoint then asks the QP its state ({@code ibv_query_qp}), and when it
+ * receive flushed). The endpoint then asks the QP its state ({@code ibv_query_qp}; for a failed
+ * send on EFA the completion's status tells, without that admin-queue command), and when it
  * is in error first lets every posted send and receive complete (flushed) and polls it, as libefa
  * needs (it names completions by slot at poll time, and RESET rewinds the slots), then takes the
  * QP through RESET, INIT, RTR and RTS again, reposts every receive, and counts the recovery
@@ -358,7 +359,7 @@ public final class UdEndpoint implements AutoCloseable {
         this.resources = r;
         UdQueuePair q = r.qp;
         this.address = new EndpointAddress(gid, q.qpn(), options.qkey());
-        this.recovery = new QpRecovery(this, r, options.portNum(), options.qkey(), rnrRetry,
+        this.recovery = new QpRecovery(this, r, options.portNum(), options.qkey(), rnrRetry, device.isEfa(),
                 options.recoveryFlushNanos());
         this.sends = new SendSlots(this, recovery, q, r.sendCq, r.sendMemory, options.sendDepth(), maxMessageSize,
                 device.isEfa(), rnrRetry());

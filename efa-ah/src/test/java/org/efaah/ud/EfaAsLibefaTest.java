@@ -13,6 +13,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
+import org.efaah.cache.LeakDetection;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.EfaCompletionStatus;
@@ -243,6 +244,34 @@ class EfaAsLibefaTest {
                     () -> qp.postReceives(mr, new int[] {0, 8}, 0, new long[] {1, 2}, 2));
             assertTrue(ex.getMessage().startsWith("length: 0; valid 1.."), ex.getMessage());
             assertEquals(2, qp.postReceives(mr, new int[] {0, 8}, 8, new long[] {1, 2}, 2));
+        }
+    }
+
+    /**
+     * Issue 29 item 7: each failed send cost an {@code ibv_query_qp}, an admin-queue command on EFA.
+     * The completion says enough there: a send to a QPN that does not exist fails alone.
+     */
+    @Test
+    void aFailedSendOnEfaCostsNoQpQuery() throws Exception {
+        FaultyDatapath counting = new FaultyDatapath(new MockVerbsProvider(MockConfig.builder().deviceCount(2).build()));
+        try (Device d0 = Device.open(counting, "efa_0");
+             Device d1 = Device.open(counting, "efa_1");
+             ProtectionDomain pd0 = d0.allocatePd();
+             ProtectionDomain pd1 = d1.allocatePd();
+             AddressHandleCache cache = AddressHandleCache.create(LeakDetection.PARANOID);
+             UdEndpoint a = UdEndpoint.open(pd0, cache, UdEndpoint.Options.defaults().withTransport(QueuePairType.SRD));
+             UdEndpoint b = UdEndpoint.open(pd1, cache, UdEndpoint.Options.defaults().withTransport(QueuePairType.SRD));
+             AddressHandle toB = cache.acquire(pd0, AddressHandleAttributes.forGid(b.address().gid()))) {
+            for (int i = 0; i < 5; i++) {
+                a.send(toB, b.address().qpn() + 1, b.address().qkey(), ByteBuffer.allocate(8));
+            }
+            WorkCompletionException e = assertThrows(WorkCompletionException.class, () -> a.flush(5, TimeUnit.SECONDS));
+            assertEquals(5, e.failures().size());
+            assertEquals(EfaCompletionStatus.REMOTE_ERROR_BAD_DEST_QPN, e.failures().get(0).efaStatus());
+            assertEquals(0, counting.qpStateQueries.get(), "ibv_query_qp calls");
+            a.send(toB, b.address(), ByteBuffer.allocate(8));
+            assertTrue(a.flush(5, TimeUnit.SECONDS), "the QP goes on");
+            assertEquals(0, a.counters().recoveries());
         }
     }
 }

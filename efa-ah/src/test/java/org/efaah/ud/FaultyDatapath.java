@@ -6,7 +6,10 @@ import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.WorkCompletion;
 import org.efaah.verbs.mock.MockVerbsProvider;
 
-/** The mock behind switches that fail the next CQ poll, QP destroy or batched receive post. */
+/**
+ * The mock behind switches that fail the next CQ poll, QP destroy or batched receive post, and a
+ * count of {@code ibv_query_qp} calls.
+ */
 final class FaultyDatapath extends ForwardingVerbsProvider {
     final MockVerbsProvider mock;
     volatile boolean failNextPoll;
@@ -14,6 +17,7 @@ final class FaultyDatapath extends ForwardingVerbsProvider {
     /** The next batched receive post posts half its receives, and the single post after it fails. */
     volatile boolean failNextReceivesPartway;
     private volatile boolean failNextReceive;
+    final java.util.concurrent.atomic.AtomicInteger qpStateQueries = new java.util.concurrent.atomic.AtomicInteger();
 
     FaultyDatapath(MockVerbsProvider mock) {
         super(mock);
@@ -27,6 +31,12 @@ final class FaultyDatapath extends ForwardingVerbsProvider {
             throw new VerbsException("ibv_poll_cq", Errno.EIO, "injected");
         }
         return super.pollCq(cq, into);
+    }
+
+    @Override
+    public int queryQpState(long qp) {
+        qpStateQueries.incrementAndGet();
+        return super.queryQpState(qp);
     }
 
     @Override
