@@ -35,7 +35,8 @@ final class CompletionWaiter {
     static final int SLICE_MILLIS = 10_000;
     private static final long PARK_NANOS = 20_000;
     private final UdEndpoint endpoint;
-    private final QpRecovery recovery;
+    /** True while completions of both CQs, or none, are awaited (a recovery, a resend): park, do not sleep. */
+    private final BooleanSupplier pollOnly;
     /** The CQ waited on; a recovery that makes the QP anew replaces it ({@link #attach}). */
     private volatile CompletionQueue cq;
     private final long spinNanos;
@@ -44,9 +45,9 @@ final class CompletionWaiter {
     /** Sleeps on the channel so far; written by the one waiter holding the turn. */
     private final java.util.concurrent.atomic.AtomicLong sleeps = new java.util.concurrent.atomic.AtomicLong();
 
-    CompletionWaiter(UdEndpoint endpoint, QpRecovery recovery, CompletionQueue cq, long spinNanos) {
+    CompletionWaiter(UdEndpoint endpoint, BooleanSupplier pollOnly, CompletionQueue cq, long spinNanos) {
         this.endpoint = endpoint;
-        this.recovery = recovery;
+        this.pollOnly = pollOnly;
         this.cq = cq;
         this.spinNanos = spinNanos;
         this.interruptHook = new InterruptHook(this);
@@ -96,8 +97,9 @@ final class CompletionWaiter {
                 endpoint.checkOpen();
                 if (now - spinEnd < 0) {
                     Thread.onSpinWait();
-                } else if (!cq.hasEvents() || recovery.needsRecovery()) {
-                    // A recovery waits for completions of both CQs: a short park, not this CQ's event.
+                } else if (!cq.hasEvents() || pollOnly.getAsBoolean()) {
+                    // A recovery waits for completions of both CQs, a resend for its time: a short
+                    // park, not this CQ's event.
                     LockSupport.parkNanos(PARK_NANOS);
                 } else if (sleep(step, deadline)) {
                     return true;
@@ -134,7 +136,7 @@ final class CompletionWaiter {
             return false;
         } catch (IllegalStateException e) {
             endpoint.checkOpen();
-            if (cq != this.cq || recovery.needsRecovery()) {
+            if (cq != this.cq || pollOnly.getAsBoolean()) {
                 return false; // a recovery closed this CQ to make a new one: wait on that
             }
             throw e;

@@ -48,10 +48,22 @@ import org.efaah.verbs.VerbsException;
  * device {@code rnr_retry} times; with 7 (EFA's default) it retries without end, so the send never
  * completes while the receiver posts nothing, and the sender's slots fill. By default
  * ({@link Options#RNR_RETRY_AUTO}) the endpoint sets a finite {@value #DEFAULT_RNR_RETRY} where the
- * device lets it ({@code EFADV_DEVICE_ATTR_CAPS_RNR_RETRY}), so that such a send ends as an RNR
- * failure the caller is told of ({@code IBV_WC_RNR_RETRY_EXC_ERR}, {@code REMOTE_ERROR_RNR}), as
- * libfabric's EFA RDM endpoint does; elsewhere the device's default stays and a send that waits
- * 10 s for a slot fails naming the likely cause and the setting.
+ * device lets it ({@code EFADV_DEVICE_ATTR_CAPS_RNR_RETRY}), as libfabric's EFA RDM endpoint does,
+ * so that such a send ends in an RNR error completion ({@code IBV_WC_RNR_RETRY_EXC_ERR},
+ * {@code REMOTE_ERROR_RNR}); elsewhere the device's default stays and a send that waits 10 s for a
+ * slot fails naming the likely cause and the setting. A send that meets RNR is not reported at
+ * once: it keeps its slot and is posted again after a backoff (at once the first time, then 64 µs
+ * doubling to at most 100 ms), for {@link Options#rnrResendNanos()} (1 s by default) from its
+ * first RNR; only then is it reported, as an RNR failure. So a receiver that falls behind for a
+ * moment costs its senders nothing but resends ({@link Counters#rnrResends()}), and one gone for
+ * good still ends in reported failures. The resends are posted by the endpoint's next
+ * {@link #send}, {@link #sendBatch} or {@link #flush} (it has no thread of its own); a flush or a
+ * send waiting for a slot polls while resends wait. Compared with libfabric: its RDM endpoint also
+ * sets {@code rnr_retry} 3 and resends a packet that met RNR, at once the first time, then after
+ * a backoff of the whole peer (40 to 120 µs at random, doubling up to 1 s); with its default
+ * resource management ({@code FI_RM_ENABLED}) it resends without a bound, and with
+ * {@code FI_RM_DISABLED} it reports the first RNR. Here the backoff is per send and the total
+ * time is bounded; a budget of 0 reports the first RNR, as {@code FI_RM_DISABLED} does.
  *
  * <p>Receives are posted at open and reposted as soon as a datagram has been copied out. A UD slot
  * is 40 bytes (the GRH area every UD receive carries; on EFA undefined bytes) plus the largest
@@ -113,7 +125,12 @@ public final class UdEndpoint implements AutoCloseable {
      * QP in the error state to flush before it makes a new QP.
      */
     public static final long DEFAULT_RECOVERY_FLUSH_NANOS = TimeUnit.SECONDS.toNanos(1);
-    private static final long MAX_RECOVERY_FLUSH_NANOS = TimeUnit.SECONDS.toNanos(60);
+    /**
+     * The SRD RNR resend budget of {@link Options#defaults()}, ns (1 s): how long a send that met RNR
+     * is resent for before it is reported.
+     */
+    public static final long DEFAULT_RNR_RESEND_NANOS = TimeUnit.SECONDS.toNanos(1);
+    private static final long MAX_BOUND_NANOS = TimeUnit.SECONDS.toNanos(60);
 
     private final ProtectionDomain pd;
     private final AddressHandleCache cache;
@@ -162,9 +179,13 @@ public final class UdEndpoint implements AutoCloseable {
      * @param recoveryFlushNanos how long a recovery from the QP error state waits for the QP's work
      *                       requests to be flushed before it destroys the QP and makes a new one
      *                       (a new QPN: see {@link UdEndpoint#address()}), ns, 0..60 s
+     * @param rnrResendNanos SRD only: how long a send that meets RNR is resent for before it is
+     *                       reported failed, ns, 0..60 s; 0 reports it at once (see the class's
+     *                       "SRD receiver not ready")
      */
     public record Options(int portNum, int sgidIndex, long qkey, int sendDepth, int receiveDepth, int maxMessageSize,
-                          QueuePairType transport, int rnrRetry, long spinNanos, long recoveryFlushNanos) {
+                          QueuePairType transport, int rnrRetry, long spinNanos, long recoveryFlushNanos,
+                          long rnrResendNanos) {
         /** {@link #rnrRetry()}: a finite retry count where the device lets it be set, else the device's default. */
         public static final int RNR_RETRY_AUTO = -1;
 
@@ -183,6 +204,7 @@ public final class UdEndpoint implements AutoCloseable {
          * @param rnrRetry       0..7 or {@link #RNR_RETRY_AUTO}
          * @param spinNanos      0..1_000_000_000 ns
          * @param recoveryFlushNanos 0..60_000_000_000 ns
+         * @param rnrResendNanos 0..60_000_000_000 ns
          * @throws NullPointerException if {@code transport} is null
          */
         public Options {
@@ -192,13 +214,14 @@ public final class UdEndpoint implements AutoCloseable {
         /**
          * The default settings: port 1, sgid_index 0, Q_Key {@link UdEndpoint#DEFAULT_QKEY}, 64 sends and 256
          * receives, the port's active MTU, UD, a spin of {@link UdEndpoint#DEFAULT_SPIN_NANOS}, a
-         * recovery flush bound of {@link UdEndpoint#DEFAULT_RECOVERY_FLUSH_NANOS}.
+         * recovery flush bound of {@link UdEndpoint#DEFAULT_RECOVERY_FLUSH_NANOS}, an RNR resend budget of
+         * {@link UdEndpoint#DEFAULT_RNR_RESEND_NANOS}.
          *
          * @return the defaults
          */
         public static Options defaults() {
             return new Options(1, 0, DEFAULT_QKEY, 64, 256, 0, QueuePairType.UD, RNR_RETRY_AUTO, DEFAULT_SPIN_NANOS,
-                    DEFAULT_RECOVERY_FLUSH_NANOS);
+                    DEFAULT_RECOVERY_FLUSH_NANOS, DEFAULT_RNR_RESEND_NANOS);
         }
 
         /**
@@ -213,7 +236,7 @@ public final class UdEndpoint implements AutoCloseable {
         public Options withPortNum(int port) {
             Ranges.check("port_num", port, 1, 255);
             return new Options(port, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, transport, rnrRetry,
-                    spinNanos, recoveryFlushNanos);
+                    spinNanos, recoveryFlushNanos, rnrResendNanos);
         }
 
         /**
@@ -225,7 +248,7 @@ public final class UdEndpoint implements AutoCloseable {
          */
         public Options withSgidIndex(int index) {
             return new Options(portNum, index, qkey, sendDepth, receiveDepth, maxMessageSize, transport, rnrRetry,
-                    spinNanos, recoveryFlushNanos);
+                    spinNanos, recoveryFlushNanos, rnrResendNanos);
         }
 
         /**
@@ -237,7 +260,7 @@ public final class UdEndpoint implements AutoCloseable {
          */
         public Options withQkey(long key) {
             return new Options(portNum, sgidIndex, key, sendDepth, receiveDepth, maxMessageSize, transport, rnrRetry,
-                    spinNanos, recoveryFlushNanos);
+                    spinNanos, recoveryFlushNanos, rnrResendNanos);
         }
 
         /**
@@ -249,8 +272,8 @@ public final class UdEndpoint implements AutoCloseable {
          * @return a copy with that setting; checked only by {@link UdEndpoint#open}
          */
         public Options withDepths(int send, int receive) {
-            return new Options(portNum, sgidIndex, qkey, send, receive, maxMessageSize, transport, rnrRetry, spinNanos,
-                    recoveryFlushNanos);
+            return new Options(portNum, sgidIndex, qkey, send, receive, maxMessageSize, transport, rnrRetry,
+                    spinNanos, recoveryFlushNanos, rnrResendNanos);
         }
 
         /**
@@ -261,8 +284,8 @@ public final class UdEndpoint implements AutoCloseable {
          * @return a copy with that setting; checked only by {@link UdEndpoint#open}
          */
         public Options withMaxMessageSize(int bytes) {
-            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, bytes, transport, rnrRetry, spinNanos,
-                    recoveryFlushNanos);
+            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, bytes, transport, rnrRetry,
+                    spinNanos, recoveryFlushNanos, rnrResendNanos);
         }
 
         /**
@@ -274,7 +297,7 @@ public final class UdEndpoint implements AutoCloseable {
          */
         public Options withTransport(QueuePairType type) {
             return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, type, rnrRetry,
-                    spinNanos, recoveryFlushNanos);
+                    spinNanos, recoveryFlushNanos, rnrResendNanos);
         }
 
         /**
@@ -288,7 +311,7 @@ public final class UdEndpoint implements AutoCloseable {
          */
         public Options withRnrRetry(int retries) {
             return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, transport, retries,
-                    spinNanos, recoveryFlushNanos);
+                    spinNanos, recoveryFlushNanos, rnrResendNanos);
         }
 
         /**
@@ -306,7 +329,22 @@ public final class UdEndpoint implements AutoCloseable {
          */
         public Options withRecoveryFlushBound(long time, TimeUnit unit) {
             return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, transport, rnrRetry,
-                    spinNanos, unit.toNanos(time));
+                    spinNanos, unit.toNanos(time), rnrResendNanos);
+        }
+
+        /**
+         * Another SRD RNR resend budget: how long a send that met RNR (its receiver had no receive
+         * posted through the device's {@code rnr_retry} retries) is resent, after a backoff, before
+         * it is reported failed.
+         *
+         * @param time how long, 0..60 s; 0 reports such a send at once
+         * @param unit the unit of {@code time}
+         *
+         * @return a copy with that setting; checked only by {@link UdEndpoint#open}
+         */
+        public Options withRnrResendBudget(long time, TimeUnit unit) {
+            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, transport, rnrRetry,
+                    spinNanos, recoveryFlushNanos, unit.toNanos(time));
         }
 
         /**
@@ -319,7 +357,8 @@ public final class UdEndpoint implements AutoCloseable {
          */
         public Options withSpin(long time, TimeUnit unit) {
             return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, transport, rnrRetry,
-                    unit.toNanos(time), recoveryFlushNanos);
+                    unit.toNanos(time), recoveryFlushNanos,
+                    rnrResendNanos);
         }
     }
 
@@ -336,12 +375,14 @@ public final class UdEndpoint implements AutoCloseable {
      * @param qpsRemade     of those, the times the flushes did not come within
      *                      {@link Options#recoveryFlushNanos()} and the QP and its CQs were destroyed
      *                      and made anew: each time {@link #address()} got a new QPN
+     * @param rnrResends    SRD: sends posted again because they met RNR (see "SRD receiver not
+     *                      ready" in {@link UdEndpoint}); a send resent n times counts n
      * @param sendSleeps    times a send waiting for a slot, or a flush, slept on the send CQ's
      *                      completion channel (past its spin): each costs a wake-up
      * @param receiveSleeps times a receive slept on the receive CQ's completion channel
      */
     public record Counters(long sent, long failedSends, long received, long receiveErrors, long recoveries,
-                           long qpsRemade, long sendSleeps, long receiveSleeps) {
+                           long qpsRemade, long rnrResends, long sendSleeps, long receiveSleeps) {
     }
 
     private UdEndpoint(ProtectionDomain pd, AddressHandleCache cache, Options options, int maxMessageSize,
@@ -362,14 +403,16 @@ public final class UdEndpoint implements AutoCloseable {
         this.recovery = new QpRecovery(this, r, options.portNum(), options.qkey(), rnrRetry, device.isEfa(),
                 options.recoveryFlushNanos());
         this.sends = new SendSlots(this, recovery, q, r.sendCq, r.sendMemory, options.sendDepth(), maxMessageSize,
-                device.isEfa(), rnrRetry());
+                device.isEfa(), rnrRetry(), options.transport() == QueuePairType.SRD ? options.rnrResendNanos() : 0);
         this.resolver = device.isEfa() ? new EfaSourceResolver(pd, cache, options.portNum())
                 : new GrhSourceResolver(pd, cache, options.portNum(), r.receiveMemory,
                         options.receiveDepth() * receiveSlotSize);
         this.receives = new ReceiveSlots(this, recovery, q, r.receiveCq, r.receiveMemory, options.receiveDepth(),
                 prefix, receiveSlotSize, resolver, device.isEfa());
-        this.sendWaiter = new CompletionWaiter(this, recovery, r.sendCq, options.spinNanos());
-        this.receiveWaiter = new CompletionWaiter(this, recovery, r.receiveCq, options.spinNanos());
+        // A send waiting to be resent raises no completion event: until it is posted again, its waits poll.
+        this.sendWaiter = new CompletionWaiter(this, () -> recovery.needsRecovery() || sends.resendsWaiting(),
+                r.sendCq, options.spinNanos());
+        this.receiveWaiter = new CompletionWaiter(this, recovery::needsRecovery, r.receiveCq, options.spinNanos());
     }
 
     /**
@@ -401,7 +444,8 @@ public final class UdEndpoint implements AutoCloseable {
         checkDepths(device, options);
         Ranges.check("qkey", options.qkey(), 0, UdQueuePair.MAX_QKEY);
         Ranges.check("spinNanos", options.spinNanos(), 0, TimeUnit.SECONDS.toNanos(1));
-        Ranges.check("recoveryFlushNanos", options.recoveryFlushNanos(), 0, MAX_RECOVERY_FLUSH_NANOS);
+        Ranges.check("recoveryFlushNanos", options.recoveryFlushNanos(), 0, MAX_BOUND_NANOS);
+        Ranges.check("rnrResendNanos", options.rnrResendNanos(), 0, MAX_BOUND_NANOS);
         if (options.rnrRetry() != Options.RNR_RETRY_AUTO) {
             Ranges.check("rnrRetry", options.rnrRetry(), 0, 7);
         }
@@ -538,7 +582,8 @@ public final class UdEndpoint implements AutoCloseable {
      */
     public Counters counters() {
         return new Counters(sends.sent(), sends.failed(), receives.received(), receives.receiveErrors(),
-                recovery.recoveries(), recovery.remade(), sendWaiter.sleeps(), receiveWaiter.sleeps());
+                recovery.recoveries(), recovery.remade(), sends.rnrResends(), sendWaiter.sleeps(),
+                receiveWaiter.sleeps());
     }
 
     /**
@@ -766,6 +811,8 @@ public final class UdEndpoint implements AutoCloseable {
         }
         if (recovery.needsRecovery()) {
             b.append("; the QP is in the error state and its flushed work requests have not all completed");
+        } else if (sends.resendsWaiting()) {
+            b.append("; sends that met RNR wait to be resent (their receiver posts no receive)");
         } else if (rnrRetry() == 7) {
             b.append("; SRD rnr_retry 7 retries without end: a receiver with no receive posted keeps a send in "
                     + "flight without a completion (set Options.withRnrRetry(0..6) where the device allows it)");
