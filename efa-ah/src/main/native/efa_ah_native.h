@@ -425,6 +425,12 @@ int efa_ah_efadv_create_srd_qp(uint64_t pd, uint64_t send_cq, uint64_t recv_cq, 
 #define EFA_AH_NET_DUMP_NEIGHBOURS 30
 /* Bit of flags: the message is part of a dump's answer (NLM_F_MULTI), not a notification. */
 #define EFA_AH_NET_FROM_DUMP 1u
+/*
+ * Bit of flags: the kernel marked the message NLM_F_DUMP_INTR (the table changed during the
+ * dump). efa_ah_net_wait sets it on a dump's EFA_AH_NET_DUMP_DONE when any message of that dump
+ * carried it: the answer may miss entries, and the dump must be asked for again.
+ */
+#define EFA_AH_NET_DUMP_INTR 2u
 
 /*
  * One link or IP neighbour message, reduced. Fixed-width fields, so that a binding can read an
@@ -438,7 +444,7 @@ struct efa_ah_net_event {
     uint32_t mtu;         /* links: IFLA_MTU; 0 when absent */
     uint32_t addr_len;    /* neighbours: bytes of addr (4 or 16) */
     uint32_t lladdr_len;  /* bytes of lladdr; 0 when absent (an unresolved neighbour) */
-    uint32_t flags;       /* EFA_AH_NET_FROM_DUMP */
+    uint32_t flags;       /* EFA_AH_NET_FROM_DUMP, EFA_AH_NET_DUMP_INTR */
     uint8_t addr[16];     /* neighbours: NDA_DST, network order */
     uint8_t lladdr[32];   /* NDA_LLADDR or IFLA_ADDRESS */
     char ifname[16];      /* links: IFLA_IFNAME, NUL-terminated */

@@ -41,6 +41,7 @@ struct efa_ah_net_channel {
     int fd;
     int wake_fd;
     uint32_t seq;
+    int dump_interrupted; /* a message of the dump in progress carried NLM_F_DUMP_INTR */
     size_t length; /* bytes of buffer received and not yet parsed from offset on */
     size_t offset;
     unsigned char buffer[BUFFER_BYTES];
@@ -204,7 +205,8 @@ int efa_ah_net_parse(const void *message, uint32_t length, struct efa_ah_net_eve
     }
     memset(out, 0, sizeof(*out));
     out->type = h->nlmsg_type;
-    out->flags = (h->nlmsg_flags & NLM_F_MULTI) ? EFA_AH_NET_FROM_DUMP : 0;
+    out->flags = ((h->nlmsg_flags & NLM_F_MULTI) ? EFA_AH_NET_FROM_DUMP : 0)
+                 | ((h->nlmsg_flags & NLM_F_DUMP_INTR) ? EFA_AH_NET_DUMP_INTR : 0);
     switch (h->nlmsg_type) {
     case NLMSG_DONE:
         return 1;
@@ -302,6 +304,16 @@ int efa_ah_net_wait(uint64_t channel, int32_t timeout_ms, struct efa_ah_net_even
                 break;
             }
             return rc;
+        }
+        /* The kernel flags the message where it saw the change, not necessarily the last one. */
+        if (h->nlmsg_flags & NLM_F_DUMP_INTR) {
+            c->dump_interrupted = 1;
+        }
+        if (rc > 0 && h->nlmsg_type == NLMSG_DONE) {
+            if (c->dump_interrupted) {
+                events[*count].flags |= EFA_AH_NET_DUMP_INTR;
+            }
+            c->dump_interrupted = 0;
         }
         *count += (uint32_t)rc;
     }

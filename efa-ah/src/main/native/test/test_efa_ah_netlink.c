@@ -93,6 +93,22 @@ static void parses_an_error_answer_as_its_errno(void)
     CHECK_EQ(0, efa_ah_net_parse(buf, h->nlmsg_len, &e));
 }
 
+/* Issue 28 case 8: an interrupted dump (NLM_F_DUMP_INTR) is told apart from a complete one. */
+static void flags_a_message_of_an_interrupted_dump(void)
+{
+    unsigned char buf[64] = {0};
+    struct nlmsghdr *h = (struct nlmsghdr *)buf;
+    h->nlmsg_type = NLMSG_DONE;
+    h->nlmsg_len = NLMSG_LENGTH(sizeof(int));
+    h->nlmsg_flags = NLM_F_MULTI;
+    struct efa_ah_net_event e;
+    CHECK_EQ(1, efa_ah_net_parse(buf, h->nlmsg_len, &e));
+    CHECK_EQ(EFA_AH_NET_FROM_DUMP, e.flags);
+    h->nlmsg_flags = NLM_F_MULTI | NLM_F_DUMP_INTR;
+    CHECK_EQ(1, efa_ah_net_parse(buf, h->nlmsg_len, &e));
+    CHECK_EQ(EFA_AH_NET_FROM_DUMP | EFA_AH_NET_DUMP_INTR, e.flags);
+}
+
 static void dumps_this_hosts_links_then_wakes(void)
 {
     uint64_t channel = 0;
@@ -143,6 +159,7 @@ int main(void)
 {
     parses_ipv4_and_ipv6_neighbours_and_skips_other_families();
     parses_an_error_answer_as_its_errno();
+    flags_a_message_of_an_interrupted_dump();
     dumps_this_hosts_links_then_wakes();
     if (failures) {
         fprintf(stderr, "%d failure(s)\n", failures);

@@ -4,13 +4,14 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
+import org.efaah.verbs.BackgroundReader;
 
 /**
  * A cache's reaper (with retention only): a daemon thread that, every half idle time (1 ms to
  * 1 s), destroys the retained AHs idle for longer than the policy's idle time, and retries the
- * destroys that failed, through {@link Reclaimer}. It stops when the cache closes.
+ * destroys that failed, through {@link Reclaimer}. It runs as a {@link BackgroundReader}, as the
+ * library's other background threads do: a round that fails is logged, backed off and retried.
+ * It stops when the cache closes.
  *
  * <p>Locks: it takes entry locks only with {@code tryLock} (an entry busy under its lock is
  * being revived or destroyed by its holder, and is looked at next time, while the others are
@@ -19,7 +20,6 @@ import org.slf4j.LoggerFactory;
  * ({@link IdleList}'s membership rule).
  */
 final class Reaper {
-    private static final Logger LOG = LoggerFactory.getLogger(AddressHandleCache.class);
     private static final AtomicInteger REAPERS = new AtomicInteger();
 
     private final AddressHandleCache cache;
@@ -28,7 +28,8 @@ final class Reaper {
     private final Set<Entry> detached;
     private final Ticker ticker;
     private final long idleNanos;
-    private final Thread reaper;
+    private final long period;
+    private final BackgroundReader reaper;
 
     Reaper(AddressHandleCache cache, Reclaimer reclaimer) {
         this.cache = cache;
@@ -37,19 +38,19 @@ final class Reaper {
         this.detached = cache.detached;
         this.ticker = cache.ticker;
         this.idleNanos = cache.retention.idleTime().toNanos();
-        this.reaper = cache.retention.retains()
-                ? new Thread(this::reapUntilClosed, "efa-ah-cache-reaper-" + REAPERS.incrementAndGet()) : null;
+        this.period = Math.max(TimeUnit.MILLISECONDS.toNanos(1), Math.min(idleNanos / 2, TimeUnit.SECONDS.toNanos(1)));
+        this.reaper = cache.retention.retains() ? BackgroundReader.of(this::reapOnce,
+                "efa-ah-cache-reaper-" + REAPERS.incrementAndGet(), "the AH cache's reaper") : null;
     }
 
     /** The reaper thread, null without retention. */
     Thread thread() {
-        return reaper;
+        return reaper == null ? null : reaper.thread();
     }
 
     /** Starts the reaper thread, if retention has one; once, when the cache is otherwise built. */
     void start() {
         if (reaper != null) {
-            reaper.setDaemon(true);
             reaper.start();
         }
     }
@@ -57,34 +58,25 @@ final class Reaper {
     /** Lets the reaper see that the cache closed, now rather than after its period. */
     void wake() {
         if (reaper != null) {
-            LockSupport.unpark(reaper);
+            reaper.wake();
         }
     }
 
-    /** Waits up to 1 s (less if interrupted, the flag kept) for the reaper to stop. */
+    /** Stops the reaper: waits a bounded time (less if interrupted, the flag kept) for it to end. */
     void await() {
-        if (reaper != null && reaper != Thread.currentThread()) {
-            try {
-                reaper.join(TimeUnit.SECONDS.toMillis(1));
-            } catch (InterruptedException ie) {
-                Thread.currentThread().interrupt();
-            }
+        if (reaper != null) {
+            reaper.stop();
         }
     }
 
-    private void reapUntilClosed() {
-        long period = Math.max(TimeUnit.MILLISECONDS.toNanos(1), Math.min(idleNanos / 2, TimeUnit.SECONDS.toNanos(1)));
-        while (!cache.closed) {
-            LockSupport.parkNanos(cache, period);
-            if (cache.closed) {
-                return;
-            }
-            try {
-                cleanUp();
-            } catch (Throwable t) {
-                LOG.error("the AH cache's reaper failed; it keeps running", t);
-            }
+    /** One round: parked for the period, then a clean-up; false once the cache closed. */
+    private boolean reapOnce() {
+        LockSupport.parkNanos(cache, period);
+        if (cache.closed) {
+            return false;
         }
+        cleanUp();
+        return true;
     }
 
     /** See {@link AddressHandleCache#cleanUp()}. */

@@ -35,20 +35,22 @@ final class CompletionWaiter {
     static final int SLICE_MILLIS = 10_000;
     private static final long PARK_NANOS = 20_000;
     private final UdEndpoint endpoint;
-    private final QpRecovery recovery;
-    private final CompletionQueue cq;
+    /** True while completions of both CQs, or none, are awaited (a recovery, a resend): park, do not sleep. */
+    private final BooleanSupplier pollOnly;
+    /** The CQ waited on; a recovery that makes the QP anew replaces it ({@link #attach}). */
+    private volatile CompletionQueue cq;
     private final long spinNanos;
     private final Semaphore turn = new Semaphore(1);
     private final InterruptHook interruptHook;
     /** Sleeps on the channel so far; written by the one waiter holding the turn. */
     private final java.util.concurrent.atomic.AtomicLong sleeps = new java.util.concurrent.atomic.AtomicLong();
 
-    CompletionWaiter(UdEndpoint endpoint, QpRecovery recovery, CompletionQueue cq, long spinNanos) {
+    CompletionWaiter(UdEndpoint endpoint, BooleanSupplier pollOnly, CompletionQueue cq, long spinNanos) {
         this.endpoint = endpoint;
-        this.recovery = recovery;
+        this.pollOnly = pollOnly;
         this.cq = cq;
         this.spinNanos = spinNanos;
-        this.interruptHook = new InterruptHook(cq);
+        this.interruptHook = new InterruptHook(this);
     }
 
     /** How often a wait has gone to sleep on the channel (each sleep costs a wake-up: two context switches). */
@@ -95,8 +97,9 @@ final class CompletionWaiter {
                 endpoint.checkOpen();
                 if (now - spinEnd < 0) {
                     Thread.onSpinWait();
-                } else if (!cq.hasEvents() || recovery.needsRecovery()) {
-                    // A recovery waits for completions of both CQs: a short park, not this CQ's event.
+                } else if (!cq.hasEvents() || pollOnly.getAsBoolean()) {
+                    // A recovery waits for completions of both CQs, a resend for its time: a short
+                    // park, not this CQ's event.
                     LockSupport.parkNanos(PARK_NANOS);
                 } else if (sleep(step, deadline)) {
                     return true;
@@ -109,6 +112,7 @@ final class CompletionWaiter {
 
     /** Arms the CQ, steps once more, then sleeps up to a slice; true when that step succeeded. */
     private boolean sleep(BooleanSupplier step, long deadline) {
+        CompletionQueue cq = this.cq;
         try {
             cq.requestNotification();
             if (step.getAsBoolean()) {
@@ -132,6 +136,9 @@ final class CompletionWaiter {
             return false;
         } catch (IllegalStateException e) {
             endpoint.checkOpen();
+            if (cq != this.cq || pollOnly.getAsBoolean()) {
+                return false; // a recovery closed this CQ to make a new one: wait on that
+            }
             throw e;
         }
     }
@@ -142,11 +149,11 @@ final class CompletionWaiter {
      * {@link #wakeup()}; no selector function is used otherwise. One per waiter, reused.
      */
     private static final class InterruptHook extends AbstractSelector {
-        private final CompletionQueue cq;
+        private final CompletionWaiter waiter;
 
-        InterruptHook(CompletionQueue cq) {
+        InterruptHook(CompletionWaiter waiter) {
             super(SelectorProvider.provider());
-            this.cq = cq;
+            this.waiter = waiter;
         }
 
         void enter() {
@@ -159,7 +166,7 @@ final class CompletionWaiter {
 
         @Override
         public Selector wakeup() {
-            cq.wake();
+            waiter.cq.wake();
             return this;
         }
 
@@ -197,6 +204,11 @@ final class CompletionWaiter {
         public int select() {
             throw new UnsupportedOperationException("not a selector");
         }
+    }
+
+    /** At a recovery that made new CQs: waits go to the new one (the old one's close ended those on it). */
+    void attach(CompletionQueue newCq) {
+        cq = newCq;
     }
 
     /** Ends every sleep on the channel, now and later: for the endpoint's close. */

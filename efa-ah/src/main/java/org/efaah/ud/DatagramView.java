@@ -77,6 +77,16 @@ public final class DatagramView {
         valid = true;
     }
 
+    /**
+     * Names the sender now, at poll, rather than when first asked: on EFA the slid is an AHN the
+     * receiver's PD holds at arrival, and by a later read that AH may be gone and its AHN another
+     * peer's.
+     */
+    void resolveAtPoll() {
+        resolver.resolve(this);
+        resolved = true;
+    }
+
     void lendCopied() {
         valid = true;
     }

@@ -16,6 +16,15 @@ import org.efaah.verbs.WorkCompletion;
  * attribute set EFA refuses). The pattern of rdma-core's {@code efa_cq_fill_pfns} and libfabric's
  * {@code efa_av_reverse_lookup}.
  */
+/*
+ * A window remains: the AHN is looked up at poll, and an AH of this PD destroyed between the
+ * datagram's arrival and the poll, its AHN given to another peer's new AH, credits the datagram to
+ * that peer. Telling it would take a per-PD count of AHNs retired, read at the end of a poll that
+ * emptied the CQ and again at the next: unchanged, every AHN polled in between is exact; changed,
+ * a datagram named by AHN would be UNKNOWN (efadv_wc_read_sgid gives no GID for a known AHN,
+ * -ENOENT). The count would cost nothing on the hit path (it moves on destroy), but the cache
+ * offers no such method and this package may reach the cache through public methods only.
+ */
 final class EfaSourceResolver implements SourceResolver {
     private final ProtectionDomain pd;
     private final AddressHandleCache cache;

@@ -12,17 +12,25 @@ import org.efaah.verbs.VerbsException;
 /**
  * An endpoint's verbs objects: the send and receive CQs, the registered send and receive memory,
  * and the QP; made parents first, destroyed children first. Takes no lock: the endpoint opens
- * them before it is shared, and closes them with both its locks held.
+ * them before it is shared, and closes them, or a recovery remakes the QP and its CQs
+ * ({@code closeQp}, {@link #closeCqs()}, {@link #remakeQpAndCqs()}), with both its locks held.
  */
 final class EndpointResources {
-    final CompletionQueue sendCq;
-    final CompletionQueue receiveCq;
+    private final ProtectionDomain pd;
+    private final UdEndpoint.Options options;
+    private final int rnrRetry;
+    volatile CompletionQueue sendCq;
+    volatile CompletionQueue receiveCq;
     final MemoryRegion sendMemory;
     final MemoryRegion receiveMemory;
-    final UdQueuePair qp;
+    volatile UdQueuePair qp;
 
-    private EndpointResources(CompletionQueue sendCq, CompletionQueue receiveCq, MemoryRegion sendMemory,
-                              MemoryRegion receiveMemory, UdQueuePair qp) {
+    private EndpointResources(ProtectionDomain pd, UdEndpoint.Options options, int rnrRetry, CompletionQueue sendCq,
+                              CompletionQueue receiveCq, MemoryRegion sendMemory, MemoryRegion receiveMemory,
+                              UdQueuePair qp) {
+        this.pd = pd;
+        this.options = options;
+        this.rnrRetry = rnrRetry;
         this.sendCq = sendCq;
         this.receiveCq = receiveCq;
         this.sendMemory = sendMemory;
@@ -57,7 +65,39 @@ final class EndpointResources {
             closeAll(e, q, rmr, smr, rcq, scq);
             throw e;
         }
-        return new EndpointResources(scq, rcq, smr, rmr, q);
+        return new EndpointResources(pd, options, rnrRetry, scq, rcq, smr, rmr, q);
+    }
+
+    /**
+     * After {@code closeQp} and {@link #closeCqs()}: new CQs of the same kinds and a new QP in RTS,
+     * with no receive posted; the memory stays. On a failure those made are destroyed, the old
+     * (closed) ones stay in place, and it can be called again.
+     */
+    void remakeQpAndCqs() {
+        Device device = pd.device();
+        CompletionQueue scq = null;
+        CompletionQueue rcq = null;
+        UdQueuePair q = null;
+        try {
+            scq = cqWithEvents(device, options.sendDepth());
+            rcq = receiveCq(device, options.receiveDepth());
+            q = pd.createQp(options.transport(), scq, rcq, options.sendDepth(), options.receiveDepth());
+            q.activate(options.portNum(), 0, options.qkey(), rnrRetry);
+        } catch (RuntimeException e) {
+            closeAll(e, q, rcq, scq);
+            throw e;
+        }
+        sendCq = scq;
+        receiveCq = rcq;
+        qp = q;
+    }
+
+    /** Destroys both CQs (after the QP), unless they are already; throws the first failure. */
+    void closeCqs() {
+        RuntimeException failure = closeAll(null, receiveCq, sendCq);
+        if (failure != null) {
+            throw failure;
+        }
     }
 
     /**
@@ -97,9 +137,13 @@ final class EndpointResources {
         }
     }
 
-    /** Destroys the QP; returns its failure, or null. */
-    RuntimeException closeQp() {
-        return closeAll(null, qp);
+    /** Destroys the QP unless it is already; returns {@code failure} with its failure added. */
+    RuntimeException closeQp(RuntimeException failure) {
+        return closeAll(failure, qp);
+    }
+
+    boolean qpClosed() {
+        return qp.isClosed();
     }
 
     /** Destroys the memory and the CQs (after the QP); returns {@code failure} with theirs added. */

@@ -8,8 +8,9 @@ import jdk.jfr.Name;
 import jdk.jfr.StackTrace;
 
 /**
- * The JDK Flight Recorder event of an endpoint's QP recovery (RESET, INIT, RTR, RTS and the
- * receives reposted), its duration the recovery's; committed only while a recording enables it.
+ * The JDK Flight Recorder event of an endpoint's QP recovery (RESET, INIT, RTR, RTS, or past the
+ * flush bound a new QP and CQs, and the receives reposted), its duration the recovery's;
+ * committed only while a recording enables it.
  */
 @Name("org.efaah.QpRecovery")
 @Label("QP Recovery")
@@ -20,8 +21,12 @@ final class QpRecoveryRecord extends Event {
     @Label("Device")
     String device;
     @Label("QPN")
+    @Description("the QPN after the recovery")
     int qpn;
     @Label("Recovery")
     @Description("how many recoveries the endpoint has made, this one included")
     long recovery;
+    @Label("Remade")
+    @Description("whether the QP and its CQs were made anew (a new QPN): the flushes did not come within the bound")
+    boolean remade;
 }

@@ -29,8 +29,11 @@ final class ReceiveSlots {
     final ReentrantLock lock = new ReentrantLock();
     private final UdEndpoint endpoint;
     private final QpRecovery recovery;
-    private final UdQueuePair qp;
-    private final CompletionQueue receiveCq;
+    /** The QP and its receive CQ; replaced, under the lock, by a recovery that makes them anew. */
+    private UdQueuePair qp;
+    private CompletionQueue receiveCq;
+    /** Between a recovery's discard and its new QP: nothing to poll. */
+    private boolean detached;
     private final MemoryRegion receiveMemory;
     private final int depth;
     private final int prefix;
@@ -203,6 +206,9 @@ final class ReceiveSlots {
             if (next == filled) {
                 next = 0;
                 filled = 0; // first: a poll that throws leaves nothing stale behind
+                if (detached) {
+                    return null;
+                }
                 filled = receiveCq.poll(completions);
                 if (filled == 0) {
                     return null;
@@ -236,6 +242,9 @@ final class ReceiveSlots {
         }
         DatagramView v = views[slot];
         v.lend(wc, Math.max(0, wc.byteLength - prefix));
+        if (efa) {
+            v.resolveAtPoll();
+        }
         lent[slot] = true;
         received.setOpaque(received.getOpaque() + 1);
         return v;
@@ -284,6 +293,26 @@ final class ReceiveSlots {
             v.invalidate();
             lent[v.slot] = false;
         }
+    }
+
+    /**
+     * At a recovery past its flush bound, lock held, once the QP is destroyed: the receives it
+     * held are gone with it (their slots are posted on the new QP), and the receive CQ is not
+     * polled again until {@link #attachLocked}. Datagrams copied out by the drain are kept.
+     */
+    void discardLocked() {
+        detached = true;
+        next = 0;
+        filled = 0;
+        posted = 0;
+        reposts = 0;
+    }
+
+    /** At a recovery, lock held: receives go to the new QP, completions come from its new CQ. */
+    void attachLocked(UdQueuePair newQp, CompletionQueue newCq) {
+        qp = newQp;
+        receiveCq = newCq;
+        detached = false;
     }
 
     /**

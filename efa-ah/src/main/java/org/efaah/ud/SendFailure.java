@@ -10,7 +10,8 @@ import org.efaah.verbs.WorkCompletion;
  * @param remoteQpn   the destination QPN the send named
  * @param remoteGid   the destination GID (the AH's {@code dgid})
  * @param status      the completion's {@code enum ibv_wc_status} value, e.g. {@code IBV_WC_RNR_RETRY_EXC_ERR}
- *                    (13); {@code IBV_WC_WR_FLUSH_ERR} (5) when the QP went into the error state first
+ *                    (13); {@code IBV_WC_WR_FLUSH_ERR} (5) when the QP went into the error state first,
+ *                    also for a send a recovery gave up when it destroyed the QP
  * @param vendorError the completion's {@code vendor_err}; on EFA an {@code efa_io_comp_status}
  * @param efaStatus   on EFA the vendor error by name; null elsewhere
  * @param rnrRetry    on SRD the {@code rnr_retry} in force (0..7, 7 retries without end); -1 on UD

@@ -31,8 +31,11 @@ final class SendSlots {
     final ReentrantLock lock = new ReentrantLock();
     private final UdEndpoint endpoint;
     private final QpRecovery recovery;
-    private final UdQueuePair qp;
-    private final CompletionQueue sendCq;
+    /** The QP and its send CQ; replaced, under the lock, by a recovery that makes them anew. */
+    private UdQueuePair qp;
+    private CompletionQueue sendCq;
+    /** Between a recovery's discard and its new QP: nothing to poll. */
+    private boolean detached;
     private final MemoryRegion sendMemory;
     private final int maxMessageSize;
     private final boolean efa;
@@ -48,6 +51,20 @@ final class SendSlots {
     /** Spare holders, so that a send allocates nothing once running. */
     private final ArrayDeque<HeldAh> spareHolders = new ArrayDeque<>();
     private final int[] remoteQpns;
+    /** Per slot in flight, what a resend after RNR posts again: the Q_Key and the length (the payload stays in the slot). */
+    private final long[] remoteQkeys;
+    private final int[] lengths;
+    /**
+     * SRD RNR resends. Per slot: its RNR completions so far, when the first came, and, while it
+     * waits to be posted again, when ({@code resendAt}). {@code rnrBudgetNanos} 0: none.
+     */
+    private final long rnrBudgetNanos;
+    private final int[] rnrTries;
+    private final long[] rnrSince;
+    private final long[] resendAt;
+    private final boolean[] waitingResend;
+    /** Slots waiting to be resent; written under the lock, read without it by the send waiter. */
+    private volatile int awaitingResend;
     private final int[] freeSlots;
     private int freeCount;
     /**
@@ -62,9 +79,10 @@ final class SendSlots {
     // Written under the lock, read without it.
     private final AtomicLong sent = new AtomicLong();
     private final AtomicLong failed = new AtomicLong();
+    private final AtomicLong rnrResends = new AtomicLong();
 
     SendSlots(UdEndpoint endpoint, QpRecovery recovery, UdQueuePair qp, CompletionQueue sendCq,
-              MemoryRegion sendMemory, int depth, int maxMessageSize, boolean efa, int rnrRetry) {
+              MemoryRegion sendMemory, int depth, int maxMessageSize, boolean efa, int rnrRetry, long rnrBudgetNanos) {
         this.endpoint = endpoint;
         this.recovery = recovery;
         this.qp = qp;
@@ -78,6 +96,13 @@ final class SendSlots {
         this.batchLengths = new int[depth];
         this.batchSlots = new long[depth];
         this.remoteQpns = new int[depth];
+        this.remoteQkeys = new long[depth];
+        this.lengths = new int[depth];
+        this.rnrBudgetNanos = rnrBudgetNanos;
+        this.rnrTries = new int[depth];
+        this.rnrSince = new long[depth];
+        this.resendAt = new long[depth];
+        this.waitingResend = new boolean[depth];
         this.freeSlots = new int[depth];
         for (int i = 0; i < freeSlots.length; i++) {
             freeSlots[i] = i;
@@ -97,6 +122,15 @@ final class SendSlots {
         return failed.getOpaque();
     }
 
+    long rnrResends() {
+        return rnrResends.getOpaque();
+    }
+
+    /** Whether sends wait to be resent after RNR: their waits must poll, as no completion will wake them. */
+    boolean resendsWaiting() {
+        return awaitingResend > 0;
+    }
+
     /**
      * One attempt to post: reports failed sends, reaps completions when no slot is free, and posts
      * into a free slot. Returns false, having waited for nothing, when none is free or the QP is
@@ -107,6 +141,9 @@ final class SendSlots {
         try {
             endpoint.checkOpen();
             throwFailures();
+            if (awaitingResend > 0) {
+                resendDue();
+            }
             if (freeCount == 0) {
                 pollSends();
                 throwFailures();
@@ -167,6 +204,8 @@ final class SendSlots {
                 int slot = (int) batchSlots[i];
                 inFlight[slot] = h;
                 remoteQpns[slot] = remoteQpn;
+                remoteQkeys[slot] = remoteQkey;
+                lengths[slot] = batchLengths[i];
                 ByteBuffer payload = payloads[from + i];
                 payload.position(payload.position() + batchLengths[i]);
             }
@@ -218,6 +257,8 @@ final class SendSlots {
         }
         inFlight[slot] = h;
         remoteQpns[slot] = remoteQpn;
+        remoteQkeys[slot] = remoteQkey;
+        lengths[slot] = length;
         payload.position(payload.position() + length);
         sent.setOpaque(sent.getOpaque() + 1);
     }
@@ -228,6 +269,12 @@ final class SendSlots {
      * the next caller. Returns how many it reaped.
      */
     private int pollSends() {
+        if (detached) {
+            return 0;
+        }
+        if (awaitingResend > 0) {
+            resendDue();
+        }
         int n = sendCq.poll(completions);
         for (int i = 0; i < n; i++) {
             WorkCompletion wc = completions[i];
@@ -236,13 +283,17 @@ final class SendSlots {
             if (h == null) {
                 throw new IllegalStateException("send completion for slot " + slot + ", which has no send in flight");
             }
+            if (wc.status == WorkCompletion.RNR_RETRY_EXC_ERR && keepForResend(slot)) {
+                continue;
+            }
             inFlight[slot] = null;
+            rnrTries[slot] = 0;
             try {
                 if (wc.status != WorkCompletion.SUCCESS) {
                     failures.add(new SendFailure(remoteQpns[slot], h.handle.dgid(), wc.status, wc.vendorError,
                             efa ? EfaCompletionStatus.of(wc.vendorError) : null, rnrRetry));
                     failed.setOpaque(failed.getOpaque() + 1);
-                    recovery.checkQpState();
+                    recovery.inErrorAfter(wc.status, wc.vendorError);
                 }
             } finally {
                 release(h);
@@ -250,6 +301,89 @@ final class SendSlots {
             }
         }
         return n;
+    }
+
+    /*
+     * SRD RNR: the device retried rnr_retry times (3 by default here, as libfabric sets it) and the
+     * receiver still had no receive posted. The send stays in flight, its payload in its slot, and
+     * is posted again once its backoff has passed: at once the first time, then after 64 µs
+     * doubling per RNR up to 100 ms; past rnrBudgetNanos since its first RNR it is reported.
+     * libfabric's RDM endpoint (efa_rdm_ep_queue_rnr_pkt) also resends a packet that met RNR at
+     * once the first time, then backs the whole peer off (40..120 µs at random, doubling to 1 s), and
+     * with FI_RM_ENABLED, its default, resends without a bound; with FI_RM_DISABLED it reports the
+     * first RNR (efa_rdm_pke_handle_tx_error). Here the backoff is per send, not per peer, and the
+     * total is bounded, so that a receiver gone for good still ends in a reported failure.
+     */
+    private static final long FIRST_BACKOFF_NANOS = 64_000;
+    private static final long MAX_BACKOFF_NANOS = 100_000_000;
+
+    /** An RNR completion of {@code slot}, lock held: true when it is to be resent (budget left), its time set. */
+    private boolean keepForResend(int slot) {
+        if (rnrBudgetNanos == 0) {
+            return false;
+        }
+        long now = System.nanoTime();
+        int tries = rnrTries[slot];
+        if (tries == 0) {
+            rnrSince[slot] = now;
+        }
+        long end = rnrSince[slot] + rnrBudgetNanos;
+        if (now - end >= 0) {
+            return false;
+        }
+        long backoff = tries == 0 ? 0 : Math.min(MAX_BACKOFF_NANOS, FIRST_BACKOFF_NANOS << Math.min(tries - 1, 20));
+        resendAt[slot] = end - (now + backoff) < 0 ? end : now + backoff;
+        rnrTries[slot] = tries + 1;
+        waitingResend[slot] = true;
+        awaitingResend++;
+        return true;
+    }
+
+    /** Posts again, lock held, the sends whose backoff has passed; none while the QP is being recovered. */
+    private void resendDue() {
+        if (recovery.needsRecovery()) {
+            return;
+        }
+        long now = System.nanoTime();
+        for (int slot = 0; slot < waitingResend.length && awaitingResend > 0; slot++) {
+            if (!waitingResend[slot] || now - resendAt[slot] < 0) {
+                continue;
+            }
+            waitingResend[slot] = false;
+            awaitingResend--;
+            HeldAh h = inFlight[slot];
+            try {
+                qp.postSend(h.hardware, remoteQpns[slot], remoteQkeys[slot], sendMemory, slot * maxMessageSize,
+                        lengths[slot], slot);
+            } catch (RuntimeException e) {
+                failRnr(slot); // reported as the RNR it met; why the resend failed is thrown
+                throw e;
+            }
+            rnrResends.setOpaque(rnrResends.getOpaque() + 1);
+        }
+    }
+
+    /** Lock held: every send waiting to be resent is reported as the RNR failure it met, its slot freed. */
+    private void dropResends() {
+        for (int slot = 0; slot < waitingResend.length && awaitingResend > 0; slot++) {
+            if (waitingResend[slot]) {
+                waitingResend[slot] = false;
+                awaitingResend--;
+                failRnr(slot);
+            }
+        }
+    }
+
+    private void failRnr(int slot) {
+        HeldAh h = inFlight[slot];
+        inFlight[slot] = null;
+        rnrTries[slot] = 0;
+        EfaCompletionStatus rnr = efa ? EfaCompletionStatus.REMOTE_ERROR_RNR : null;
+        failures.add(new SendFailure(remoteQpns[slot], h.handle.dgid(), WorkCompletion.RNR_RETRY_EXC_ERR,
+                rnr == null ? 0 : rnr.code(), rnr, rnrRetry));
+        failed.setOpaque(failed.getOpaque() + 1);
+        release(h);
+        freeSlots[freeCount++] = slot;
     }
 
     /** One send through {@code h} is over; the last closes the reference. */
@@ -317,10 +451,42 @@ final class SendSlots {
      * before the error has completed and been polled, so that none can complete after the reset.
      */
     boolean drainedLocked() {
+        dropResends(); // not on the QP: nothing of theirs can complete after the reset
         while (pollSends() == completions.length) {
             // more may be queued
         }
         return freeCount == freeSlots.length;
+    }
+
+    /**
+     * At a recovery past its flush bound, lock held, once the QP is destroyed: every send still in
+     * flight is reported failed, as flushed ({@code IBV_WC_WR_FLUSH_ERR}, on EFA the vendor error
+     * FLUSHED, "flushed during QP destroy"), its slot freed and its AH reference dropped; the send
+     * CQ is not polled again until {@link #attachLocked}.
+     */
+    void discardLocked() {
+        dropResends();
+        detached = true;
+        for (int slot = 0; slot < inFlight.length; slot++) {
+            HeldAh h = inFlight[slot];
+            if (h == null) {
+                continue;
+            }
+            inFlight[slot] = null;
+            rnrTries[slot] = 0;
+            failures.add(new SendFailure(remoteQpns[slot], h.handle.dgid(), WorkCompletion.WR_FLUSH_ERR,
+                    efa ? EfaCompletionStatus.FLUSHED.code() : 0, efa ? EfaCompletionStatus.FLUSHED : null, rnrRetry));
+            failed.setOpaque(failed.getOpaque() + 1);
+            release(h);
+            freeSlots[freeCount++] = slot;
+        }
+    }
+
+    /** At a recovery, lock held: sends go to the new QP, completions come from its new CQ. */
+    void attachLocked(UdQueuePair newQp, CompletionQueue newCq) {
+        qp = newQp;
+        sendCq = newCq;
+        detached = false;
     }
 
     int inFlightCount() {
@@ -349,6 +515,8 @@ final class SendSlots {
 
     /** At close, lock held, once the QP is destroyed: drops every AH reference still held. */
     void releaseAllLocked() {
+        java.util.Arrays.fill(waitingResend, false);
+        awaitingResend = 0;
         for (int i = 0; i < inFlight.length; i++) {
             if (inFlight[i] != null) {
                 release(inFlight[i]);

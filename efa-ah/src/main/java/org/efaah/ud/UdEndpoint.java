@@ -3,7 +3,7 @@ package org.efaah.ud;
 import java.nio.ByteBuffer;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
@@ -48,10 +48,22 @@ import org.efaah.verbs.VerbsException;
  * device {@code rnr_retry} times; with 7 (EFA's default) it retries without end, so the send never
  * completes while the receiver posts nothing, and the sender's slots fill. By default
  * ({@link Options#RNR_RETRY_AUTO}) the endpoint sets a finite {@value #DEFAULT_RNR_RETRY} where the
- * device lets it ({@code EFADV_DEVICE_ATTR_CAPS_RNR_RETRY}), so that such a send ends as an RNR
- * failure the caller is told of ({@code IBV_WC_RNR_RETRY_EXC_ERR}, {@code REMOTE_ERROR_RNR}), as
- * libfabric's EFA RDM endpoint does; elsewhere the device's default stays and a send that waits
- * 10 s for a slot fails naming the likely cause and the setting.
+ * device lets it ({@code EFADV_DEVICE_ATTR_CAPS_RNR_RETRY}), as libfabric's EFA RDM endpoint does,
+ * so that such a send ends in an RNR error completion ({@code IBV_WC_RNR_RETRY_EXC_ERR},
+ * {@code REMOTE_ERROR_RNR}); elsewhere the device's default stays and a send that waits 10 s for a
+ * slot fails naming the likely cause and the setting. A send that meets RNR is not reported at
+ * once: it keeps its slot and is posted again after a backoff (at once the first time, then 64 µs
+ * doubling to at most 100 ms), for {@link Options#rnrResendNanos()} (1 s by default) from its
+ * first RNR; only then is it reported, as an RNR failure. So a receiver that falls behind for a
+ * moment costs its senders nothing but resends ({@link Counters#rnrResends()}), and one gone for
+ * good still ends in reported failures. The resends are posted by the endpoint's next
+ * {@link #send}, {@link #sendBatch} or {@link #flush} (it has no thread of its own); a flush or a
+ * send waiting for a slot polls while resends wait. Compared with libfabric: its RDM endpoint also
+ * sets {@code rnr_retry} 3 and resends a packet that met RNR, at once the first time, then after
+ * a backoff of the whole peer (40 to 120 µs at random, doubling up to 1 s); with its default
+ * resource management ({@code FI_RM_ENABLED}) it resends without a bound, and with
+ * {@code FI_RM_DISABLED} it reports the first RNR. Here the backoff is per send and the total
+ * time is bounded; a budget of 0 reports the first RNR, as {@code FI_RM_DISABLED} does.
  *
  * <p>Receives are posted at open and reposted as soon as a datagram has been copied out. A UD slot
  * is 40 bytes (the GRH area every UD receive carries; on EFA undefined bytes) plus the largest
@@ -74,12 +86,18 @@ import org.efaah.verbs.VerbsException;
  *
  * <p><b>Error state.</b> A work request that fails can put the QP into the error state (on rxe a
  * receive too small for its datagram does: {@code IBV_WC_LOC_QP_OP_ERR}, then every posted
- * receive flushed). The endpoint then asks the QP its state ({@code ibv_query_qp}), and when it
+ * receive flushed). The endpoint then asks the QP its state ({@code ibv_query_qp}; for a failed
+ * send on EFA the completion's status tells, without that admin-queue command), and when it
  * is in error first lets every posted send and receive complete (flushed) and polls it, as libefa
  * needs (it names completions by slot at poll time, and RESET rewinds the slots), then takes the
  * QP through RESET, INIT, RTR and RTS again, reposts every receive, and counts the recovery
- * ({@link #counters()}). Sends flushed by the error are reported as failed sends; sends made
- * meanwhile wait for the recovery.
+ * ({@link #counters()}). It waits for those flushes at most {@link Options#recoveryFlushNanos()}
+ * (1 s by default): an EFA device may flush nothing until the QP is destroyed. Past that bound the
+ * sends still in flight are reported as failed ({@code IBV_WC_WR_FLUSH_ERR}), the QP and its CQs
+ * are destroyed and made anew, and every receive is posted on the new QP, which has a new QPN:
+ * {@link #address()} changes (see there). Sends flushed by the error are reported as failed sends;
+ * sends made meanwhile wait for the recovery, and {@link #flush} never waits for a send the
+ * recovery gave up.
  *
  * <p>Thread-safe: sends are serialised with each other, receives with each other; a send and a
  * receive may run at once. {@link #close()} is idempotent.
@@ -97,10 +115,22 @@ public final class UdEndpoint implements AutoCloseable {
     public static final long DEFAULT_QKEY = 0x11111111L;
     private static final long SEND_SLOT_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(10);
     private static final long CLOSE_DRAIN_NANOS = TimeUnit.SECONDS.toNanos(1);
+    private static final long CLOSE_WAIT_SECONDS = 30;
     private static final long PARK_NANOS = 20_000;
     private static final int SPINS = 10_000;
     /** The spin of {@link Options#defaults()}, ns: a wait for a completion then sleeps on the CQ's channel. */
     public static final long DEFAULT_SPIN_NANOS = 50_000;
+    /**
+     * The recovery flush bound of {@link Options#defaults()}, ns (1 s): how long a recovery waits for a
+     * QP in the error state to flush before it makes a new QP.
+     */
+    public static final long DEFAULT_RECOVERY_FLUSH_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /**
+     * The SRD RNR resend budget of {@link Options#defaults()}, ns (1 s): how long a send that met RNR
+     * is resent for before it is reported.
+     */
+    public static final long DEFAULT_RNR_RESEND_NANOS = TimeUnit.SECONDS.toNanos(1);
+    private static final long MAX_BOUND_NANOS = TimeUnit.SECONDS.toNanos(60);
 
     private final ProtectionDomain pd;
     private final AddressHandleCache cache;
@@ -110,7 +140,8 @@ public final class UdEndpoint implements AutoCloseable {
     private final int receiveSlotSize;
     private final int rnrRetry;
     private final EndpointResources resources;
-    private final EndpointAddress address;
+    /** Where peers reach this endpoint; a new QPN after a recovery that made a new QP. */
+    private volatile EndpointAddress address;
     private final SourceResolver resolver;
 
     // The send side, the receive side and the error-state recovery: their methods do one step
@@ -121,8 +152,12 @@ public final class UdEndpoint implements AutoCloseable {
     private final QpRecovery recovery;
     private final CompletionWaiter sendWaiter;
     private final CompletionWaiter receiveWaiter;
-    private final AtomicBoolean closing = new AtomicBoolean();
+    /** The close running now, or null: a second close waits for it. */
+    private final AtomicReference<CountDownLatch> closing = new AtomicReference<>();
+    /** Past the drain: no call may use the QP or the slots any more. */
     private volatile boolean closed;
+    /** Every resource freed: a close has succeeded. */
+    private volatile boolean released;
 
     /**
      * Settings of an endpoint.
@@ -130,8 +165,10 @@ public final class UdEndpoint implements AutoCloseable {
      * @param portNum        1-based port
      * @param sgidIndex      index of this endpoint's own GID in the port's table (its address)
      * @param qkey           Q_Key, 0..0x7FFFFFFF
-     * @param sendDepth      sends in flight at most, 1..8192
-     * @param receiveDepth   receives posted, 1..8192
+     * @param sendDepth      sends in flight at most, 1..the device's {@code max_qp_wr} (on EFA also
+     *                       efadv's {@code max_sq_wr})
+     * @param receiveDepth   receives posted, 1..the device's {@code max_qp_wr} (on EFA also
+     *                       efadv's {@code max_rq_wr})
      * @param maxMessageSize largest payload in bytes; 0 means the port's limit: on EFA its
      *                       {@code max_msg_sz}, elsewhere its active MTU
      * @param transport      UD (every device) or SRD (EFA only)
@@ -139,9 +176,16 @@ public final class UdEndpoint implements AutoCloseable {
      *                       {@link #RNR_RETRY_AUTO}
      * @param spinNanos      how long a wait for a completion spins before it sleeps on the CQ's
      *                       completion channel, ns, 0..1 s; 0 sleeps at once
+     * @param recoveryFlushNanos how long a recovery from the QP error state waits for the QP's work
+     *                       requests to be flushed before it destroys the QP and makes a new one
+     *                       (a new QPN: see {@link UdEndpoint#address()}), ns, 0..60 s
+     * @param rnrResendNanos SRD only: how long a send that meets RNR is resent for before it is
+     *                       reported failed, ns, 0..60 s; 0 reports it at once (see the class's
+     *                       "SRD receiver not ready")
      */
     public record Options(int portNum, int sgidIndex, long qkey, int sendDepth, int receiveDepth, int maxMessageSize,
-                          QueuePairType transport, int rnrRetry, long spinNanos) {
+                          QueuePairType transport, int rnrRetry, long spinNanos, long recoveryFlushNanos,
+                          long rnrResendNanos) {
         /** {@link #rnrRetry()}: a finite retry count where the device lets it be set, else the device's default. */
         public static final int RNR_RETRY_AUTO = -1;
 
@@ -152,13 +196,15 @@ public final class UdEndpoint implements AutoCloseable {
          * @param portNum        1..the device's port count
          * @param sgidIndex      0..the port's GID table length - 1
          * @param qkey           0..0x7FFFFFFF
-         * @param sendDepth      1..8192
-         * @param receiveDepth   1..8192
+         * @param sendDepth      1..the device's {@code max_qp_wr} (EFA: also {@code max_sq_wr})
+         * @param receiveDepth   1..the device's {@code max_qp_wr} (EFA: also {@code max_rq_wr})
          * @param maxMessageSize 0..the port's limit (EFA: {@code max_msg_sz}; else the active MTU), bytes; 0 for
          *                       that limit
          * @param transport      not null
          * @param rnrRetry       0..7 or {@link #RNR_RETRY_AUTO}
          * @param spinNanos      0..1_000_000_000 ns
+         * @param recoveryFlushNanos 0..60_000_000_000 ns
+         * @param rnrResendNanos 0..60_000_000_000 ns
          * @throws NullPointerException if {@code transport} is null
          */
         public Options {
@@ -167,12 +213,15 @@ public final class UdEndpoint implements AutoCloseable {
 
         /**
          * The default settings: port 1, sgid_index 0, Q_Key {@link UdEndpoint#DEFAULT_QKEY}, 64 sends and 256
-         * receives, the port's active MTU, UD, a spin of {@link UdEndpoint#DEFAULT_SPIN_NANOS}.
+         * receives, the port's active MTU, UD, a spin of {@link UdEndpoint#DEFAULT_SPIN_NANOS}, a
+         * recovery flush bound of {@link UdEndpoint#DEFAULT_RECOVERY_FLUSH_NANOS}, an RNR resend budget of
+         * {@link UdEndpoint#DEFAULT_RNR_RESEND_NANOS}.
          *
          * @return the defaults
          */
         public static Options defaults() {
-            return new Options(1, 0, DEFAULT_QKEY, 64, 256, 0, QueuePairType.UD, RNR_RETRY_AUTO, DEFAULT_SPIN_NANOS);
+            return new Options(1, 0, DEFAULT_QKEY, 64, 256, 0, QueuePairType.UD, RNR_RETRY_AUTO, DEFAULT_SPIN_NANOS,
+                    DEFAULT_RECOVERY_FLUSH_NANOS, DEFAULT_RNR_RESEND_NANOS);
         }
 
         /**
@@ -186,7 +235,8 @@ public final class UdEndpoint implements AutoCloseable {
          */
         public Options withPortNum(int port) {
             Ranges.check("port_num", port, 1, 255);
-            return new Options(port, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, transport, rnrRetry, spinNanos);
+            return new Options(port, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, transport, rnrRetry,
+                    spinNanos, recoveryFlushNanos, rnrResendNanos);
         }
 
         /**
@@ -197,7 +247,8 @@ public final class UdEndpoint implements AutoCloseable {
          * @return a copy with that setting; checked only by {@link UdEndpoint#open}
          */
         public Options withSgidIndex(int index) {
-            return new Options(portNum, index, qkey, sendDepth, receiveDepth, maxMessageSize, transport, rnrRetry, spinNanos);
+            return new Options(portNum, index, qkey, sendDepth, receiveDepth, maxMessageSize, transport, rnrRetry,
+                    spinNanos, recoveryFlushNanos, rnrResendNanos);
         }
 
         /**
@@ -208,19 +259,21 @@ public final class UdEndpoint implements AutoCloseable {
          * @return a copy with that setting; checked only by {@link UdEndpoint#open}
          */
         public Options withQkey(long key) {
-            return new Options(portNum, sgidIndex, key, sendDepth, receiveDepth, maxMessageSize, transport, rnrRetry, spinNanos);
+            return new Options(portNum, sgidIndex, key, sendDepth, receiveDepth, maxMessageSize, transport, rnrRetry,
+                    spinNanos, recoveryFlushNanos, rnrResendNanos);
         }
 
         /**
          * Other queue depths.
          *
-         * @param send    sends in flight at most, 1..8192
-         * @param receive receives posted, 1..8192
+         * @param send    sends in flight at most, 1..the device's {@code max_qp_wr} (EFA: {@code max_sq_wr})
+         * @param receive receives posted, 1..the device's {@code max_qp_wr} (EFA: {@code max_rq_wr})
          *
          * @return a copy with that setting; checked only by {@link UdEndpoint#open}
          */
         public Options withDepths(int send, int receive) {
-            return new Options(portNum, sgidIndex, qkey, send, receive, maxMessageSize, transport, rnrRetry, spinNanos);
+            return new Options(portNum, sgidIndex, qkey, send, receive, maxMessageSize, transport, rnrRetry,
+                    spinNanos, recoveryFlushNanos, rnrResendNanos);
         }
 
         /**
@@ -231,7 +284,8 @@ public final class UdEndpoint implements AutoCloseable {
          * @return a copy with that setting; checked only by {@link UdEndpoint#open}
          */
         public Options withMaxMessageSize(int bytes) {
-            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, bytes, transport, rnrRetry, spinNanos);
+            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, bytes, transport, rnrRetry,
+                    spinNanos, recoveryFlushNanos, rnrResendNanos);
         }
 
         /**
@@ -242,7 +296,8 @@ public final class UdEndpoint implements AutoCloseable {
          * @return a copy with that setting; checked only by {@link UdEndpoint#open}
          */
         public Options withTransport(QueuePairType type) {
-            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, type, rnrRetry, spinNanos);
+            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, type, rnrRetry,
+                    spinNanos, recoveryFlushNanos, rnrResendNanos);
         }
 
         /**
@@ -255,7 +310,41 @@ public final class UdEndpoint implements AutoCloseable {
          * @return a copy with that setting; checked only by {@link UdEndpoint#open}
          */
         public Options withRnrRetry(int retries) {
-            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, transport, retries, spinNanos);
+            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, transport, retries,
+                    spinNanos, recoveryFlushNanos, rnrResendNanos);
+        }
+
+        /**
+         * Another bound on a recovery's wait for flushes. A QP in the error state is expected to
+         * complete what was posted to it as flushed; where it does not within this time (an EFA
+         * device may flush only when the QP is destroyed) the endpoint destroys the QP and its CQs
+         * and makes new ones: its address gets a new QPN, and the sends still in flight are reported
+         * failed. Longer waits keep the QPN through more stalls; shorter ones end the stall sooner.
+         *
+         * @param time how long, 0..60 s; 0 waits for no flush: what the QP has not flushed by the
+         *             recovery's first look is given up, and a new QP made at once
+         * @param unit the unit of {@code time}
+         *
+         * @return a copy with that setting; checked only by {@link UdEndpoint#open}
+         */
+        public Options withRecoveryFlushBound(long time, TimeUnit unit) {
+            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, transport, rnrRetry,
+                    spinNanos, unit.toNanos(time), rnrResendNanos);
+        }
+
+        /**
+         * Another SRD RNR resend budget: how long a send that met RNR (its receiver had no receive
+         * posted through the device's {@code rnr_retry} retries) is resent, after a backoff, before
+         * it is reported failed.
+         *
+         * @param time how long, 0..60 s; 0 reports such a send at once
+         * @param unit the unit of {@code time}
+         *
+         * @return a copy with that setting; checked only by {@link UdEndpoint#open}
+         */
+        public Options withRnrResendBudget(long time, TimeUnit unit) {
+            return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, transport, rnrRetry,
+                    spinNanos, recoveryFlushNanos, unit.toNanos(time));
         }
 
         /**
@@ -268,7 +357,8 @@ public final class UdEndpoint implements AutoCloseable {
          */
         public Options withSpin(long time, TimeUnit unit) {
             return new Options(portNum, sgidIndex, qkey, sendDepth, receiveDepth, maxMessageSize, transport, rnrRetry,
-                    unit.toNanos(time));
+                    unit.toNanos(time), recoveryFlushNanos,
+                    rnrResendNanos);
         }
     }
 
@@ -281,13 +371,18 @@ public final class UdEndpoint implements AutoCloseable {
      *                      in a {@link WorkCompletionException}
      * @param received      datagrams returned by {@link #receive}
      * @param receiveErrors receives that completed with an error (flushes of a recovered QP not counted)
-     * @param recoveries    times the QP was taken out of the error state
+     * @param recoveries    times the QP was taken out of the error state, {@code qpsRemade} included
+     * @param qpsRemade     of those, the times the flushes did not come within
+     *                      {@link Options#recoveryFlushNanos()} and the QP and its CQs were destroyed
+     *                      and made anew: each time {@link #address()} got a new QPN
+     * @param rnrResends    SRD: sends posted again because they met RNR (see "SRD receiver not
+     *                      ready" in {@link UdEndpoint}); a send resent n times counts n
      * @param sendSleeps    times a send waiting for a slot, or a flush, slept on the send CQ's
      *                      completion channel (past its spin): each costs a wake-up
      * @param receiveSleeps times a receive slept on the receive CQ's completion channel
      */
     public record Counters(long sent, long failedSends, long received, long receiveErrors, long recoveries,
-                           long sendSleeps, long receiveSleeps) {
+                           long qpsRemade, long rnrResends, long sendSleeps, long receiveSleeps) {
     }
 
     private UdEndpoint(ProtectionDomain pd, AddressHandleCache cache, Options options, int maxMessageSize,
@@ -305,16 +400,19 @@ public final class UdEndpoint implements AutoCloseable {
         this.resources = r;
         UdQueuePair q = r.qp;
         this.address = new EndpointAddress(gid, q.qpn(), options.qkey());
-        this.recovery = new QpRecovery(this, q, options.portNum(), options.qkey(), rnrRetry);
+        this.recovery = new QpRecovery(this, r, options.portNum(), options.qkey(), rnrRetry, device.isEfa(),
+                options.recoveryFlushNanos());
         this.sends = new SendSlots(this, recovery, q, r.sendCq, r.sendMemory, options.sendDepth(), maxMessageSize,
-                device.isEfa(), rnrRetry());
+                device.isEfa(), rnrRetry(), options.transport() == QueuePairType.SRD ? options.rnrResendNanos() : 0);
         this.resolver = device.isEfa() ? new EfaSourceResolver(pd, cache, options.portNum())
                 : new GrhSourceResolver(pd, cache, options.portNum(), r.receiveMemory,
                         options.receiveDepth() * receiveSlotSize);
         this.receives = new ReceiveSlots(this, recovery, q, r.receiveCq, r.receiveMemory, options.receiveDepth(),
                 prefix, receiveSlotSize, resolver, device.isEfa());
-        this.sendWaiter = new CompletionWaiter(this, recovery, r.sendCq, options.spinNanos());
-        this.receiveWaiter = new CompletionWaiter(this, recovery, r.receiveCq, options.spinNanos());
+        // A send waiting to be resent raises no completion event: until it is posted again, its waits poll.
+        this.sendWaiter = new CompletionWaiter(this, () -> recovery.needsRecovery() || sends.resendsWaiting(),
+                r.sendCq, options.spinNanos());
+        this.receiveWaiter = new CompletionWaiter(this, recovery::needsRecovery, r.receiveCq, options.spinNanos());
     }
 
     /**
@@ -343,10 +441,11 @@ public final class UdEndpoint implements AutoCloseable {
             throw new IllegalArgumentException("port_num: " + options.portNum() + " is not a port of " + device.name()
                     + ", which has " + ports + (ports == 1 ? " port" : " ports") + " (valid 1.." + ports + ")");
         }
-        Ranges.check("sendDepth", options.sendDepth(), 1, 8192);
-        Ranges.check("receiveDepth", options.receiveDepth(), 1, 8192);
+        checkDepths(device, options);
         Ranges.check("qkey", options.qkey(), 0, UdQueuePair.MAX_QKEY);
         Ranges.check("spinNanos", options.spinNanos(), 0, TimeUnit.SECONDS.toNanos(1));
+        Ranges.check("recoveryFlushNanos", options.recoveryFlushNanos(), 0, MAX_BOUND_NANOS);
+        Ranges.check("rnrResendNanos", options.rnrResendNanos(), 0, MAX_BOUND_NANOS);
         if (options.rnrRetry() != Options.RNR_RETRY_AUTO) {
             Ranges.check("rnrRetry", options.rnrRetry(), 0, 7);
         }
@@ -354,6 +453,40 @@ public final class UdEndpoint implements AutoCloseable {
         Ranges.check("maxMessageSize", options.maxMessageSize(), 0, limit);
         return new UdEndpoint(pd, cache, options, options.maxMessageSize() == 0 ? limit : options.maxMessageSize(),
                 rnrRetry(device, options));
+    }
+
+    /**
+     * Queue depths against the device, before anything is created: {@code max_qp_wr}, and on EFA
+     * efadv's {@code max_sq_wr} and {@code max_rq_wr} where reported, as libefa's
+     * {@code efa_check_qp_limits} would refuse them later with a bare EINVAL from
+     * {@code ibv_create_qp}.
+     */
+    private static void checkDepths(Device device, Options options) {
+        int qpWr = device.attributes().limits().maxQpWr();
+        int send = qpWr > 0 ? qpWr : Integer.MAX_VALUE;
+        int receive = send;
+        String sendName = "max_qp_wr";
+        String receiveName = "max_qp_wr";
+        if (device.isEfa()) {
+            EfaDeviceAttributes efa = device.efaAttributes();
+            if (efa.maxSqWr() > 0 && efa.maxSqWr() < send) {
+                send = efa.maxSqWr();
+                sendName = "max_sq_wr";
+            }
+            if (efa.maxRqWr() > 0 && efa.maxRqWr() < receive) {
+                receive = efa.maxRqWr();
+                receiveName = "max_rq_wr";
+            }
+        }
+        checkDepth("sendDepth", options.sendDepth(), send, sendName, device);
+        checkDepth("receiveDepth", options.receiveDepth(), receive, receiveName, device);
+    }
+
+    private static void checkDepth(String field, int value, int limit, String limitName, Device device) {
+        if (value < 1 || value > limit) {
+            throw new IllegalArgumentException(field + ": " + value + " is out of range; valid 1.."
+                    + (limit == Integer.MAX_VALUE ? "" : limit + " (" + device.name() + "'s " + limitName + ")"));
+        }
     }
 
     /**
@@ -396,12 +529,23 @@ public final class UdEndpoint implements AutoCloseable {
     }
 
     /**
-     * Where peers send to reach this endpoint.
+     * Where peers send to reach this endpoint. The QPN changes when a recovery from the QP error
+     * state makes a new QP ({@link Options#recoveryFlushNanos()}, {@link Counters#qpsRemade()}):
+     * peers that kept the old address reach nobody (UD drops their datagrams; SRD fails their
+     * sends), so an application whose peers learn its address once should tell them the new one
+     * after such a recovery; datagrams it sends carry the new QPN as their source.
      *
-     * @return the endpoint's GID, QPN and Q_Key
+     * @return the endpoint's GID, QPN and Q_Key, as of now
      */
     public EndpointAddress address() {
         return address;
+    }
+
+    /** At a recovery that made a new QP, both locks held: the address and the waits follow it. */
+    void attached(UdQueuePair qp) {
+        address = new EndpointAddress(address.gid(), qp.qpn(), address.qkey());
+        sendWaiter.attach(resources.sendCq);
+        receiveWaiter.attach(resources.receiveCq);
     }
 
     /**
@@ -438,7 +582,8 @@ public final class UdEndpoint implements AutoCloseable {
      */
     public Counters counters() {
         return new Counters(sends.sent(), sends.failed(), receives.received(), receives.receiveErrors(),
-                recovery.recoveries(), sendWaiter.sleeps(), receiveWaiter.sleeps());
+                recovery.recoveries(), recovery.remade(), sends.rnrResends(), sendWaiter.sleeps(),
+                receiveWaiter.sleeps());
     }
 
     /**
@@ -458,12 +603,41 @@ public final class UdEndpoint implements AutoCloseable {
      * {@link #send(AddressHandle, int, long, ByteBuffer)}, whose exceptions apply.
      *
      * @param ah      an AH to {@code to}'s GID, in this endpoint's PD
-     * @param to      the receiver's QPN and Q_Key (its GID is the AH's)
+     * @param to      the receiver's GID (the AH's), QPN and Q_Key
      * @param payload the bytes from position to limit; consumed
+     * @throws IllegalArgumentException also when {@code to}'s GID is not {@code ah}'s, before the post
      */
     public void send(AddressHandle ah, EndpointAddress to, ByteBuffer payload) {
-        Objects.requireNonNull(to, "to");
+        checkAgree(ah, to);
         send(ah, to.qpn(), to.qkey(), payload);
+    }
+
+    /**
+     * Sends {@code payload}'s remaining bytes to {@code to}, through an AH the endpoint acquires
+     * from its cache for {@code to}'s GID (a hit once made) and releases when the send completes:
+     * the caller holds no AH. The exceptions of {@link #send(AddressHandle, int, long, ByteBuffer)}
+     * apply, and those of {@link AddressHandleCache#acquire} for the AH.
+     *
+     * @param to      the receiver's GID, QPN and Q_Key
+     * @param payload the bytes from position to limit; consumed
+     */
+    public void send(EndpointAddress to, ByteBuffer payload) {
+        Objects.requireNonNull(to, "to");
+        checkOpen();
+        try (AddressHandle ah = cache.acquire(pd,
+                AddressHandleAttributes.builder().dgid(to.gid()).portNum(options.portNum()).build())) {
+            send(ah, to.qpn(), to.qkey(), payload);
+        }
+    }
+
+    /** A send names its destination twice (the AH's GID, the address's): they must agree. */
+    private static void checkAgree(AddressHandle ah, EndpointAddress to) {
+        Objects.requireNonNull(ah, "ah");
+        Objects.requireNonNull(to, "to");
+        if (!ah.dgid().equals(to.gid())) {
+            throw new IllegalArgumentException("to: GID " + to.gid() + " is not the GID of ah (" + ah.dgid()
+                    + "); a send through it would reach " + ah.dgid() + ", not " + to);
+        }
     }
 
     /**
@@ -574,7 +748,7 @@ public final class UdEndpoint implements AutoCloseable {
      * sends may come in between two of the batch's posts.
      *
      * @param ah       an AH to the receiver's GID, in this endpoint's PD
-     * @param to       the receiver's QPN and Q_Key (its GID is the AH's)
+     * @param to       the receiver's GID (the AH's: checked, before the post), QPN and Q_Key
      * @param payloads the payloads; those from {@code offset} to {@code offset + count - 1} are sent
      * @param offset   the first payload's index
      * @param count    payloads to send, 0..{@code payloads.length - offset}
@@ -587,8 +761,7 @@ public final class UdEndpoint implements AutoCloseable {
      * @throws VerbsException               as {@link #send}, likewise
      */
     public void sendBatch(AddressHandle ah, EndpointAddress to, ByteBuffer[] payloads, int offset, int count) {
-        Objects.requireNonNull(ah, "ah");
-        Objects.requireNonNull(to, "to");
+        checkAgree(ah, to);
         Objects.requireNonNull(payloads, "payloads");
         if (ah.pd() != pd) {
             throw new IllegalArgumentException("ah: belongs to another PD than this endpoint's");
@@ -638,6 +811,8 @@ public final class UdEndpoint implements AutoCloseable {
         }
         if (recovery.needsRecovery()) {
             b.append("; the QP is in the error state and its flushed work requests have not all completed");
+        } else if (sends.resendsWaiting()) {
+            b.append("; sends that met RNR wait to be resent (their receiver posts no receive)");
         } else if (rnrRetry() == 7) {
             b.append("; SRD rnr_retry 7 retries without end: a receiver with no receive posted keeps a send in "
                     + "flight without a completion (set Options.withRnrRetry(0..6) where the device allows it)");
@@ -942,47 +1117,104 @@ public final class UdEndpoint implements AutoCloseable {
      * Waits briefly (up to 1 s, holding no lock; less if interrupted, the flag kept) for sends in
      * flight, then destroys the QP, the registered memory and the CQs, children first, and drops
      * the AH references it held. Calls waiting in other threads throw {@link IllegalStateException}
-     * promptly. Idempotent.
+     * promptly. A close that another thread is running is waited for (up to 30 s; an interrupt ends
+     * the wait, the flag kept), so that on return everything is freed. A close that threw can be
+     * called again: it retries what was not freed. Idempotent once it has succeeded.
+     *
+     * @throws VerbsException        if a resource could not be freed (the first failure; the
+     *                               others suppressed), or a poll of the drain failed (everything
+     *                               was still freed)
+     * @throws IllegalStateException if a close running in another thread did not end within 30 s
      */
     @Override
     public void close() {
-        if (!closing.compareAndSet(false, true)) {
-            return;
+        while (!released) {
+            CountDownLatch mine = new CountDownLatch(1);
+            CountDownLatch running = closing.compareAndExchange(null, mine);
+            if (running == null) {
+                try {
+                    closeOnce();
+                    released = true;
+                } finally {
+                    closing.set(null);
+                    mine.countDown();
+                }
+                return;
+            }
+            if (!awaitClose(running)) {
+                return;
+            }
+            // It ended; if it failed, this call retries.
         }
+    }
+
+    /** Waits for another thread's close; false when interrupted (flag set again) or past the bound. */
+    private static boolean awaitClose(CountDownLatch running) {
+        try {
+            if (!running.await(CLOSE_WAIT_SECONDS, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("UD endpoint: another thread's close() has not ended within "
+                        + CLOSE_WAIT_SECONDS + " s");
+            }
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /*
+     * One attempt at closing. The drain runs once (a retry skips it); a drain that throws (a CQ
+     * poll failing) does not keep the resources: they are freed, and its failure is thrown after.
+     * Each resource's close is retryable (its guard closes only on success), so a retry frees
+     * exactly what the failed attempt left.
+     */
+    private void closeOnce() {
+        RuntimeException failure = null;
+        if (!closed) {
+            try {
+                drain();
+            } catch (RuntimeException e) {
+                failure = e;
+            }
+            closed = true;
+            sendWaiter.stop();
+            receiveWaiter.stop();
+        }
+        sends.lock.lock();
+        try {
+            receives.lock.lock();
+            try {
+                failure = resources.closeQp(failure);
+                // With the QP gone no send can still use an AH: now the references may go. If the
+                // QP could not be destroyed they stay held (and show as leaks at cache close)
+                // rather than let an AH be destroyed under a send the device may still process.
+                if (resources.qpClosed()) {
+                    sends.releaseAllLocked();
+                }
+                failure = resources.closeRest(failure);
+            } finally {
+                receives.lock.unlock();
+            }
+        } finally {
+            sends.lock.unlock();
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    /** Waits up to {@link #CLOSE_DRAIN_NANOS}, holding no lock, for the sends in flight. */
+    private void drain() {
         long deadline = System.nanoTime() + CLOSE_DRAIN_NANOS;
         for (int idle = 0; System.nanoTime() - deadline < 0 && !Thread.currentThread().isInterrupted(); idle++) {
             if (recovery.needsRecovery() || sends.drainStep()) {
-                break;
+                return;
             }
             if (idle < SPINS) {
                 Thread.onSpinWait();
             } else {
                 LockSupport.parkNanos(PARK_NANOS);
             }
-        }
-        closed = true;
-        sendWaiter.stop();
-        receiveWaiter.stop();
-        sends.lock.lock();
-        try {
-            receives.lock.lock();
-            try {
-                RuntimeException failure = resources.closeQp();
-                // With the QP gone no send can still use an AH: now the references may go. If the
-                // QP could not be destroyed they stay held (and show as leaks at cache close)
-                // rather than let an AH be destroyed under a send the device may still process.
-                if (failure == null) {
-                    sends.releaseAllLocked();
-                }
-                failure = resources.closeRest(failure);
-                if (failure != null) {
-                    throw failure;
-                }
-            } finally {
-                receives.lock.unlock();
-            }
-        } finally {
-            sends.lock.unlock();
         }
     }
 

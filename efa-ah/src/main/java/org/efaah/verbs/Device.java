@@ -587,6 +587,26 @@ public final class Device implements AutoCloseable {
         }
     }
 
+    /**
+     * The health of this device's background readers: its asynchronous events, and the network
+     * watcher while it has network listeners. Empty when it has neither.
+     */
+    List<org.efaah.health.HealthCheck> readerHealth() {
+        List<org.efaah.health.HealthCheck> checks = new ArrayList<>(2);
+        DeviceEventReader reader = eventReader;
+        if (reader != null) {
+            checks.add(reader.health(name()));
+        }
+        NetworkWatcher.Subscription network = activeNetworkSubscription;
+        if (network != null) {
+            org.efaah.health.HealthCheck c = network.health(name());
+            if (c != null) {
+                checks.add(c);
+            }
+        }
+        return checks;
+    }
+
     /** Whether this device is subscribed to the network reader now; for tests. */
     boolean watchesNetwork() {
         return activeNetworkSubscription != null;
@@ -785,9 +805,10 @@ public final class Device implements AutoCloseable {
                 activeNetworkSubscription = null;
             }
             DeviceEventReader reader = eventReader;
+            boolean channelClosed = true;
             if (reader != null) {
                 try {
-                    reader.stop();
+                    channelClosed = reader.stop();
                 } catch (RuntimeException e) {
                     failure[0] = chain(failure[0], e);
                 }
@@ -818,10 +839,22 @@ public final class Device implements AutoCloseable {
                 failure[0] = pd.deallocateUnderDevice(failure[0]);
             }
             protectionDomains.clear();
-            try {
-                provider.closeDevice(context);
-            } catch (RuntimeException e) {
-                failure[0] = chain(failure[0], e);
+            if (channelClosed) {
+                try {
+                    provider.closeDevice(context);
+                } catch (RuntimeException e) {
+                    failure[0] = chain(failure[0], e);
+                }
+            } else {
+                // A close from an interrupted thread did not wait for the reader: the context goes
+                // right after its channel, on the reader's thread.
+                reader.runAfterClose(() -> {
+                    try {
+                        provider.closeDevice(context);
+                    } catch (RuntimeException e) {
+                        LOG.error("device {}: ibv_close_device failed", name(), e);
+                    }
+                });
             }
         });
         if (late[0] != null) {

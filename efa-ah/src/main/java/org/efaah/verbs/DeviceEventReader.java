@@ -1,34 +1,33 @@
 package org.efaah.verbs;
 
-import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import org.efaah.health.HealthCheck;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The one thread per device that reads its asynchronous events ({@code ibv_get_async_event(3)},
  * each acknowledged at once by the provider), drains every pending event per wake-up and hands
- * them, in order, to the device. Ends after a DEVICE_FATAL, after which a device sends nothing.
- * Stopped first by {@link Device#close()}: the stop wakes the wait, so it returns within one wait,
- * never hanging on a quiet device.
+ * them, in order, to the device. Ends after a DEVICE_FATAL, after which a device sends nothing. A
+ * failed read does not end it: it backs off and reads again ({@link BackgroundReader}). Stopped
+ * first by {@link Device#close()}: the stop wakes the wait, so it returns within one wait, never
+ * hanging on a quiet device; the thread frees the channel itself.
  */
-final class DeviceEventReader {
+final class DeviceEventReader implements BackgroundReader.Agent {
     private static final Logger LOG = LoggerFactory.getLogger(DeviceEventReader.class);
     /** Upper bound of one wait; a stop normally ends it at once through the wake-up. */
     private static final int WAIT_MILLIS = 1000;
-    private static final long JOIN_MILLIS = TimeUnit.SECONDS.toMillis(5);
 
     private final VerbsProvider provider;
     private final long channel;
-    private final Thread thread;
-    private volatile boolean stopping;
+    private final Consumer<AsyncEvent> sink;
+    private final BackgroundReader reader;
 
     private DeviceEventReader(VerbsProvider provider, long channel, String deviceName, Consumer<AsyncEvent> sink) {
         this.provider = provider;
         this.channel = channel;
-        this.thread = new Thread(() -> run(sink, deviceName), "efa-ah-events-" + deviceName);
-        thread.setDaemon(true);
+        this.sink = sink;
+        this.reader = BackgroundReader.of(this, "efa-ah-events-" + deviceName, "asynchronous events of " + deviceName);
     }
 
     /** Starts the reader of {@code context}, or returns null when the provider reads no events. */
@@ -44,73 +43,43 @@ final class DeviceEventReader {
             LOG.warn("device {}: asynchronous events unavailable, none will be delivered: {}", deviceName, e.getMessage());
             return null;
         }
-        DeviceEventReader reader = new DeviceEventReader(provider, channel, deviceName, sink);
-        reader.thread.start();
-        return reader;
+        DeviceEventReader r = new DeviceEventReader(provider, channel, deviceName, sink);
+        r.reader.start();
+        return r;
     }
 
-    private void run(Consumer<AsyncEvent> sink, String deviceName) {
-        while (!stopping) {
-            List<AsyncEvent> events;
-            try {
-                events = provider.awaitAsyncEvents(channel, WAIT_MILLIS);
-            } catch (Throwable t) {
-                LOG.error("device {}: reading asynchronous events failed; no more events will be read", deviceName, t);
-                return;
-            }
-            for (AsyncEvent event : events) {
-                sink.accept(event);
-                if (event.eventType() == DeviceEvent.Kind.DEVICE_FATAL.value()) {
-                    // Nothing more comes from a dead device; the close frees the channel.
-                    return;
-                }
+    @Override
+    public boolean doWork() {
+        for (AsyncEvent event : provider.awaitAsyncEvents(channel, WAIT_MILLIS)) {
+            sink.accept(event);
+            if (event.eventType() == DeviceEvent.Kind.DEVICE_FATAL.value()) {
+                return false; // nothing more comes from a dead device
             }
         }
+        return true;
     }
 
-    /**
-     * Stops the thread and frees the channel. From the reader thread itself (a listener closing
-     * the device) the loop just ends after the current event, and the channel is freed here since
-     * no wait is in progress.
-     */
-    void stop() {
-        stopping = true;
-        if (Thread.currentThread() != thread) {
-            provider.wakeAsyncEvents(channel);
-            if (!joinUninterruptibly(JOIN_MILLIS)) {
-                // Freeing the channel under a wait would hand freed memory to the provider: leak it instead.
-                LOG.error("{} did not stop within {} ms; its event channel is left allocated", thread.getName(), JOIN_MILLIS);
-                return;
-            }
-        }
+    @Override
+    public void wake() {
+        provider.wakeAsyncEvents(channel);
+    }
+
+    @Override
+    public void onClose() {
         provider.closeAsyncEvents(channel);
     }
 
-    /**
-     * Waits up to {@code millis} for the reader to end, whatever the caller's interrupt status: a
-     * device closed by an interrupted thread (a command stopped by Ctrl-C, a receive interrupted
-     * before its try-with-resources closes) must still free the channel, so the interrupt is kept
-     * for the caller instead of ending the wait at once.
-     *
-     * @return true if the reader ended
-     */
-    private boolean joinUninterruptibly(long millis) {
-        boolean interrupted = false;
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-        try {
-            for (long left = millis; thread.isAlive() && left > 0;
-                 left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())) {
-                try {
-                    thread.join(left);
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
-        return !thread.isAlive();
+    /** See {@link BackgroundReader#stop()}. */
+    boolean stop() {
+        return reader.stop();
+    }
+
+    /** See {@link BackgroundReader#runAfterClose}. */
+    void runAfterClose(Runnable action) {
+        reader.runAfterClose(action);
+    }
+
+    HealthCheck health(String subject) {
+        return reader.health("event_reader", subject);
     }
 }

@@ -12,7 +12,8 @@ import org.efaah.health.HealthThresholds;
  * The health of one open {@link Device}, asked of the device now: open and not fatal; every port
  * active, queried with {@code ibv_query_port(3)} rather than remembered from events (EFA raises
  * no port events); the AHs and PDs made through this object against {@code max_ah} and
- * {@code max_pd}. Checks that cannot be asked of a closed or fatal device are left out. Never
+ * {@code max_pd}; its background readers (asynchronous events, the network watcher), DEGRADED with
+ * the cause while their reads fail. Checks that cannot be asked of a closed or fatal device are left out. Never
  * throws for a failing device: a failed query is a DOWN check with its errno. Thread-safe.
  */
 public final class DeviceHealth {
@@ -46,6 +47,7 @@ public final class DeviceHealth {
         for (int port = 1; port <= a.portCount(); port++) {
             checks.add(port(device, port));
         }
+        checks.addAll(device.readerHealth());
         checks.add(HealthThresholds.usage("ah_usage", name, "live AHs", device.liveAhCount(), a.maxAh(), "max_ah",
                 thresholds.ahUsage()));
         checks.add(HealthThresholds.usage("pd_usage", name, "PDs", device.livePdCount(), a.maxPd(), "max_pd",

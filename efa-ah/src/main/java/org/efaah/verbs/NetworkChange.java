@@ -90,11 +90,11 @@ public record NetworkChange(Type type, int ifindex, String ifname, int state, in
     /**
      * A mark of the channel.
      *
-     * @param type {@link Type#DUMP_DONE} or {@link Type#LOST}
+     * @param type {@link Type#DUMP_DONE}, {@link Type#DUMP_INTERRUPTED} or {@link Type#LOST}
      * @return the mark
      */
     public static NetworkChange mark(Type type) {
-        return new NetworkChange(type, 0, "", 0, 0, new byte[0], new byte[0], type == Type.DUMP_DONE);
+        return new NetworkChange(type, 0, "", 0, 0, new byte[0], new byte[0], type == Type.DUMP_DONE || type == Type.DUMP_INTERRUPTED);
     }
 
     /**
@@ -130,6 +130,11 @@ public record NetworkChange(Type type, int ifindex, String ifname, int state, in
         /** {@code NLMSG_DONE}: the answer to a dump request ended. */
         DUMP_DONE,
         /** The socket overflowed ({@code ENOBUFS}): notifications were dropped, the tables must be read again. */
-        LOST
+        LOST,
+        /**
+         * {@code NLMSG_DONE} of a dump the kernel flagged {@code NLM_F_DUMP_INTR}: the table changed
+         * while it was dumped, so the answer may miss entries; the dump must be asked for again.
+         */
+        DUMP_INTERRUPTED
     }
 }

@@ -9,7 +9,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,7 +42,6 @@ final class NetworkWatcher {
     /** By {@link VerbsProvider#networkSource()}: one reader per source (per process for the native providers). */
     private static final Map<Object, NetworkWatcher> WATCHERS = new IdentityHashMap<>();
     private static final int WAIT_MILLIS = 1000;
-    private static final long JOIN_MILLIS = TimeUnit.SECONDS.toMillis(5);
 
     private final VerbsProvider provider;
     private final List<Subscription> subscriptions = new CopyOnWriteArrayList<>();
@@ -117,7 +115,7 @@ final class NetworkWatcher {
     /** Whether a reader thread runs now; for tests. */
     boolean running() {
         synchronized (WATCHERS) {
-            return reader != null && reader.thread.isAlive();
+            return reader != null && reader.thread.thread().isAlive();
         }
     }
 
@@ -184,6 +182,15 @@ final class NetworkWatcher {
             watcher.unsubscribe(this);
         }
 
+        /** The reader's health, null when none runs (the provider has no network source). */
+        org.efaah.health.HealthCheck health(String subject) {
+            Reader r;
+            synchronized (WATCHERS) {
+                r = watcher.reader;
+            }
+            return r == null ? null : r.thread.health("network_reader", subject);
+        }
+
         /** The netdevs the GID tables name, for tests and logs. */
         Map<Integer, int[]> netdevs() {
             return netdevs;
@@ -202,19 +209,23 @@ final class NetworkWatcher {
 
     private enum Dump { NONE, LINKS, NEIGHBOURS }
 
-    /** The thread, its channel and the tables it keeps. */
-    private static final class Reader {
+    /**
+     * The agent of the watcher's {@link BackgroundReader}: its channel and the tables it keeps. A
+     * failed read does not end it: after a backoff it reads again, and since notifications may
+     * have been lost meanwhile, every RoCE port hears {@link NetworkEvent.Kind#RESYNC} and the
+     * tables are read again.
+     */
+    private static final class Reader implements BackgroundReader.Agent {
         private final NetworkWatcher watcher;
         private final VerbsProvider provider;
         private final long channel;
-        private final Thread thread;
-        private volatile boolean stopping;
-        private boolean channelClosed; // guarded by this: wake and close never meet
+        private final BackgroundReader thread;
         private final Map<Integer, Link> links = new HashMap<>();
         private final Map<NeighbourKey, byte[]> neighbours = new HashMap<>();
         private boolean linksRead;
         private boolean neighboursRead;
         private volatile boolean tablesRead;
+        private boolean started;
         private Dump dumping = Dump.NONE;
         private boolean dumpAgain;
 
@@ -222,8 +233,7 @@ final class NetworkWatcher {
             this.watcher = watcher;
             this.provider = watcher.provider;
             this.channel = channel;
-            this.thread = new Thread(this::run, "efa-ah-network");
-            thread.setDaemon(true);
+            this.thread = BackgroundReader.of(this, "efa-ah-network", "network changes (rtnetlink)");
         }
 
         /** Opens the channel (so changes from now on are kept) and starts the thread; null when unsupported. */
@@ -243,26 +253,35 @@ final class NetworkWatcher {
             return r;
         }
 
-        private void run() {
-            try {
-                dump(Dump.LINKS);
-                while (!stopping) {
-                    for (NetworkChange c : provider.awaitNetworkChanges(channel, WAIT_MILLIS)) {
-                        if (stopping) {
-                            break;
-                        }
-                        handle(c);
-                    }
-                }
-            } catch (Throwable t) {
-                if (!stopping) {
-                    LOG.error("reading network changes failed; AHs no longer follow neighbour and link changes", t);
-                }
-            } finally {
-                if (Thread.currentThread() == thread && stopping) {
-                    closeChannel(); // stopped from this thread itself: nobody else will
-                }
+        @Override
+        public void onStart() {
+            if (started) {
+                watcher.emit(NetworkEvent.Kind.RESYNC, 0, null, "reading network changes failed");
             }
+            started = true;
+            dumpAgain = false;
+            dump(Dump.LINKS);
+        }
+
+        @Override
+        public boolean doWork() {
+            for (NetworkChange c : provider.awaitNetworkChanges(channel, WAIT_MILLIS)) {
+                if (thread.stopping()) {
+                    break;
+                }
+                handle(c);
+            }
+            return true;
+        }
+
+        @Override
+        public void wake() {
+            provider.wakeNetworkChanges(channel);
+        }
+
+        @Override
+        public void onClose() {
+            provider.closeNetworkChanges(channel);
         }
 
         private void dump(Dump what) {
@@ -273,6 +292,13 @@ final class NetworkWatcher {
         private void handle(NetworkChange c) {
             switch (c.type()) {
                 case DUMP_DONE -> dumpDone();
+                case DUMP_INTERRUPTED -> {
+                    // NLM_F_DUMP_INTR: the table changed while it was dumped; the answer may miss entries.
+                    LOG.debug("the {} dump was interrupted by a change; asking again", dumping);
+                    if (dumping != Dump.NONE) {
+                        dump(dumping);
+                    }
+                }
                 case LOST -> {
                     LOG.warn("network notifications were lost (socket overflow): every RoCE port's AHs are invalidated"
                             + " and the link and neighbour tables read again");
@@ -368,38 +394,9 @@ final class NetworkWatcher {
             return lladdr == null || lladdr.length == 0 ? "none" : HexFormat.ofDelimiter(":").formatHex(lladdr);
         }
 
-        /**
-         * Stops the thread and frees the channel. From the thread itself (a listener closing the
-         * last device) the loop ends after the current change and the thread frees the channel.
-         */
+        /** See {@link BackgroundReader#stop()}: the thread frees the channel itself. */
         void stop() {
-            stopping = true;
-            if (Thread.currentThread() == thread) {
-                return;
-            }
-            synchronized (this) {
-                if (!channelClosed) {
-                    provider.wakeNetworkChanges(channel);
-                }
-            }
-            try {
-                thread.join(JOIN_MILLIS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            if (thread.isAlive()) {
-                // Freeing the channel under a wait would hand freed memory to the provider: leak it instead.
-                LOG.error("{} did not stop within {} ms; its channel is left open", thread.getName(), JOIN_MILLIS);
-                return;
-            }
-            closeChannel();
-        }
-
-        private synchronized void closeChannel() {
-            if (!channelClosed) {
-                channelClosed = true;
-                provider.closeNetworkChanges(channel);
-            }
+            thread.stop();
         }
     }
 }

@@ -199,13 +199,7 @@ public final class UdQueuePair implements AutoCloseable {
         if (mr.pd() != pd) {
             throw new IllegalArgumentException("mr: belongs to another PD than this QP");
         }
-        if (length < 1) {
-            throw new IllegalArgumentException("length: " + length + "; valid 1.. (an empty receive never completes on EFA)");
-        }
-        if (type == QueuePairType.UD && length < Grh.LENGTH) {
-            throw new IllegalArgumentException("length: " + length + "; a UD receive needs at least " + Grh.LENGTH
-                    + " bytes (the GRH area in front of every datagram)");
-        }
+        checkReceiveLength(length);
         mr.checkRange(offset, length);
         guard.enter();
         try {
@@ -217,6 +211,17 @@ public final class UdQueuePair implements AutoCloseable {
             }
         } finally {
             guard.exit();
+        }
+    }
+
+    /** The length every receive needs, single or batched: refused before the provider. */
+    private void checkReceiveLength(int length) {
+        if (length < 1) {
+            throw new IllegalArgumentException("length: " + length + "; valid 1.. (an empty receive never completes on EFA)");
+        }
+        if (type == QueuePairType.UD && length < Grh.LENGTH) {
+            throw new IllegalArgumentException("length: " + length + "; a UD receive needs at least " + Grh.LENGTH
+                    + " bytes (the GRH area in front of every datagram)");
         }
     }
 
@@ -240,10 +245,7 @@ public final class UdQueuePair implements AutoCloseable {
             throw new IllegalArgumentException("mr: belongs to another PD than this QP");
         }
         Ranges.check("count", count, 1, Math.min(offsets.length, wrIds.length));
-        if (type == QueuePairType.UD && length < Grh.LENGTH) {
-            throw new IllegalArgumentException("length: " + length + "; a UD receive needs at least " + Grh.LENGTH
-                    + " bytes (the GRH area in front of every datagram)");
-        }
+        checkReceiveLength(length);
         for (int i = 0; i < count; i++) {
             mr.checkRange(offsets[i], length);
         }

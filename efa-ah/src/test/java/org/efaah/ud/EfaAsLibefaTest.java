@@ -13,6 +13,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
+import org.efaah.cache.LeakDetection;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.EfaCompletionStatus;
@@ -223,6 +224,54 @@ class EfaAsLibefaTest {
                     () -> qp.postReceive(mr, 0, 39, 1));
             assertTrue(shortUd.getMessage().contains("at least 40 bytes"), shortUd.getMessage());
             qp.postReceive(mr, 0, 40, 1);
+        }
+    }
+
+    /**
+     * Issue 29 item 7: a batched receive of length 0 was posted (the single path refused it); on
+     * SRD, which has no 40-byte area to refuse it for, libefa takes a slot for it that never
+     * completes ({@code efa_post_recv} writes no descriptor for an empty SGE list).
+     */
+    @Test
+    void anEmptyBatchedReceiveIsRefusedAsASingleOneIs() {
+        UdEndpoint e = f.endpoint(f.pd(1), UdEndpoint.Options.defaults());
+        ProtectionDomain pd = e.pd();
+        try (var cq = pd.device().createCq(4);
+             var mr = pd.registerMemory(ByteBuffer.allocateDirect(64));
+             var qp = pd.createQp(QueuePairType.SRD, cq, cq, 4, 4)) {
+            qp.activate(1, 0, UdEndpoint.DEFAULT_QKEY);
+            IllegalArgumentException ex = assertThrows(IllegalArgumentException.class,
+                    () -> qp.postReceives(mr, new int[] {0, 8}, 0, new long[] {1, 2}, 2));
+            assertTrue(ex.getMessage().startsWith("length: 0; valid 1.."), ex.getMessage());
+            assertEquals(2, qp.postReceives(mr, new int[] {0, 8}, 8, new long[] {1, 2}, 2));
+        }
+    }
+
+    /**
+     * Issue 29 item 7: each failed send cost an {@code ibv_query_qp}, an admin-queue command on EFA.
+     * The completion says enough there: a send to a QPN that does not exist fails alone.
+     */
+    @Test
+    void aFailedSendOnEfaCostsNoQpQuery() throws Exception {
+        FaultyDatapath counting = new FaultyDatapath(new MockVerbsProvider(MockConfig.builder().deviceCount(2).build()));
+        try (Device d0 = Device.open(counting, "efa_0");
+             Device d1 = Device.open(counting, "efa_1");
+             ProtectionDomain pd0 = d0.allocatePd();
+             ProtectionDomain pd1 = d1.allocatePd();
+             AddressHandleCache cache = AddressHandleCache.create(LeakDetection.PARANOID);
+             UdEndpoint a = UdEndpoint.open(pd0, cache, UdEndpoint.Options.defaults().withTransport(QueuePairType.SRD));
+             UdEndpoint b = UdEndpoint.open(pd1, cache, UdEndpoint.Options.defaults().withTransport(QueuePairType.SRD));
+             AddressHandle toB = cache.acquire(pd0, AddressHandleAttributes.forGid(b.address().gid()))) {
+            for (int i = 0; i < 5; i++) {
+                a.send(toB, b.address().qpn() + 1, b.address().qkey(), ByteBuffer.allocate(8));
+            }
+            WorkCompletionException e = assertThrows(WorkCompletionException.class, () -> a.flush(5, TimeUnit.SECONDS));
+            assertEquals(5, e.failures().size());
+            assertEquals(EfaCompletionStatus.REMOTE_ERROR_BAD_DEST_QPN, e.failures().get(0).efaStatus());
+            assertEquals(0, counting.qpStateQueries.get(), "ibv_query_qp calls");
+            a.send(toB, b.address(), ByteBuffer.allocate(8));
+            assertTrue(a.flush(5, TimeUnit.SECONDS), "the QP goes on");
+            assertEquals(0, a.counters().recoveries());
         }
     }
 }

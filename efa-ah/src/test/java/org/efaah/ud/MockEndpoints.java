@@ -22,7 +22,11 @@ final class MockEndpoints implements AutoCloseable {
     private final List<AutoCloseable> parents = new ArrayList<>();
 
     MockEndpoints(int devices) {
-        mock = new MockVerbsProvider(MockConfig.builder().deviceCount(devices).build());
+        this(MockConfig.builder().deviceCount(devices).build());
+    }
+
+    MockEndpoints(MockConfig config) {
+        mock = new MockVerbsProvider(config);
     }
 
     /** A PD on its own open of device {@code efa_<device>}. */

@@ -668,6 +668,7 @@ final class NativeVerbs {
         static final int DUMP_LINKS = 18;
         static final int DUMP_NEIGHBOURS = 30;
         static final int FROM_DUMP = 1;
+        static final int DUMP_INTR = 2;
 
         /** An array of {@code count} zeroed structs. */
         NetEvent(long count) {

@@ -693,7 +693,10 @@ final class NativeVerbsProvider implements VerbsProvider {
         view.get(base + NativeVerbs.NetEvent.LLADDR, lladdr);
         switch (type) {
             case NativeVerbs.NetEvent.DUMP_DONE:
-                return org.efaah.verbs.NetworkChange.mark(org.efaah.verbs.NetworkChange.Type.DUMP_DONE);
+                return org.efaah.verbs.NetworkChange.mark(
+                        (view.getInt(base + NativeVerbs.NetEvent.FLAGS) & NativeVerbs.NetEvent.DUMP_INTR) != 0
+                                ? org.efaah.verbs.NetworkChange.Type.DUMP_INTERRUPTED
+                                : org.efaah.verbs.NetworkChange.Type.DUMP_DONE);
             case NativeVerbs.NetEvent.LOST:
                 return org.efaah.verbs.NetworkChange.mark(org.efaah.verbs.NetworkChange.Type.LOST);
             case NativeVerbs.NetEvent.NEWLINK, NativeVerbs.NetEvent.DELLINK: {

@@ -48,12 +48,18 @@ import org.efaah.verbs.Ranges;
  *                             kernel, ns, whatever the device then does: all a kernel-cached duplicate
  *                             costs. Apart from {@code createLatencyNanos}, which only a hardware command
  *                             adds
+ * @param flushOnError         what a QP that enters the error state does with the work requests posted to
+ *                             it: true (default) flushes them at once, as rxe and mlx5 do; false flushes
+ *                             nothing until the QP is destroyed, as EFA documents its FLUSHED status
+ *                             ("flushed during QP destroy", {@code efa_io_defs.h}); those flushes then
+ *                             name a QP libefa no longer knows ({@code efa_destroy_qp} clears its
+ *                             {@code qp_table} slot, so {@code efa_poll_sub_cq} fails them with EINVAL)
  */
 public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, int maxAh,
                          DuplicatePolicy duplicatePolicy, Errno duplicateErrno, long createLatencyNanos,
                          long destroyLatencyNanos, double failureProbability, Errno randomFailureErrno, long seed,
                          boolean efa, int maxPd, List<GidType> gidTypes, int adminQueueDepth, int efaDeviceCaps,
-                         long systemCallNanos) {
+                         long systemCallNanos, boolean flushOnError) {
 
     /** Prefix of the system properties read by {@link #fromSystemProperties()}. */
     public static final String PROPERTY_PREFIX = "efaah.mock.";
@@ -79,6 +85,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
      * @param adminQueueDepth     0..4096, 0 for no limit
      * @param efaDeviceCaps       any set of bits
      * @param systemCallNanos     0..10_000_000_000 ns (10 s)
+     * @param flushOnError        flush at the error state (true) or at destroy (false)
      * @throws IllegalArgumentException naming the field, its value and the valid range when one is out
      *                                  of range, or when more {@code gids} are given than
      *                                  {@code gidTableLength}
@@ -160,6 +167,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         b.adminQueueDepth = adminQueueDepth;
         b.efaDeviceCaps = efaDeviceCaps;
         b.systemCallNanos = systemCallNanos;
+        b.flushOnError = flushOnError;
         return b;
     }
 
@@ -168,7 +176,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
      * {@code .gidTableLength}, {@code .maxAh}, {@code .behaviour} (legacy|strict|kernel-cached),
      * {@code .duplicateErrno}, {@code .createLatencyNanos}, {@code .destroyLatencyNanos},
      * {@code .failureProbability}, {@code .failureErrno}, {@code .seed}, {@code .efa}, {@code .maxPd},
-     * {@code .adminQueueDepth}, {@code .systemCallNanos}.
+     * {@code .adminQueueDepth}, {@code .systemCallNanos}, {@code .flushOnError}.
      *
      * @return the configuration the properties describe
      * @throws IllegalArgumentException naming the property when a value does not parse or is out of range
@@ -189,6 +197,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         set("maxPd", Integer::parseInt, b::maxPd);
         set("adminQueueDepth", Integer::parseInt, b::adminQueueDepth);
         set("systemCallNanos", Long::parseLong, b::systemCallNanos);
+        set("flushOnError", MockConfig::parseBoolean, b::flushOnError);
         try {
             return b.build();
         } catch (IllegalArgumentException e) {
@@ -265,6 +274,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         private int efaDeviceCaps = EfaDeviceAttributes.CAPS_RDMA_READ | EfaDeviceAttributes.CAPS_RNR_RETRY
                 | EfaDeviceAttributes.CAPS_CQ_WITH_SGID;
         private long systemCallNanos;
+        private boolean flushOnError = true;
 
         private Builder() {
         }
@@ -472,6 +482,19 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         }
 
         /**
+         * Whether a QP entering the error state flushes what is posted at once (true, the default, as
+         * rxe and mlx5) or only when destroyed (false, as EFA documents); see
+         * {@link MockConfig#flushOnError()}.
+         *
+         * @param flush true to flush at the error state, false to flush at destroy
+         * @return this builder
+         */
+        public Builder flushOnError(boolean flush) {
+            this.flushOnError = flush;
+            return this;
+        }
+
+        /**
          * The configuration.
          *
          * @return an immutable configuration
@@ -480,7 +503,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         public MockConfig build() {
             return new MockConfig(deviceCount, gidTableLength, gids, maxAh, duplicatePolicy, duplicateErrno,
                     createLatencyNanos, destroyLatencyNanos, failureProbability, randomFailureErrno, seed, efa, maxPd,
-                    gidTypes, adminQueueDepth, efaDeviceCaps, systemCallNanos);
+                    gidTypes, adminQueueDepth, efaDeviceCaps, systemCallNanos, flushOnError);
         }
     }
 }

@@ -213,6 +213,11 @@ final class MockFabric {
         int port;
         /** SRD: the {@code rnr_retry} set at RTR to RTS; 7, retry without end, is the device's default. */
         int rnrRetry = RNR_RETRY_FOREVER;
+        /**
+         * Sends that neither completed nor left, held by a QP in error on a device that flushes only at
+         * destroy ({@link MockConfig#flushOnError()} false): their tokens, flushed by {@link #destroyQp}.
+         */
+        final List<Long> stalledSends = new ArrayList<>();
         boolean destroyed;
 
         Qp(int qpn, QueuePairType type, MockVerbsProvider.MockPd pd, Cq sendCq, Cq recvCq, int maxSend, int maxRecv,
@@ -432,6 +437,7 @@ final class MockFabric {
     synchronized void resetQp(long qp) {
         Qp q = qp(qp, "ibv_modify_qp");
         q.receives.clear();
+        q.stalledSends.clear();
         inFlightSrd.removeIf(p -> p.from() == q);
         retryingSrd.removeIf(p -> p.from() == q);
         if (heldSendCompletions != null) {
@@ -450,6 +456,23 @@ final class MockFabric {
         }
         q.destroyed = true;
         qpsByNumber.get(q.pd.context.device()).remove(q.qpn);
+        if (!provider.config().flushOnError()) {
+            // "The EFA device will clear all active WQEs on ibv_destroy_qp() and return error
+            // completions" (libfabric PR #10968), FLUSHED being "flushed during QP destroy"
+            // (efa_io_defs.h). They name a QP efa_destroy_qp has taken out of the context's table:
+            // polled, efa_poll_sub_cq fails each with EINVAL ("Invalid QP"), see pollCq.
+            for (Receive r; (r = q.receives.poll()) != null; ) {
+                complete(q.recvCq, new Cqe(r.token(), WorkCompletion.WR_FLUSH_ERR, WorkCompletion.OPCODE_RECV, 0, q,
+                        false, 0, 0, 0, EfaCompletionStatus.FLUSHED.code(), null));
+            }
+            inFlightSrd.removeIf(p -> p.from() == q && q.stalledSends.add(p.token()));
+            retryingSrd.removeIf(p -> p.from() == q && q.stalledSends.add(p.token()));
+            for (long token : q.stalledSends) {
+                complete(q.sendCq, new Cqe(token, WorkCompletion.WR_FLUSH_ERR, WorkCompletion.OPCODE_SEND, 0, q, true,
+                        0, 0, 0, EfaCompletionStatus.FLUSHED.code(), null));
+            }
+            q.stalledSends.clear();
+        }
         inFlightSrd.removeIf(p -> p.from() == q);
         retryingSrd.removeIf(p -> p.from() == q);
         if (heldSendCompletions != null) {
@@ -473,7 +496,7 @@ final class MockFabric {
                     + " of max_recv_wr " + q.rq.pool.length + " outstanding");
         }
         long token = q.rq.post(wrId);
-        if (q.state == QueuePairState.ERR) {
+        if (q.state == QueuePairState.ERR && provider.config().flushOnError()) {
             complete(q.recvCq, new Cqe(token, WorkCompletion.WR_FLUSH_ERR, WorkCompletion.OPCODE_RECV, 0, q, false, 0,
                     0, 0, EfaCompletionStatus.FLUSHED.code(), null));
             return;
@@ -505,7 +528,11 @@ final class MockFabric {
         }
         long token = q.sq.post(wrId);
         if (q.state == QueuePairState.ERR) {
-            completeSend(q, token, WorkCompletion.WR_FLUSH_ERR, EfaCompletionStatus.FLUSHED.code());
+            if (provider.config().flushOnError()) {
+                completeSend(q, token, WorkCompletion.WR_FLUSH_ERR, EfaCompletionStatus.FLUSHED.code());
+            } else {
+                q.stalledSends.add(token);
+            }
             return;
         }
         if (foreignAh) {
@@ -654,9 +681,19 @@ final class MockFabric {
         return true;
     }
 
-    /** The QP stops: what is still posted is flushed, and so is whatever is posted later. */
+    /**
+     * The QP stops: what is still posted is flushed, and so is whatever is posted later; or, where
+     * the device flushes only at destroy ({@link MockConfig#flushOnError()} false), nothing completes
+     * and what is posted stays with the QP until {@link #destroyQp}.
+     */
     private void enterError(Qp q) {
         q.state = QueuePairState.ERR;
+        if (!provider.config().flushOnError()) {
+            // Nothing more leaves the QP: its SRD sends wait, unsent, for the destroy.
+            inFlightSrd.removeIf(p -> p.from() == q && q.stalledSends.add(p.token()));
+            retryingSrd.removeIf(p -> p.from() == q && q.stalledSends.add(p.token()));
+            return;
+        }
         for (Receive r; (r = q.receives.poll()) != null; ) {
             complete(q.recvCq, new Cqe(r.token(), WorkCompletion.WR_FLUSH_ERR, WorkCompletion.OPCODE_RECV, 0, q, false,
                     0, 0, 0, EfaCompletionStatus.FLUSHED.code(), null));

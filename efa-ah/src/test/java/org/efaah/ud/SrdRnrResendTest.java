@@ -1,0 +1,119 @@
+package org.efaah.ud;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.util.BitSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.efaah.cache.AddressHandle;
+import org.efaah.verbs.AddressHandleAttributes;
+import org.efaah.verbs.EfaCompletionStatus;
+import org.efaah.verbs.QueuePairType;
+import org.efaah.verbs.WorkCompletion;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue 29 item 6: on SRD a send that meets RNR (its receiver had no receive posted and the
+ * device's {@code rnr_retry} 3 ran out) is resent after a backoff, and reported only once its
+ * budget is spent. On the mock's EFA devices, which fail such a send with an RNR error completion
+ * for a finite {@code rnr_retry}.
+ */
+class SrdRnrResendTest {
+    private final MockEndpoints f = new MockEndpoints(3);
+
+    @AfterEach
+    void closeAll() throws Exception {
+        f.close();
+    }
+
+    private static UdEndpoint.Options srd() {
+        return UdEndpoint.Options.defaults().withTransport(QueuePairType.SRD);
+    }
+
+    /** A receiver that stalls for a moment (posts no receive for 100 ms) no longer fails its senders' sends. */
+    @Test
+    void aReceiverThatStallsForAMomentLosesNothing() throws Exception {
+        UdEndpoint a = f.endpoint(f.pd(1), srd());
+        UdEndpoint b = f.endpoint(f.pd(2), srd().withDepths(64, 4));
+        int count = 32;
+        try (AddressHandle toB = f.cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
+            CompletableFuture<BitSet> received = CompletableFuture.supplyAsync(() -> {
+                BitSet seen = new BitSet();
+                try {
+                    Thread.sleep(100); // the stall: b's 4 receives are taken, the rest meet RNR
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                while (seen.cardinality() < count) {
+                    Datagram d = b.receive(5, TimeUnit.SECONDS);
+                    if (d == null) {
+                        break;
+                    }
+                    seen.set(d.payload()[0]);
+                }
+                return seen;
+            });
+            for (int i = 0; i < count; i++) {
+                a.send(toB, b.address(), ByteBuffer.wrap(new byte[] {(byte) i}));
+            }
+            assertTrue(a.flush(10, TimeUnit.SECONDS), "every send completed");
+            assertEquals(count, received.get(10, TimeUnit.SECONDS).cardinality(), "every datagram arrived once");
+            assertEquals(0, a.counters().failedSends());
+            assertTrue(a.counters().rnrResends() > 0, "the stall was met: resends counted");
+            System.out.printf("FIGURE SRD RNR stall of 100 ms: %d datagrams, %d resends, 0 failures%n", count,
+                    a.counters().rnrResends());
+        }
+    }
+
+    /** A budget of 0 reports the first RNR, as before the resends (and as libfabric's FI_RM_DISABLED). */
+    @Test
+    void aBudgetOfZeroReportsTheFirstRnr() {
+        UdEndpoint a = f.endpoint(f.pd(1), srd().withRnrResendBudget(0, TimeUnit.SECONDS));
+        UdEndpoint b = f.endpoint(f.pd(2), srd().withDepths(64, 1));
+        try (AddressHandle toB = f.cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
+            a.send(toB, b.address(), ByteBuffer.wrap(new byte[] {1}));
+            a.send(toB, b.address(), ByteBuffer.wrap(new byte[] {2}));
+            WorkCompletionException e = assertThrows(WorkCompletionException.class, () -> a.flush(5, TimeUnit.SECONDS));
+            assertEquals(WorkCompletion.RNR_RETRY_EXC_ERR, e.status());
+            assertEquals(0, a.counters().rnrResends());
+            assertNotNull(b.receive(5, TimeUnit.SECONDS));
+        }
+    }
+
+    @Test
+    void theBudgetIsCheckedAtOpen() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> f.endpoint(f.pd(1),
+                srd().withRnrResendBudget(61, TimeUnit.SECONDS)));
+        assertTrue(e.getMessage().startsWith("rnrResendNanos: 61000000000 is out of range; valid 0..60000000000"),
+                e.getMessage());
+        assertEquals(UdEndpoint.DEFAULT_RNR_RESEND_NANOS, UdEndpoint.Options.defaults().rnrResendNanos());
+    }
+
+    /** A receiver that posts nothing: each send is reported, as RNR, once its budget is spent. */
+    @Test
+    void aSendIsReportedOnlyOnceItsBudgetIsSpent() {
+        UdEndpoint a = f.endpoint(f.pd(1), srd());
+        UdEndpoint b = f.endpoint(f.pd(2), srd().withDepths(64, 1));
+        try (AddressHandle toB = f.cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
+            long start = System.nanoTime();
+            for (int i = 1; i <= 3; i++) {
+                a.send(toB, b.address(), ByteBuffer.wrap(new byte[] {(byte) i}));
+            }
+            WorkCompletionException e = assertThrows(WorkCompletionException.class, () -> a.flush(10, TimeUnit.SECONDS));
+            long took = System.nanoTime() - start;
+            assertTrue(took >= UdEndpoint.DEFAULT_RNR_RESEND_NANOS, "reported after " + took / 1_000_000 + " ms");
+            assertEquals(2, e.failures().size(), e.getMessage());
+            for (SendFailure failure : e.failures()) {
+                assertEquals(WorkCompletion.RNR_RETRY_EXC_ERR, failure.status());
+                assertEquals(EfaCompletionStatus.REMOTE_ERROR_RNR, failure.efaStatus());
+            }
+            assertTrue(a.counters().rnrResends() >= 2, "resends: " + a.counters().rnrResends());
+            assertNotNull(b.receive(5, TimeUnit.SECONDS));
+        }
+    }
+}
