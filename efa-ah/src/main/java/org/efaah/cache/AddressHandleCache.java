@@ -151,6 +151,10 @@ public final class AddressHandleCache implements AutoCloseable {
     final Reclaimer reclaimer;
     private final Reaper reaper;
     volatile boolean closed;
+    /** The thread running the close, until it ends; guarded by this. */
+    private Thread closer;
+    /** Whether the close ended; guarded by this. */
+    private boolean closeEnded;
     /** The table last looked up: most programs use one PD, and this saves them a map look-up per hit. */
     private volatile PdTable lastTable;
 
@@ -240,11 +244,11 @@ public final class AddressHandleCache implements AutoCloseable {
             Entry e = key == null ? null : find(pd, key);
             long word = e == null ? -1 : e.tryRetainHit(); // the hit is counted in the entry's word
             if (word >= 0) {
+                if (closed) {
+                    throw refuseHit(e);
+                }
                 if (Entry.hitsDue(word)) {
                     stats.recordHits(e.takeHits());
-                }
-                if (closed) {
-                    throw releaseClosed(e);
                 }
                 // handleFor's work, written out: the handle must be allocated in this method,
                 // which callers inline; handleFor, called from every path, may be compiled on its
@@ -301,8 +305,7 @@ public final class AddressHandleCache implements AutoCloseable {
         Object key = device.isEfa() ? resolved.dgid() : resolved;
         Entry e = find(pd, key);
         if (e != null && e.tryRetain()) {
-            stats.recordHit();
-            return handleFor(e);
+            return hitHandle(e, false);
         }
         return acquireSlow(pd, key, device.isEfa() ? forEfa(resolved) : resolved);
     }
@@ -338,14 +341,13 @@ public final class AddressHandleCache implements AutoCloseable {
                 return null;
             }
             if (e.tryRetain()) {
-                stats.recordHit();
-                return handleFor(e);
+                return hitHandle(e, false);
             }
             lockToWait(e);
             try {
-                if (e.state == Entry.State.LIVE && retainLocked(e)) {
-                    stats.recordHit();
-                    return handleFor(e);
+                int taken = e.state == Entry.State.LIVE ? retainLocked(e) : NOT_TAKEN;
+                if (taken != NOT_TAKEN) {
+                    return hitHandle(e, taken == REVIVED);
                 }
             } finally {
                 e.unlock();
@@ -361,8 +363,12 @@ public final class AddressHandleCache implements AutoCloseable {
      * shares. Otherwise finishes what an invalidation or a device close left to the lock holder
      * (destroys it if unreferenced) and returns false. A doomed (EFA) entry's AH whose destroy
      * fails is revived instead: it still exists, and the device allows no other for its GID.
+     * Counts nothing: the caller counts the hit (or revival) once the handle is not refused.
+     *
+     * @return {@link #NOT_TAKEN}, {@link #HELD} (a reference taken on a referenced entry) or
+     *         {@link #REVIVED} (the first reference of an unreferenced one)
      */
-    private boolean retainLocked(Entry e) {
+    private int retainLocked(Entry e) {
         if (e.hardware.isDestroyed()) {
             // Freed with its device (closed underneath): never handed out, whatever its count.
             long hits = e.markStale();
@@ -370,28 +376,31 @@ public final class AddressHandleCache implements AutoCloseable {
                 stats.recordHits(hits);
             }
             throwIfError(reclaimer.settleLocked(e));
-            return false;
+            return NOT_TAKEN;
         }
         if (e.tryRetain()) {
-            return true;
+            return HELD;
         }
         if (e.refs() == 0 && e.isDoomed()) {
             Throwable failure = reclaimer.settleLocked(e);
             throwIfError(failure);
             if (failure == null) {
-                return false;
+                return NOT_TAKEN;
             }
         }
         if (e.reviveLocked()) {
             // Unreferenced but not destroyed: retained, or its destroy is yet to run (or failed).
             idle.remove(e);
-            stats.recordRevived();
-            return true;
+            return REVIVED;
         }
         // Invalidated: finish an invalidation whose tryLock this thread's lock beat.
         throwIfError(reclaimer.settleLocked(e));
-        return false;
+        return NOT_TAKEN;
     }
+
+    private static final int NOT_TAKEN = 0;
+    private static final int HELD = 1;
+    private static final int REVIVED = 2;
 
     private static void throwIfError(Throwable failure) {
         if (failure instanceof Error error) {
@@ -422,16 +431,15 @@ public final class AddressHandleCache implements AutoCloseable {
                 return handleFor(fresh);
             }
             if (e.tryRetain()) {
-                stats.recordHit();
-                return handleFor(e);
+                return hitHandle(e, false);
             }
             lockToWait(e);
             try {
                 switch (e.state) {
                     case LIVE:
-                        if (retainLocked(e)) {
-                            stats.recordHit();
-                            return handleFor(e);
+                        int taken = retainLocked(e);
+                        if (taken != NOT_TAKEN) {
+                            return hitHandle(e, taken == REVIVED);
                         }
                         if (e.state == Entry.State.LIVE) {
                             // Invalidated and still referenced: its holders release it. Into the
@@ -480,6 +488,12 @@ public final class AddressHandleCache implements AutoCloseable {
             invalidator.listenTo(pd.device());
             network.listenTo(pd.device());
             table = tables.computeIfAbsent(pd, p -> new ConcurrentHashMap<>());
+            if (pd.device().isClosed()) {
+                // Its close may have forgotten the device before the put (isClosed waits for
+                // that close): take the table out again; the create is refused on its own.
+                tables.remove(pd, table);
+                return table;
+            }
         }
         PdTable last = lastTable;
         if (last == null || last.pd != pd || last.table != table) {
@@ -488,19 +502,36 @@ public final class AddressHandleCache implements AutoCloseable {
         return table;
     }
 
+    /**
+     * A device of the cache's is being closed, its AHs invalidated and destroyed: drops its PDs'
+     * tables and AHN index and the cache's network listener, so that nothing of the cache keeps
+     * the closed device reachable. A table an acquire puts meanwhile is dropped by that acquire
+     * ({@link #table}).
+     */
+    void forget(Device device) {
+        tables.keySet().removeIf(pd -> pd.device() == device);
+        PdTable last = lastTable;
+        if (last != null && last.pd.device() == device) {
+            lastTable = null;
+        }
+        ahnIndex.forget(device);
+        network.forget(device);
+    }
+
     /** Creates the hardware AH for a fresh entry whose lock the caller holds. */
     private void create(ConcurrentHashMap<Object, Entry> table, Entry e, AddressHandleAttributes attributes) {
         if (closed) {
             // Refused before any provider call: counts nothing (CacheStats' rules).
             fail(table, e, new IllegalStateException("address handle cache is closed"));
         }
+        JfrEvents.AhCreate jfr = events.beginCreate();
         long start = System.nanoTime();
         HardwareAddressHandle hw;
         try {
             hw = reclaimer.createEvictingOnEnomem(e, attributes);
         } catch (Throwable t) {
             stats.recordCreateFailure(t instanceof VerbsException v ? v.errno() : null);
-            events.createFailed(e, t, System.nanoTime() - start);
+            events.createFailed(jfr, e, t, System.nanoTime() - start);
             fail(table, e, t);
             throw t;
         }
@@ -512,7 +543,7 @@ public final class AddressHandleCache implements AutoCloseable {
         e.createdAt = systemTicker ? end : ticker.read();
         e.state = Entry.State.LIVE;
         ahnIndex.put(e, hw.ahn());
-        events.created(e, nanos);
+        events.created(jfr, e, nanos);
         // Publishing the first reference lets lock-free hits in, so the entry must be LIVE first.
         // An add, not a set: an invalidation may have marked the entry while it was created.
         e.retainLocked();
@@ -550,15 +581,42 @@ public final class AddressHandleCache implements AutoCloseable {
         return new AddressHandle(this, e, watch);
     }
 
+    /**
+     * A handle for a reference just taken as a hit (or a revival), counted only if the handle is
+     * handed out: a refused acquire counts nothing (CacheStats' rules).
+     */
+    private AddressHandle hitHandle(Entry e, boolean revived) {
+        if (closed) {
+            throw releaseClosed(e);
+        }
+        stats.recordHit();
+        if (revived) {
+            stats.recordRevived();
+        }
+        LeakTracker.Watch watch = leaks.maybeTrack(e);
+        return new AddressHandle(this, e, watch);
+    }
+
+    /** The lock-free hit raced with close(): takes back the hit counted in the entry's word, and the reference. */
+    private IllegalStateException refuseHit(Entry e) {
+        if (!e.untakeHit()) {
+            stats.recordHits(-1); // folded or retired into the counter meanwhile
+        }
+        return releaseClosed(e);
+    }
+
     /** Raced with close(): the reference just taken must not outlive the cache. */
     private IllegalStateException releaseClosed(Entry e) {
         release(e);
         return new IllegalStateException("address handle cache is closed");
     }
 
-    /** A handle for a reference already taken on {@code e}; not sampled for leaks (its owner closes it). */
+    /**
+     * A handle for a reference already taken on {@code e} ({@link AddressHandle#duplicate()}):
+     * tracked for leaks like any other, since a user can drop it too.
+     */
     AddressHandle adopt(Entry e) {
-        return new AddressHandle(this, e, null);
+        return new AddressHandle(this, e, leaks.maybeTrack(e));
     }
 
     /** Drops one reference; keeps or destroys the AH when it was the last. Called once per handle. */
@@ -915,7 +973,9 @@ public final class AddressHandleCache implements AutoCloseable {
     /**
      * Destroys every hardware AH the cache holds, exactly once, stops the reaper, stops listening
      * to device events, and refuses further acquires. Handles still open are counted and logged as
-     * leaks; they refuse use afterwards. Waits for creates in progress. Idempotent.
+     * leaks; they refuse use afterwards. Waits for creates in progress. Idempotent: a close while
+     * another thread's runs waits for it to end (returning early, interrupt status kept, if
+     * interrupted).
      *
      * @throws VerbsException if some AH could not be destroyed (after trying all of them); that
      *                        AH still exists and is left to its device's {@code close()}
@@ -925,10 +985,41 @@ public final class AddressHandleCache implements AutoCloseable {
     public void close() {
         synchronized (this) {
             if (closed) {
+                awaitCloseEnded();
                 return;
             }
             closed = true;
+            closer = Thread.currentThread();
         }
+        try {
+            closeOnce();
+        } finally {
+            synchronized (this) {
+                closer = null;
+                closeEnded = true;
+                notifyAll();
+            }
+        }
+    }
+
+    /**
+     * A close while another runs: waits for it (its thread excepted, re-entering from a listener
+     * or a provider), so that what follows a close (a PD's deallocation) finds every AH gone.
+     * Holds the monitor only while parked in {@code wait}, which releases it.
+     */
+    private void awaitCloseEnded() {
+        assert Thread.holdsLock(this);
+        while (!closeEnded && closer != Thread.currentThread()) {
+            try {
+                wait();
+            } catch (InterruptedException ie) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    private void closeOnce() {
         reaper.wake();
         // Each refuses registrations from now on, under the monitor its registrations take.
         invalidator.stopListening();

@@ -70,11 +70,11 @@ final class CacheHealth {
         long n = 0;
         for (ConcurrentHashMap<Object, Entry> table : cache.tables.values()) {
             for (Entry e : table.values()) {
-                n += e.destroyFailed && e.state == Entry.State.LIVE ? 1 : 0;
+                n += !e.isStale() && e.destroyFailed && e.state == Entry.State.LIVE ? 1 : 0;
             }
         }
-        for (Entry e : cache.detached) {
-            n += e.destroyFailed && e.state == Entry.State.LIVE ? 1 : 0;
+        for (Entry e : cache.detached) { // each AH once: an entry still in its table was counted there
+            n += e.isStale() && e.destroyFailed && e.state == Entry.State.LIVE ? 1 : 0;
         }
         return n;
     }

@@ -181,6 +181,22 @@ final class Entry extends AbstractQueuedSynchronizer {
         }
     }
 
+    /**
+     * Takes back one hit counted by {@link #tryRetainHit()} whose handle was refused; false if
+     * the word holds none any more (they were moved to the cache's counter meanwhile).
+     */
+    boolean untakeHit() {
+        for (;;) {
+            long w = word;
+            if (hitsOf(w) == 0) {
+                return false;
+            }
+            if (WORD.compareAndSet(this, w, w - HIT)) {
+                return true;
+            }
+        }
+    }
+
     /** Whether a word written by {@link #tryRetainHit()} holds hits enough to fold ({@link #takeHits()}). */
     static boolean hitsDue(long word) {
         return word >= FOLD_AT;

@@ -40,6 +40,9 @@ final class EntryListing {
             if (out.size() == limit) {
                 return out;
             }
+            if (!e.isStale()) {
+                continue; // still in its table, listed from there (EFA: doomed, its destroy failed)
+            }
             String pdId = AddressHandleEntry.pdId(e.pd);
             String device = e.pd.device().name();
             if (filter.matchesPd(device, pdId)) {

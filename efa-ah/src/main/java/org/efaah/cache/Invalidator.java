@@ -59,6 +59,7 @@ final class Invalidator {
      * were handled.
      */
     int invalidateWhere(String scope, Predicate<Entry> which, boolean hard) {
+        JfrEvents.AhInvalidation jfr = cache.events.beginInvalidation();
         int n = 0;
         int counted = 0;
         Error error = null;
@@ -102,7 +103,7 @@ final class Invalidator {
             }
         }
         cache.stats.recordInvalidated(counted);
-        cache.events.invalidated(scope, counted);
+        cache.events.invalidated(jfr, scope, counted);
         if (error != null) {
             throw error;
         }
@@ -150,6 +151,7 @@ final class Invalidator {
             }
         }
         fatalDevices.remove(device);
+        cache.forget(device);
         if (n > 0) {
             LOG.info("{} is being closed: {} AH(s) of this cache invalidated", device.name(), n);
         }

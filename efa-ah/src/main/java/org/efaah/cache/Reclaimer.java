@@ -96,9 +96,10 @@ final class Reclaimer {
                     if (ex.errno() != Errno.ENOMEM || retry == ENOMEM_RETRIES) {
                         throw ex;
                     }
+                    JfrEvents.AhEnomemEviction jfr = cache.events.beginEviction();
                     int wanted = createsInFlight.get();
                     int evicted = evictUnreferenced(e.pd.device(), wanted);
-                    cache.events.evictedForEnomem(e, wanted, evicted);
+                    cache.events.evictedForEnomem(jfr, e, wanted, evicted);
                     if (evicted == 0) {
                         throw ex;
                     }
@@ -251,7 +252,7 @@ final class Reclaimer {
                 return;
             }
             idle.remove(e);
-            if (destroyHardware(e) == null) {
+            if (destroyHardware(e, RemovalCause.INVALIDATED) == null) {
                 stats.recordDestroy(RemovalCause.INVALIDATED);
             } else {
                 liveEntries.decrementAndGet(); // the device's close frees it right after
@@ -280,7 +281,7 @@ final class Reclaimer {
         if (e.idle) { // read under e's lock, which every change of its membership holds
             idle.remove(e);
         }
-        Throwable failure = destroyHardware(e);
+        Throwable failure = destroyHardware(e, cause);
         if (failure != null) {
             // Kept for a retry: an invalidated one (stale, or doomed on EFA) in the detached set,
             // which the reaper, eviction and close walk whatever its age; any other listed, as
@@ -296,7 +297,6 @@ final class Reclaimer {
             return failure;
         }
         stats.recordDestroy(cause);
-        cache.events.destroyed(e, cause);
         // Only an invalidated entry can be in the detached set (marked stale, which the swap
         // sees or forbids from now on; or doomed, whose failed destroy put it there under this
         // lock): others skip the look-up, which would also hash a fresh entry's identity.
@@ -316,10 +316,12 @@ final class Reclaimer {
     }
 
     /**
-     * Destroys the entry's hardware AH with its lock held. Returns null on success, or whatever
-     * the provider threw (counted; the AH still exists).
+     * Destroys the entry's hardware AH with its lock held. Returns null on success (reported,
+     * with {@code cause}, as a JFR event timing the destroy), or whatever the provider threw
+     * (counted; the AH still exists).
      */
-    Throwable destroyHardware(Entry e) {
+    Throwable destroyHardware(Entry e, RemovalCause cause) {
+        JfrEvents.AhDestroy jfr = cache.events.beginDestroy();
         HardwareAddressHandle hw = e.hardware;
         if (!hw.isDestroyed()) {
             try {
@@ -337,6 +339,7 @@ final class Reclaimer {
             }
         }
         liveEntries.decrementAndGet();
+        cache.events.destroyed(jfr, e, cause);
         return null;
     }
 
@@ -370,10 +373,9 @@ final class Reclaimer {
                     if (e.state == Entry.State.LIVE) {
                         openHandles += Math.max(0, e.references() - e.sealCollectedLeaks());
                         idle.remove(e);
-                        Throwable failure = destroyHardware(e);
+                        Throwable failure = destroyHardware(e, RemovalCause.CACHE_CLOSED);
                         if (failure == null) {
                             stats.recordDestroy(RemovalCause.CACHE_CLOSED);
-                            cache.events.destroyed(e, RemovalCause.CACHE_CLOSED);
                         } else {
                             failed++;
                             firstFailure = chain(firstFailure, failure);
