@@ -92,9 +92,9 @@ public final class AddressHandle implements AutoCloseable {
         if (closed) {
             throw new IllegalStateException("address handle to " + dgid() + " is closed");
         }
-        HardwareAddressHandle hw = entry.hardware;
+        HardwareAddressHandle hw = entry.hardware();
         // An invalidated AH stays LIVE for its handles until the last one closes.
-        if (hw == null || hw.isDestroyed() || entry.state != Entry.State.LIVE) {
+        if (hw == null || hw.isDestroyed() || entry.state() != Entry.State.LIVE) {
             throw destroyed();
         }
         return hw;
@@ -156,7 +156,7 @@ public final class AddressHandle implements AutoCloseable {
 
     @Override
     public String toString() {
-        HardwareAddressHandle hw = entry.hardware;
+        HardwareAddressHandle hw = entry.hardware();
         return "AddressHandle[" + (hw == null ? "dgid=" + dgid() : hw.toString()) + (isClosed() ? ", closed" : "") + "]";
     }
 }

@@ -93,28 +93,6 @@ import org.slf4j.LoggerFactory;
  * with retention, call {@link #invalidate(ProtectionDomain)}), or the cache, first. With
  * retention the reaper thread keeps the cache reachable: close it.
  *
- * <p><b>Lifecycle rules</b> (each path that moves an entry, against each that snapshots or drains):
- * <ul>
- *   <li><em>Tables, detached set.</em> An entry whose AH may exist (being created or LIVE) is in
- *       its PD's table or in the detached set: an invalidation adds it to the set before it
- *       takes it out of the table, and only a destroy (or a failed create) takes it out of the
- *       set. {@link #close()} walks the tables, then the set, until both are empty.</li>
- *   <li><em>Idle list.</em> An entry joins and leaves it only under its lock; the reaper, the
- *       bound and an ENOMEM eviction walk it and take an entry off only by destroying it under
- *       its lock, passing over a busy one ({@link IdleList}).</li>
- *   <li><em>Revival.</em> Every look-up that finds an entry without a reference (acquire,
- *       {@link #acquireByAhn}) takes its lock and then either takes a reference (as a hit, or
- *       reviving it from 0), or finishes what an invalidation or a device close left to the lock
- *       holder; never null for an AH that stays live. An AH its device freed is never revived.</li>
- *   <li><em>Registrations.</em> Device listeners and MXBeans are registered under the monitor
- *       that close takes to remove them, and refused once close began: a closed cache is
- *       reachable from no device and no MBean server. Close unregisters only beans it
- *       registered.</li>
- *   <li><em>Locks.</em> Invalidation, the reaper, eviction, the bound and the leak detector never
- *       wait for an entry lock; a lock holder that leaves an entry unreferenced and LIVE has
- *       retained it, or its destroy failed (kept for a retry).</li>
- * </ul>
- *
  * <pre>{@code
  * try (AddressHandleCache cache = AddressHandleCache.create();
  *      AddressHandle ah = cache.acquire(pd, AddressHandleAttributes.forGid("fe80::1"))) {
@@ -127,23 +105,22 @@ public final class AddressHandleCache implements AutoCloseable {
     /** How often a waiting acquire looks whether the cache was closed, ms. */
     private static final long WAIT_SLICE_MILLIS = 10;
 
-    final ConcurrentHashMap<ProtectionDomain, ConcurrentHashMap<Object, Entry>> tables =
-            new ConcurrentHashMap<>();
+    /** The entries, and the only writer of their membership; its note has the lifecycle rules. */
+    final EntryTables tables;
     private final LeakTracker leaks;
-    final AhnIndex ahnIndex = new AhnIndex();
     final StatsCounter stats;
     final Ticker ticker;
     final RetentionPolicy retention;
     private final boolean retains;
     /** Whether {@link #ticker} is {@link Ticker#system()}: then a create reads the clock twice, not three times. */
     private final boolean systemTicker;
-    final IdleList idle = new IdleList();
-    /** Entries out of their table (invalidated) whose AH still exists: referenced, or its destroy failed. */
-    final Set<Entry> detached = ConcurrentHashMap.newKeySet();
+    /** {@link EntryTables#idle} and {@link EntryTables#detached}, for the reaper's walks. */
+    final IdleList idle;
+    final Set<Entry> detached;
     // The concerns beside acquire and release: destroys, the retention bound, ENOMEM eviction and
     // close's teardown (Reclaimer); the idle reaper thread (Reaper); invalidation and device
     // events (Invalidator); MXBean names (MXBeanRegistrations).
-    private final Invalidator invalidator = new Invalidator(this);
+    private final Invalidator invalidator;
     private final NetworkInvalidation network = new NetworkInvalidation(this);
     private final MXBeanRegistrations mxBeans = new MXBeanRegistrations();
     /** Listeners, recent failures and JFR events: each create, destroy, eviction and invalidation. */
@@ -155,25 +132,21 @@ public final class AddressHandleCache implements AutoCloseable {
     private Thread closer;
     /** Whether the close ended; guarded by this. */
     private boolean closeEnded;
-    /** The table last looked up: most programs use one PD, and this saves them a map look-up per hit. */
-    private volatile PdTable lastTable;
-
-    private record PdTable(ProtectionDomain pd, ConcurrentHashMap<Object, Entry> table) {
-    }
-
-    final AtomicLong liveEntries = new AtomicLong();
-    private final AtomicLong peakEntries = new AtomicLong();
     private final AtomicLong leaksAtClose = new AtomicLong();
 
     private AddressHandleCache(Builder b) {
         this.leaks = new LeakTracker(b.leakDetection);
         this.stats = b.recordStats ? StatsCounter.concurrent() : StatsCounter.disabled();
+        this.tables = new EntryTables(stats);
+        this.idle = tables.idle;
+        this.detached = tables.detached;
         this.ticker = b.ticker;
         this.retention = b.retention;
         this.retains = retention.retains();
         this.systemTicker = ticker == Ticker.system();
         this.events = new CacheEvents(ticker);
-        this.reclaimer = new Reclaimer(this);
+        this.reclaimer = new Reclaimer(tables, stats, events, ticker, retention, () -> closed);
+        this.invalidator = new Invalidator(tables, reclaimer, stats, events, network::forget);
         this.reaper = new Reaper(this, reclaimer);
         reaper.start();
     }
@@ -241,7 +214,7 @@ public final class AddressHandleCache implements AutoCloseable {
         if (device.hasValidated(attributes)) {
             Object key = device.isEfa() ? attributes.dgid()
                     : attributes.hasSgidIndex() || !attributes.isGlobal() ? attributes : null;
-            Entry e = key == null ? null : find(pd, key);
+            Entry e = key == null ? null : tables.find(pd, key);
             long word = e == null ? -1 : e.tryRetainHit(); // the hit is counted in the entry's word
             if (word >= 0) {
                 if (closed) {
@@ -277,18 +250,6 @@ public final class AddressHandleCache implements AutoCloseable {
         return attributes.isForEfa() ? attributes : AddressHandleAttributes.forEfa(attributes.dgid());
     }
 
-    /** The entry for {@code key} in {@code pd}'s table, or null. */
-    private Entry find(ProtectionDomain pd, Object key) {
-        ConcurrentHashMap<Object, Entry> table = tableIfPresent(pd);
-        return table == null ? null : table.get(key);
-    }
-
-    /** {@code pd}'s table, or null; without a map look-up for the PD used last. */
-    ConcurrentHashMap<Object, Entry> tableIfPresent(ProtectionDomain pd) {
-        PdTable last = lastTable;
-        return last != null && last.pd == pd ? last.table : tables.get(pd);
-    }
-
     /** An acquire whose attributes need resolving or checking first, or whose key is not a plain hit. */
     private AddressHandle acquireChecked(ProtectionDomain pd, Device device, AddressHandleAttributes attributes) {
         AddressHandleAttributes resolved;
@@ -303,7 +264,7 @@ public final class AddressHandleCache implements AutoCloseable {
             device.validate(resolved);
         }
         Object key = device.isEfa() ? resolved.dgid() : resolved;
-        Entry e = find(pd, key);
+        Entry e = tables.find(pd, key);
         if (e != null && e.tryRetain()) {
             return hitHandle(e, false);
         }
@@ -333,7 +294,7 @@ public final class AddressHandleCache implements AutoCloseable {
         }
         checkOpen();
         for (Entry seen = null; ; ) {
-            Entry e = ahnIndex.get(pd, ahn);
+            Entry e = tables.ahnIndex.get(pd, ahn);
             if (e == null || e == seen) {
                 if (pd.isClosed()) {
                     throw new IllegalStateException("protection domain is closed: it holds no AH");
@@ -345,7 +306,7 @@ public final class AddressHandleCache implements AutoCloseable {
             }
             lockToWait(e);
             try {
-                int taken = e.state == Entry.State.LIVE ? retainLocked(e) : NOT_TAKEN;
+                int taken = e.state() == Entry.State.LIVE ? retainLocked(e) : NOT_TAKEN;
                 if (taken != NOT_TAKEN) {
                     return hitHandle(e, taken == REVIVED);
                 }
@@ -369,7 +330,8 @@ public final class AddressHandleCache implements AutoCloseable {
      *         {@link #REVIVED} (the first reference of an unreferenced one)
      */
     private int retainLocked(Entry e) {
-        if (e.hardware.isDestroyed()) {
+        assert e.isHeldExclusively();
+        if (e.hardware().isDestroyed()) {
             // Freed with its device (closed underneath): never handed out, whatever its count.
             long hits = e.markStale();
             if (hits > 0) {
@@ -390,7 +352,7 @@ public final class AddressHandleCache implements AutoCloseable {
         }
         if (e.reviveLocked()) {
             // Unreferenced but not destroyed: retained, or its destroy is yet to run (or failed).
-            idle.remove(e);
+            tables.leaveIdle(e);
             return REVIVED;
         }
         // Invalidated: finish an invalidation whose tryLock this thread's lock beat.
@@ -413,14 +375,17 @@ public final class AddressHandleCache implements AutoCloseable {
         for (;;) {
             checkOpen();
             invalidator.checkUsable(pd.device());
-            ConcurrentHashMap<Object, Entry> table = table(pd);
+            ConcurrentHashMap<Object, Entry> table = tables.tableFor(pd, () -> {
+                invalidator.listenTo(pd.device());
+                network.listenTo(pd.device());
+            });
             // One map operation on a miss: the fresh entry goes in locked, so whoever finds it
             // waits for its create; when the key has an entry already, the fresh one is dropped.
             Entry fresh = new Entry(key, pd);
             fresh.lock();
             Entry e;
             try {
-                e = table.putIfAbsent(key, fresh);
+                e = tables.putIfAbsent(table, fresh);
                 if (e == null) {
                     create(table, fresh, attributes);
                 }
@@ -435,21 +400,18 @@ public final class AddressHandleCache implements AutoCloseable {
             }
             lockToWait(e);
             try {
-                switch (e.state) {
+                switch (e.state()) {
                     case LIVE:
                         int taken = retainLocked(e);
                         if (taken != NOT_TAKEN) {
                             return hitHandle(e, taken == REVIVED);
                         }
-                        if (e.state == Entry.State.LIVE) {
-                            // Invalidated and still referenced: its holders release it. Into the
-                            // detached set before out of the table, as the invalidator does.
-                            detached.add(e);
-                            table.remove(key, e);
+                        if (e.state() == Entry.State.LIVE) {
+                            tables.detach(table, e); // invalidated and still referenced: its holders release it
                         }
                         break;
                     case FAILED:
-                        if (e.failure instanceof VerbsException v) {
+                        if (e.failure() instanceof VerbsException v) {
                             throw sameFailure(v);
                         }
                         break; // anything else: try the create ourselves
@@ -479,47 +441,9 @@ public final class AddressHandleCache implements AutoCloseable {
         }
     }
 
-    private ConcurrentHashMap<Object, Entry> table(ProtectionDomain pd) {
-        ConcurrentHashMap<Object, Entry> table = tableIfPresent(pd);
-        if (table == null) {
-            // A new PD is rare: drop the empty tables of PDs deallocated since, so they do not pile up.
-            tables.entrySet().removeIf(t -> t.getValue().isEmpty() && t.getKey().isClosed());
-            ahnIndex.forgetClosedPds();
-            invalidator.listenTo(pd.device());
-            network.listenTo(pd.device());
-            table = tables.computeIfAbsent(pd, p -> new ConcurrentHashMap<>());
-            if (pd.device().isClosed()) {
-                // Its close may have forgotten the device before the put (isClosed waits for
-                // that close): take the table out again; the create is refused on its own.
-                tables.remove(pd, table);
-                return table;
-            }
-        }
-        PdTable last = lastTable;
-        if (last == null || last.pd != pd || last.table != table) {
-            lastTable = new PdTable(pd, table);
-        }
-        return table;
-    }
-
-    /**
-     * A device of the cache's is being closed, its AHs invalidated and destroyed: drops its PDs'
-     * tables and AHN index and the cache's network listener, so that nothing of the cache keeps
-     * the closed device reachable. A table an acquire puts meanwhile is dropped by that acquire
-     * ({@link #table}).
-     */
-    void forget(Device device) {
-        tables.keySet().removeIf(pd -> pd.device() == device);
-        PdTable last = lastTable;
-        if (last != null && last.pd.device() == device) {
-            lastTable = null;
-        }
-        ahnIndex.forget(device);
-        network.forget(device);
-    }
-
     /** Creates the hardware AH for a fresh entry whose lock the caller holds. */
     private void create(ConcurrentHashMap<Object, Entry> table, Entry e, AddressHandleAttributes attributes) {
+        assert e.isHeldExclusively();
         if (closed) {
             // Refused before any provider call: counts nothing (CacheStats' rules).
             fail(table, e, new IllegalStateException("address handle cache is closed"));
@@ -538,11 +462,7 @@ public final class AddressHandleCache implements AutoCloseable {
         long end = System.nanoTime();
         long nanos = end - start;
         stats.recordCreate(nanos);
-        ConcurrentStatsCounter.raiseTo(peakEntries, liveEntries.incrementAndGet());
-        e.hardware = hw;
-        e.createdAt = systemTicker ? end : ticker.read();
-        e.state = Entry.State.LIVE;
-        ahnIndex.put(e, hw.ahn());
+        tables.markLive(e, hw, systemTicker ? end : ticker.read());
         events.created(jfr, e, nanos);
         // Publishing the first reference lets lock-free hits in, so the entry must be LIVE first.
         // An add, not a set: an invalidation may have marked the entry while it was created.
@@ -553,11 +473,7 @@ public final class AddressHandleCache implements AutoCloseable {
     }
 
     private void fail(ConcurrentHashMap<Object, Entry> table, Entry e, Throwable cause) {
-        e.failure = cause;
-        e.state = Entry.State.FAILED;
-        e.setRefs(Entry.GONE); // so that a racing invalidation cannot mark it (and keep it in detached)
-        table.remove(e.key, e);
-        detached.remove(e); // invalidated while it was being created
+        tables.removeFailed(table, e, cause);
         if (cause instanceof RuntimeException r) {
             throw r;
         }
@@ -621,8 +537,7 @@ public final class AddressHandleCache implements AutoCloseable {
 
     /** Drops one reference; keeps or destroys the AH when it was the last. Called once per handle. */
     void release(Entry e) {
-        int left = e.dropReference();
-        if (left == 0 || left == Entry.STALE) {
+        if (Entry.isUnreferenced(e.dropReference())) {
             lastReleased(e);
         }
     }
@@ -632,16 +547,15 @@ public final class AddressHandleCache implements AutoCloseable {
         Throwable failure = null;
         e.lock();
         try {
-            if (e.state != Entry.State.LIVE) {
+            if (e.state() != Entry.State.LIVE) {
                 return; // already gone
             }
-            int r = e.refs();
-            if (r != 0 && r != Entry.STALE) {
+            if (!e.isUnreferenced()) {
                 return; // revived meanwhile
             } else if (Reclaimer.mustGo(e)) {
                 failure = reclaimer.destroyLocked(e, RemovalCause.INVALIDATED, false);
             } else if (retains && !closed) {
-                idle.addLast(e, ticker.read());
+                tables.keepIdle(e, ticker.read());
                 stats.recordRetained();
                 kept = true;
             } else {
@@ -819,7 +733,7 @@ public final class AddressHandleCache implements AutoCloseable {
      */
     private long pendingHits() {
         long n = 0;
-        for (ConcurrentHashMap<Object, Entry> table : tables.values()) {
+        for (ConcurrentHashMap<Object, Entry> table : tables.tables()) {
             for (Entry e : table.values()) {
                 n += e.pendingHits();
             }
@@ -834,7 +748,7 @@ public final class AddressHandleCache implements AutoCloseable {
      * @return the count now
      */
     public long liveEntries() {
-        return liveEntries.get();
+        return tables.live();
     }
 
     /**
@@ -848,7 +762,7 @@ public final class AddressHandleCache implements AutoCloseable {
      */
     public long liveHandles() {
         long n = 0;
-        for (ConcurrentHashMap<Object, Entry> table : tables.values()) {
+        for (ConcurrentHashMap<Object, Entry> table : tables.tables()) {
             for (Entry e : table.values()) {
                 if (!e.isStale()) { // an invalidated entry is counted once, below
                     n += e.references();
@@ -869,7 +783,7 @@ public final class AddressHandleCache implements AutoCloseable {
      * @return the peak of {@link #liveEntries()}
      */
     public long peakEntries() {
-        return peakEntries.get();
+        return tables.peak();
     }
 
     /**
@@ -1026,7 +940,6 @@ public final class AddressHandleCache implements AutoCloseable {
         network.stopListening();
         mxBeans.unregisterAll();
         Reclaimer.Teardown teardown = reclaimer.destroyAll();
-        lastTable = null;
         long openHandles = teardown.openHandles();
         if (openHandles > 0) {
             leaksAtClose.addAndGet(openHandles);

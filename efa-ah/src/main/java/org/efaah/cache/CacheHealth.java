@@ -58,7 +58,7 @@ final class CacheHealth {
     /** The devices of the PDs the cache has tables for (PDs deallocated with an empty table apart). */
     static Set<Device> devices(AddressHandleCache cache) {
         Set<Device> out = new LinkedHashSet<>();
-        for (Map.Entry<ProtectionDomain, ConcurrentHashMap<Object, Entry>> t : cache.tables.entrySet()) {
+        for (Map.Entry<ProtectionDomain, ConcurrentHashMap<Object, Entry>> t : cache.tables.pdTables()) {
             if (!t.getKey().isClosed() || !t.getValue().isEmpty()) {
                 out.add(t.getKey().device());
             }
@@ -68,13 +68,13 @@ final class CacheHealth {
 
     private static long undestroyed(AddressHandleCache cache) {
         long n = 0;
-        for (ConcurrentHashMap<Object, Entry> table : cache.tables.values()) {
+        for (ConcurrentHashMap<Object, Entry> table : cache.tables.tables()) {
             for (Entry e : table.values()) {
-                n += !e.isStale() && e.destroyFailed && e.state == Entry.State.LIVE ? 1 : 0;
+                n += !e.isStale() && e.destroyFailed && e.state() == Entry.State.LIVE ? 1 : 0;
             }
         }
-        for (Entry e : cache.detached) { // each AH once: an entry still in its table was counted there
-            n += e.isStale() && e.destroyFailed && e.state == Entry.State.LIVE ? 1 : 0;
+        for (Entry e : cache.tables.detached) { // each AH once: an entry still in its table was counted there
+            n += e.isStale() && e.destroyFailed && e.state() == Entry.State.LIVE ? 1 : 0;
         }
         return n;
     }

@@ -20,7 +20,7 @@ final class EntryListing {
     static List<AddressHandleEntry> list(AddressHandleCache cache, EntryFilter filter, int limit) {
         long now = cache.ticker.read();
         List<AddressHandleEntry> out = new ArrayList<>(Math.min(limit, 1024));
-        for (Map.Entry<ProtectionDomain, ConcurrentHashMap<Object, Entry>> t : cache.tables.entrySet()) {
+        for (Map.Entry<ProtectionDomain, ConcurrentHashMap<Object, Entry>> t : cache.tables.pdTables()) {
             // Each PD's id and device are made once per table, not once per entry.
             String pdId = AddressHandleEntry.pdId(t.getKey());
             String device = t.getKey().device().name();
@@ -36,7 +36,7 @@ final class EntryListing {
                 }
             }
         }
-        for (Entry e : cache.detached) {
+        for (Entry e : cache.tables.detached) {
             if (out.size() == limit) {
                 return out;
             }
@@ -57,7 +57,7 @@ final class EntryListing {
         if (!filter.matchesDgid(e)) {
             return;
         }
-        Entry.State state = e.state; // volatile: createdAt and hardware were written before it turned LIVE
+        Entry.State state = e.state(); // volatile: createdAt and hardware were written before it turned LIVE
         if (state != Entry.State.LIVE && state != Entry.State.CREATING) {
             return; // failed or destroyed meanwhile
         }
@@ -67,13 +67,13 @@ final class EntryListing {
         }
         boolean invalidated = refs < 0 || e.isDoomed(); // EFA: invalidated, yet still the AH of its GID
         int references = refs >= 0 ? refs : refs - Entry.STALE;
-        HardwareAddressHandle hw = state == Entry.State.LIVE ? e.hardware : null;
+        HardwareAddressHandle hw = state == Entry.State.LIVE ? e.hardware() : null;
         long idleNanos = 0;
         if (references == 0 && e.idle) {
             idleNanos = Math.max(0, now - e.idleSince);
         }
         out.add(new AddressHandleEntry(device, pdId, e.dgid(),
                 e.portNum(), e.attributes().sgidIndex(), hw == null ? -1 : hw.ahn(), references, state.name(),
-                hw == null ? 0 : Math.max(0, now - e.createdAt), idleNanos, invalidated, e.destroyFailed));
+                hw == null ? 0 : Math.max(0, now - e.createdAt()), idleNanos, invalidated, e.destroyFailed));
     }
 }

@@ -39,7 +39,12 @@ import org.slf4j.LoggerFactory;
 final class Invalidator {
     private static final Logger LOG = LoggerFactory.getLogger(AddressHandleCache.class);
 
-    private final AddressHandleCache cache;
+    private final EntryTables tables;
+    private final Reclaimer reclaimer;
+    private final StatsCounter stats;
+    private final CacheEvents events;
+    /** Told of a device being closed, after the tables forgot it (the cache's network listener). */
+    private final Consumer<Device> onClosedDevice;
     /** Per device, the event and close listeners registered on it. Guarded by this. */
     private final Map<Device, Listeners> listeners = new HashMap<>();
     private boolean stopped; // guarded by this
@@ -48,8 +53,13 @@ final class Invalidator {
     private record Listeners(Consumer<DeviceEvent> events, Consumer<Device> close) {
     }
 
-    Invalidator(AddressHandleCache cache) {
-        this.cache = cache;
+    Invalidator(EntryTables tables, Reclaimer reclaimer, StatsCounter stats, CacheEvents events,
+                Consumer<Device> onClosedDevice) {
+        this.tables = tables;
+        this.reclaimer = reclaimer;
+        this.stats = stats;
+        this.events = events;
+        this.onClosedDevice = onClosedDevice;
     }
 
     /**
@@ -59,11 +69,11 @@ final class Invalidator {
      * were handled.
      */
     int invalidateWhere(String scope, Predicate<Entry> which, boolean hard) {
-        JfrEvents.AhInvalidation jfr = cache.events.beginInvalidation();
+        JfrEvents.AhInvalidation jfr = events.beginInvalidation();
         int n = 0;
         int counted = 0;
         Error error = null;
-        for (ConcurrentHashMap<Object, Entry> table : cache.tables.values()) {
+        for (ConcurrentHashMap<Object, Entry> table : tables.tables()) {
             for (Entry e : table.values()) {
                 if (!which.test(e)) {
                     continue;
@@ -74,36 +84,31 @@ final class Invalidator {
                     if (hits < 0) {
                         continue;
                     }
-                    cache.stats.recordHits(hits);
+                    stats.recordHits(hits);
                 } else if (!e.markDoomed()) {
                     continue;
                 }
                 n++;
                 // Counted once the AH exists; an entry still being created is counted by its creator.
-                if (e.state != Entry.State.CREATING && e.claimInvalidationCount()) {
+                if (e.state() != Entry.State.CREATING && e.claimInvalidationCount()) {
                     counted++;
                 }
                 if (stale) {
-                    cache.detached.add(e);
-                    if (e.state == Entry.State.DEAD || e.state == Entry.State.FAILED) {
-                        cache.detached.remove(e); // ended between the mark and the add
-                    }
-                    table.remove(e.key, e);
+                    tables.detach(table, e);
                 }
                 // Unreferenced: nobody will release it, so destroy it now unless a lock holder
                 // (which sees the mark) is at it.
-                int r = e.refs();
-                if (r == Entry.STALE || r == 0) {
+                if (e.isUnreferenced()) {
                     try {
-                        cache.reclaimer.tryDestroyUnreferenced(e, RemovalCause.INVALIDATED);
+                        reclaimer.tryDestroyUnreferenced(e, RemovalCause.INVALIDATED);
                     } catch (Error t) {
                         error = error == null ? t : error;
                     }
                 }
             }
         }
-        cache.stats.recordInvalidated(counted);
-        cache.events.invalidated(jfr, scope, counted);
+        stats.recordInvalidated(counted);
+        events.invalidated(jfr, scope, counted);
         if (error != null) {
             throw error;
         }
@@ -139,9 +144,9 @@ final class Invalidator {
      */
     private void onDeviceClose(Device device) {
         int n = invalidateWhere("close of " + device.name(), e -> e.pd.device() == device, true);
-        for (Entry e : cache.detached) {
+        for (Entry e : tables.detached) {
             if (e.pd.device() == device) {
-                cache.reclaimer.destroyUnderClosingDevice(e); // referenced: would count as live otherwise
+                reclaimer.destroyUnderClosingDevice(e); // referenced: would count as live otherwise
             }
         }
         synchronized (this) {
@@ -151,7 +156,8 @@ final class Invalidator {
             }
         }
         fatalDevices.remove(device);
-        cache.forget(device);
+        tables.forget(device);
+        onClosedDevice.accept(device);
         if (n > 0) {
             LOG.info("{} is being closed: {} AH(s) of this cache invalidated", device.name(), n);
         }

@@ -55,7 +55,7 @@ final class JfrEvents {
     static void created(AhCreate ev, Entry e, long nanos) {
         if (ev != null && ended(ev)) {
             fill(ev, e, nanos);
-            ev.ahn = e.hardware.ahn();
+            ev.ahn = e.hardware().ahn();
             ev.commit();
         }
     }
@@ -87,7 +87,7 @@ final class JfrEvents {
             ev.device = e.pd.device().name();
             ev.pd = AddressHandleEntry.pdId(e.pd);
             ev.dgid = e.dgid() == null ? null : e.dgid().toString();
-            ev.ahn = e.hardware.ahn();
+            ev.ahn = e.hardware().ahn();
             ev.cause = cause.name();
             ev.commit();
         }

@@ -63,7 +63,7 @@ class CloseDrainTest {
                     f.cache.acquire(other, MockFixture.peer(1)));
             // The PDs in the order the cache's tables are walked (fixed once both are there): the
             // one walked first gets the large table.
-            List<ProtectionDomain> order = new ArrayList<>(f.cache.tables.keySet());
+            List<ProtectionDomain> order = new ArrayList<>(f.cache.tables.pdTables().stream().map(java.util.Map.Entry::getKey).toList());
             assertEquals(2, order.size());
             ProtectionDomain first = order.get(0);
             ProtectionDomain second = order.get(1);
@@ -78,7 +78,7 @@ class CloseDrainTest {
             held.add(pinned.get(first == f.pd ? 0 : 1));
             secondHandles.add(pinned.get(first == f.pd ? 1 : 0));
             List<AddressHandle> onOther = secondHandles;
-            Entry pivot = f.cache.tables.get(second).values().iterator().next();
+            Entry pivot = f.cache.tables.tableIfPresent(second).values().iterator().next();
             AddressHandle pivotHandle = secondHandles.stream().filter(h -> h.entry == pivot).findFirst().orElseThrow();
             secondHandles.remove(pivotHandle);
             pivotHandle.close(); // retained: its invalidation calls the provider, where it is held

@@ -76,7 +76,8 @@ class HitCountTest {
     @Test
     void theWordKeepsCountAndReferencesApartAcrossEveryRange() {
         Entry e = new Entry(peer(1).dgid(), null);
-        e.setRefs(1);
+        e.lock(); // as its creator holds it
+        e.retainLocked();
         for (int i = 0; i < 5; i++) {
             assertTrue(e.tryRetainHit() > 0);
         }
@@ -99,12 +100,13 @@ class HitCountTest {
         assertEquals(-1, e.markStale());
         e.dropReference();
         assertEquals(Entry.STALE, e.dropReference(), "the last release of a stale entry");
-        long was = e.retire();
+        long was = e.retireLocked();
         assertEquals(Entry.STALE, Entry.refsIn(was));
         assertEquals(0, Entry.hitsOf(was));
 
         Entry f = new Entry(peer(2).dgid(), null);
-        f.setRefs(1);
+        f.lock();
+        f.retainLocked();
         f.tryRetainHit();
         f.tryRetainHit();
         assertEquals(2, f.takeHits());

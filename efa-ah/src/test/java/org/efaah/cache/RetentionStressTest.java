@@ -372,14 +372,14 @@ class RetentionStressTest {
             violations.add(where + "idle list of " + listed.size() + " but retainedEntries() " + cache.retainedEntries());
         }
         for (Entry e : listed) {
-            if (e.state != Entry.State.LIVE || e.refs() != 0) {
-                violations.add(where + "listed entry " + e.key + " is " + e.state + " with count " + e.refs());
+            if (e.state() != Entry.State.LIVE || e.refs() != 0) {
+                violations.add(where + "listed entry " + e.key + " is " + e.state() + " with count " + e.refs());
             }
         }
-        for (var table : cache.tables.values()) {
+        for (var table : cache.tables.tables()) {
             for (Entry e : table.values()) {
-                if (e.state == Entry.State.LIVE && !e.idle && !cache.detached.contains(e)) {
-                    violations.add(where + "orphan: unreferenced AH " + e.hardware + " on no list (count " + e.refs() + ")");
+                if (e.state() == Entry.State.LIVE && !e.idle && !cache.detached.contains(e)) {
+                    violations.add(where + "orphan: unreferenced AH " + e.hardware() + " on no list (count " + e.refs() + ")");
                 }
             }
         }
