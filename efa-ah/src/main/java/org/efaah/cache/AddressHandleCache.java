@@ -210,11 +210,12 @@ public final class AddressHandleCache implements AutoCloseable {
         Device device = pd.device();
         // The hit, kept small so that the JIT inlines it into the caller (and then needs no heap
         // object for a handle used in place): attributes this device validated before, whose key
-        // needs no resolving (the dgid on EFA; elsewhere a request that names its sgid_index).
-        if (device.hasValidated(attributes)) {
-            Object key = device.isEfa() ? attributes.dgid()
-                    : attributes.hasSgidIndex() || !attributes.isGlobal() ? attributes : null;
-            Entry e = key == null ? null : tables.find(pd, key);
+        // needs no resolving (its PD table's key policy says: the dgid on EFA; elsewhere a request
+        // that names its sgid_index).
+        EntryTables.PdTable t = device.hasValidated(attributes) ? tables.pdTable(pd) : null;
+        if (t != null) {
+            Object key = t.keys().plainKey(attributes);
+            Entry e = key == null ? null : t.table().get(key);
             long word = e == null ? -1 : e.tryRetainHit(); // the hit is counted in the entry's word
             if (word >= 0) {
                 if (closed) {
@@ -230,45 +231,24 @@ public final class AddressHandleCache implements AutoCloseable {
                 return new AddressHandle(this, e, watch);
             }
             if (key != null && e == null) {
-                return acquireMiss(pd, device, attributes, key); // checked already, no entry: create
+                // Checked already, no entry: create.
+                return acquireSlow(pd, t.keys(), key, t.keys().createWith(device, attributes));
             }
         }
         return acquireChecked(pd, device, attributes);
     }
 
-    /** A miss of attributes the device validated before, whose key needs no resolving. */
-    private AddressHandle acquireMiss(ProtectionDomain pd, Device device, AddressHandleAttributes attributes,
-                                      Object key) {
-        return acquireSlow(pd, key, device.isEfa() ? forEfa(attributes) : device.resolve(attributes));
-    }
-
-    /**
-     * What an EFA AH is created with: the dgid alone decides there (EFA keeps one AH per PD and
-     * GID), so the caller's other fields, sgid_index unresolved included, are not needed.
-     */
-    private static AddressHandleAttributes forEfa(AddressHandleAttributes attributes) {
-        return attributes.isForEfa() ? attributes : AddressHandleAttributes.forEfa(attributes.dgid());
-    }
-
     /** An acquire whose attributes need resolving or checking first, or whose key is not a plain hit. */
     private AddressHandle acquireChecked(ProtectionDomain pd, Device device, AddressHandleAttributes attributes) {
-        AddressHandleAttributes resolved;
-        if (device.isEfa()) {
-            // Resolving would only fill in sgid_index 0, which the dgid key and forEfa ignore:
-            // checking the caller's own object is enough, and marked so, its next acquire is a
-            // plain hit. (An allocation less per miss of new attributes.)
-            device.validate(attributes);
-            resolved = attributes;
-        } else {
-            resolved = device.resolve(attributes);
-            device.validate(resolved);
-        }
-        Object key = device.isEfa() ? resolved.dgid() : resolved;
-        Entry e = tables.find(pd, key);
+        EntryTables.PdTable t = tables.pdTable(pd);
+        KeyPolicy keys = t == null ? KeyPolicy.of(device) : t.keys();
+        AddressHandleAttributes checked = keys.checked(device, attributes);
+        Object key = keys.key(checked);
+        Entry e = t == null ? null : t.table().get(key);
         if (e != null && e.tryRetain()) {
             return hitHandle(e, false);
         }
-        return acquireSlow(pd, key, device.isEfa() ? forEfa(resolved) : resolved);
+        return acquireSlow(pd, keys, key, keys.createWith(device, checked));
     }
 
     /**
@@ -370,18 +350,19 @@ public final class AddressHandleCache implements AutoCloseable {
         }
     }
 
-    /** @param attributes what to create the AH with: the key's attributes (on EFA {@code forEfa(key)}) */
-    private AddressHandle acquireSlow(ProtectionDomain pd, Object key, AddressHandleAttributes attributes) {
+    /** @param attributes what to create the AH with: {@code keys.createWith}, the key's attributes */
+    private AddressHandle acquireSlow(ProtectionDomain pd, KeyPolicy keys, Object key,
+                                      AddressHandleAttributes attributes) {
         for (;;) {
             checkOpen();
             invalidator.checkUsable(pd.device());
             ConcurrentHashMap<Object, Entry> table = tables.tableFor(pd, () -> {
                 invalidator.listenTo(pd.device());
                 network.listenTo(pd.device());
-            });
+            }).table();
             // One map operation on a miss: the fresh entry goes in locked, so whoever finds it
             // waits for its create; when the key has an entry already, the fresh one is dropped.
-            Entry fresh = new Entry(key, pd);
+            Entry fresh = new Entry(key, pd, keys);
             fresh.lock();
             Entry e;
             try {
@@ -733,8 +714,8 @@ public final class AddressHandleCache implements AutoCloseable {
      */
     private long pendingHits() {
         long n = 0;
-        for (ConcurrentHashMap<Object, Entry> table : tables.tables()) {
-            for (Entry e : table.values()) {
+        for (EntryTables.PdTable t : tables.tables()) {
+            for (Entry e : t.table().values()) {
                 n += e.pendingHits();
             }
         }
@@ -762,8 +743,8 @@ public final class AddressHandleCache implements AutoCloseable {
      */
     public long liveHandles() {
         long n = 0;
-        for (ConcurrentHashMap<Object, Entry> table : tables.tables()) {
-            for (Entry e : table.values()) {
+        for (EntryTables.PdTable t : tables.tables()) {
+            for (Entry e : t.table().values()) {
                 if (!e.isStale()) { // an invalidated entry is counted once, below
                     n += e.references();
                 }

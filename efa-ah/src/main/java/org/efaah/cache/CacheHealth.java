@@ -58,9 +58,9 @@ final class CacheHealth {
     /** The devices of the PDs the cache has tables for (PDs deallocated with an empty table apart). */
     static Set<Device> devices(AddressHandleCache cache) {
         Set<Device> out = new LinkedHashSet<>();
-        for (Map.Entry<ProtectionDomain, ConcurrentHashMap<Object, Entry>> t : cache.tables.pdTables()) {
-            if (!t.getKey().isClosed() || !t.getValue().isEmpty()) {
-                out.add(t.getKey().device());
+        for (EntryTables.PdTable t : cache.tables.tables()) {
+            if (!t.pd().isClosed() || !t.table().isEmpty()) {
+                out.add(t.pd().device());
             }
         }
         return out;
@@ -68,8 +68,8 @@ final class CacheHealth {
 
     private static long undestroyed(AddressHandleCache cache) {
         long n = 0;
-        for (ConcurrentHashMap<Object, Entry> table : cache.tables.tables()) {
-            for (Entry e : table.values()) {
+        for (EntryTables.PdTable t : cache.tables.tables()) {
+            for (Entry e : t.table().values()) {
                 n += !e.isStale() && e.destroyFailed && e.state() == Entry.State.LIVE ? 1 : 0;
             }
         }

@@ -98,6 +98,8 @@ final class Entry extends AbstractQueuedSynchronizer {
      */
     final Object key;
     final ProtectionDomain pd;
+    /** How the key reads back as attributes: its device's policy. */
+    final KeyPolicy keys;
 
     /**
      * The reference count (the low 32 bits, a signed int: the ranges of the class comment) and,
@@ -136,10 +138,11 @@ final class Entry extends AbstractQueuedSynchronizer {
     /** Ticker time at which the last reference was dropped, ns. */
     long idleSince;
 
-    /** An entry for {@code key}: an EFA dgid ({@link org.efaah.verbs.Gid}) or, elsewhere, the resolved attributes. */
-    Entry(Object key, ProtectionDomain pd) {
+    /** An entry for {@code key}, made by {@code keys}: an EFA dgid ({@link Gid}) or, elsewhere, the resolved attributes. */
+    Entry(Object key, ProtectionDomain pd, KeyPolicy keys) {
         this.key = key;
         this.pd = pd;
+        this.keys = keys;
     }
 
     State state() {
@@ -207,17 +210,17 @@ final class Entry extends AbstractQueuedSynchronizer {
 
     /** The attributes of the AH; on EFA a new object each call. */
     AddressHandleAttributes attributes() {
-        return key instanceof Gid g ? AddressHandleAttributes.forEfa(g) : (AddressHandleAttributes) key;
+        return keys.attributes(key);
     }
 
     /** The destination GID, or null for a non-global AH. */
     Gid dgid() {
-        return key instanceof Gid g ? g : ((AddressHandleAttributes) key).dgid();
+        return keys.dgid(key);
     }
 
     /** The port the AH is on; 1 on EFA, which has one. */
     int portNum() {
-        return key instanceof Gid ? 1 : ((AddressHandleAttributes) key).portNum();
+        return keys.portNum(key);
     }
 
     private static int refsOf(long word) {

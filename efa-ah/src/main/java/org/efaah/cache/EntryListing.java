@@ -20,14 +20,14 @@ final class EntryListing {
     static List<AddressHandleEntry> list(AddressHandleCache cache, EntryFilter filter, int limit) {
         long now = cache.ticker.read();
         List<AddressHandleEntry> out = new ArrayList<>(Math.min(limit, 1024));
-        for (Map.Entry<ProtectionDomain, ConcurrentHashMap<Object, Entry>> t : cache.tables.pdTables()) {
+        for (EntryTables.PdTable t : cache.tables.tables()) {
             // Each PD's id and device are made once per table, not once per entry.
-            String pdId = AddressHandleEntry.pdId(t.getKey());
-            String device = t.getKey().device().name();
+            String pdId = AddressHandleEntry.pdId(t.pd());
+            String device = t.pd().device().name();
             if (!filter.matchesPd(device, pdId)) {
                 continue;
             }
-            for (Entry e : t.getValue().values()) {
+            for (Entry e : t.table().values()) {
                 if (out.size() == limit) {
                     return out;
                 }

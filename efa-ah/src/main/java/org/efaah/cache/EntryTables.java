@@ -3,7 +3,6 @@ package org.efaah.cache;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -47,9 +46,8 @@ import org.efaah.verbs.ProtectionDomain;
  *    asserts it (the tests run with -ea).
  */
 final class EntryTables {
-    private final ConcurrentHashMap<ProtectionDomain, ConcurrentHashMap<Object, Entry>> byPd =
-            new ConcurrentHashMap<>();
-    /** The table last looked up: most programs use one PD, and this saves them a map look-up per hit. */
+    private final ConcurrentHashMap<ProtectionDomain, PdTable> byPd = new ConcurrentHashMap<>();
+    /** The table last made or looked up for a create: most programs use one PD, and this saves them a map look-up per hit. */
     private volatile PdTable last;
     /** Entries out of their table (invalidated) whose AH still exists: referenced, or its destroy failed. */
     final Set<Entry> detached = ConcurrentHashMap.newKeySet();
@@ -59,7 +57,8 @@ final class EntryTables {
     private final AtomicLong peak = new AtomicLong();
     private final StatsCounter stats;
 
-    private record PdTable(ProtectionDomain pd, ConcurrentHashMap<Object, Entry> table) {
+    /** A PD's entries by key, and its device's key policy, chosen once when the table is made. */
+    record PdTable(ProtectionDomain pd, ConcurrentHashMap<Object, Entry> table, KeyPolicy keys) {
     }
 
     EntryTables(StatsCounter stats) {
@@ -68,26 +67,21 @@ final class EntryTables {
 
     // ---- reads
 
-    /** {@code pd}'s table, or null; without a map look-up for the PD used last. */
-    ConcurrentHashMap<Object, Entry> tableIfPresent(ProtectionDomain pd) {
+    /** {@code pd}'s table with its key policy, or null; without a map look-up for the PD used last. */
+    PdTable pdTable(ProtectionDomain pd) {
         PdTable l = last;
-        return l != null && l.pd == pd ? l.table : byPd.get(pd);
+        return l != null && l.pd == pd ? l : byPd.get(pd);
     }
 
-    /** The entry for {@code key} in {@code pd}'s table, or null. */
-    Entry find(ProtectionDomain pd, Object key) {
-        ConcurrentHashMap<Object, Entry> table = tableIfPresent(pd);
-        return table == null ? null : table.get(key);
-    }
-
-    /** The tables, for walks; read-only. */
-    Collection<ConcurrentHashMap<Object, Entry>> tables() {
-        return byPd.values();
+    /** {@code pd}'s table, or null. */
+    ConcurrentHashMap<Object, Entry> tableIfPresent(ProtectionDomain pd) {
+        PdTable t = pdTable(pd);
+        return t == null ? null : t.table;
     }
 
     /** The tables with their PDs, for walks; read-only. */
-    Set<Map.Entry<ProtectionDomain, ConcurrentHashMap<Object, Entry>>> pdTables() {
-        return byPd.entrySet();
+    Collection<PdTable> tables() {
+        return byPd.values();
     }
 
     long live() {
@@ -104,25 +98,24 @@ final class EntryTables {
      * {@code pd}'s table, made if it has none (dropping first the empty tables of PDs deallocated
      * since, so they do not pile up), and remembered as the one used last.
      */
-    ConcurrentHashMap<Object, Entry> tableFor(ProtectionDomain pd, Runnable beforeNewTable) {
-        ConcurrentHashMap<Object, Entry> table = tableIfPresent(pd);
-        if (table == null) {
-            byPd.entrySet().removeIf(t -> t.getValue().isEmpty() && t.getKey().isClosed());
+    PdTable tableFor(ProtectionDomain pd, Runnable beforeNewTable) {
+        PdTable t = pdTable(pd);
+        if (t == null) {
+            byPd.values().removeIf(old -> old.table.isEmpty() && old.pd.isClosed());
             ahnIndex.forgetClosedPds();
             beforeNewTable.run();
-            table = byPd.computeIfAbsent(pd, p -> new ConcurrentHashMap<>());
+            t = byPd.computeIfAbsent(pd, p -> new PdTable(p, new ConcurrentHashMap<>(), KeyPolicy.of(p.device())));
             if (pd.device().isClosed()) {
                 // Its close may have forgotten the device before the put (isClosed waits for that
                 // close): take the table out again; the create is refused on its own.
-                byPd.remove(pd, table);
-                return table;
+                byPd.remove(pd, t);
+                return t;
             }
         }
-        PdTable l = last;
-        if (l == null || l.pd != pd || l.table != table) {
-            last = new PdTable(pd, table);
+        if (last != t) {
+            last = t;
         }
-        return table;
+        return t;
     }
 
     /** Puts a fresh entry, locked by the caller, unless the key has one: returns that one, or null. */
@@ -226,8 +219,8 @@ final class EntryTables {
     /** Every entry of the tables, then of the detached set (close's walk). */
     List<Entry> snapshot() {
         List<Entry> all = new ArrayList<>();
-        for (ConcurrentHashMap<Object, Entry> table : byPd.values()) {
-            all.addAll(table.values());
+        for (PdTable t : byPd.values()) {
+            all.addAll(t.table.values());
         }
         all.addAll(detached);
         return all;

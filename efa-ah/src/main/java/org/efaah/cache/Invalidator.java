@@ -73,12 +73,13 @@ final class Invalidator {
         int n = 0;
         int counted = 0;
         Error error = null;
-        for (ConcurrentHashMap<Object, Entry> table : tables.tables()) {
+        for (EntryTables.PdTable pdTable : tables.tables()) {
+            ConcurrentHashMap<Object, Entry> table = pdTable.table();
+            boolean stale = hard || pdTable.keys().invalidationMarksStale();
             for (Entry e : table.values()) {
                 if (!which.test(e)) {
                     continue;
                 }
-                boolean stale = hard || !e.pd.device().isEfa();
                 if (stale) {
                     long hits = e.markStale();
                     if (hits < 0) {
@@ -123,7 +124,7 @@ final class Invalidator {
                 int n = invalidateWhere("port " + event.portNum() + " of " + device.name() + " (" + event.kind() + ")",
                         e -> e.pd.device() == device && e.portNum() == event.portNum(), false);
                 LOG.info("{} on {} port {}: {} AH(s) invalidated{}", event.kind(), device.name(), event.portNum(), n,
-                        device.isEfa() ? " (EFA: each held one stays in use until its last close)" : "");
+                        KeyPolicy.of(device).invalidationMarksStale() ? "" : " (each held one stays in use until its last close)");
             }
             case DEVICE_FATAL -> {
                 fatalDevices.add(event.device());

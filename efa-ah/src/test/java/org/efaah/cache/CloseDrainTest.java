@@ -63,7 +63,7 @@ class CloseDrainTest {
                     f.cache.acquire(other, MockFixture.peer(1)));
             // The PDs in the order the cache's tables are walked (fixed once both are there): the
             // one walked first gets the large table.
-            List<ProtectionDomain> order = new ArrayList<>(f.cache.tables.pdTables().stream().map(java.util.Map.Entry::getKey).toList());
+            List<ProtectionDomain> order = new ArrayList<>(f.cache.tables.tables().stream().map(EntryTables.PdTable::pd).toList());
             assertEquals(2, order.size());
             ProtectionDomain first = order.get(0);
             ProtectionDomain second = order.get(1);

@@ -75,7 +75,7 @@ class HitCountTest {
 
     @Test
     void theWordKeepsCountAndReferencesApartAcrossEveryRange() {
-        Entry e = new Entry(peer(1).dgid(), null);
+        Entry e = new Entry(peer(1).dgid(), null, null);
         e.lock(); // as its creator holds it
         e.retainLocked();
         for (int i = 0; i < 5; i++) {
@@ -104,7 +104,7 @@ class HitCountTest {
         assertEquals(Entry.STALE, Entry.refsIn(was));
         assertEquals(0, Entry.hitsOf(was));
 
-        Entry f = new Entry(peer(2).dgid(), null);
+        Entry f = new Entry(peer(2).dgid(), null, null);
         f.lock();
         f.retainLocked();
         f.tryRetainHit();

@@ -395,8 +395,8 @@ class RetentionStressTest {
                 violations.add(where + "listed entry " + e.key + " is " + e.state() + " with count " + e.refs());
             }
         }
-        for (var table : cache.tables.tables()) {
-            for (Entry e : table.values()) {
+        for (var t : cache.tables.tables()) {
+            for (Entry e : t.table().values()) {
                 if (e.state() == Entry.State.LIVE && !e.idle && !cache.detached.contains(e)) {
                     violations.add(where + "orphan: unreferenced AH " + e.hardware() + " on no list (count " + e.refs() + ")");
                 }
