@@ -244,16 +244,16 @@ final class StressRun {
     }
 
     private void checkEnd(MockVerbsProvider mock, AddressHandleCache cache) {
-        if (cache.liveHandles() != 0) {
-            violation(cache.liveHandles() + " handle(s) still counted live after every worker closed its own");
+        if (cache.inspection().liveHandles() != 0) {
+            violation(cache.inspection().liveHandles() + " handle(s) still counted live after every worker closed its own");
         }
         MockCounters m = mock.counters();
         if (m.duplicatesRefused() != 0 || m.duplicatesCreated() != 0) {
             violation("the device saw a duplicate AH: " + m);
         }
         // Only AHs whose destroy failed may remain before close, kept for reuse and retry.
-        if (m.liveAhs() != cache.liveEntries()) {
-            violation("device holds " + m.liveAhs() + " AH(s) but the cache " + cache.liveEntries() + " entries");
+        if (m.liveAhs() != cache.inspection().liveEntries()) {
+            violation("device holds " + m.liveAhs() + " AH(s) but the cache " + cache.inspection().liveEntries() + " entries");
         }
     }
 

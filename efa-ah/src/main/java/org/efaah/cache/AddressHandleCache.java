@@ -122,7 +122,8 @@ public final class AddressHandleCache implements AutoCloseable {
     // events (Invalidator); MXBean names (MXBeanRegistrations).
     private final Invalidator invalidator;
     private final NetworkInvalidation network = new NetworkInvalidation(this);
-    private final MXBeanRegistrations mxBeans = new MXBeanRegistrations();
+    final MXBeanRegistrations mxBeans = new MXBeanRegistrations();
+    private final CacheInspection inspection = new CacheInspection(this);
     /** Listeners, recent failures and JFR events: each create, destroy, eviction and invalidation. */
     final CacheEvents events;
     final Reclaimer reclaimer;
@@ -669,7 +670,7 @@ public final class AddressHandleCache implements AutoCloseable {
         invalidator.onDeviceEvent(event);
     }
 
-    private void checkOpen() {
+    void checkOpen() {
         if (closed) {
             throw new IllegalStateException("address handle cache is closed");
         }
@@ -682,15 +683,6 @@ public final class AddressHandleCache implements AutoCloseable {
      */
     public boolean isClosed() {
         return closed;
-    }
-
-    /**
-     * The retention policy the cache was built with.
-     *
-     * @return the policy, not null
-     */
-    public RetentionPolicy retention() {
-        return retention;
     }
 
     /**
@@ -723,146 +715,13 @@ public final class AddressHandleCache implements AutoCloseable {
     }
 
     /**
-     * Hardware AHs the cache holds now, referenced or not (invalidated ones still referenced
-     * included). Thread-safe.
+     * What the cache holds and how it is doing, for operators and tests: counts, the entries,
+     * health, JMX and listeners ({@link CacheInspection}). Thread-safe; also after close.
      *
-     * @return the count now
+     * @return the cache's inspection facet, the same object each call
      */
-    public long liveEntries() {
-        return tables.live();
-    }
-
-    /**
-     * {@link AddressHandle}s acquired (or duplicated) and not yet closed, garbage-collected ones
-     * that were never closed included: the references the cache's AHs hold. Counted from the
-     * entries when asked (O(entries)), so that a hit pays for no counter of its own; a snapshot
-     * that races acquires and closes is approximate. Handles whose AH their device's close freed
-     * are not counted.
-     *
-     * @return the open handles now
-     */
-    public long liveHandles() {
-        long n = 0;
-        for (EntryTables.PdTable t : tables.tables()) {
-            for (Entry e : t.table().values()) {
-                if (!e.isStale()) { // an invalidated entry is counted once, below
-                    n += e.references();
-                }
-            }
-        }
-        for (Entry e : detached) {
-            if (e.isStale()) {
-                n += e.references();
-            }
-        }
-        return n;
-    }
-
-    /**
-     * The most hardware AHs the cache held at once since it was built.
-     *
-     * @return the peak of {@link #liveEntries()}
-     */
-    public long peakEntries() {
-        return tables.peak();
-    }
-
-    /**
-     * Unreferenced AHs the cache keeps now, in its idle list: retained by the policy, or kept
-     * after a failed destroy for a retry ({@link #cleanUp()}, an ENOMEM eviction, a later revival
-     * and last close, or {@link #close()}); invalidated ones whose destroy failed are not counted.
-     *
-     * @return the count now; without retention only AHs whose destroy failed
-     */
-    public int retainedEntries() {
-        return idle.size();
-    }
-
-    /**
-     * Registers an {@link AddressHandleCacheMXBean} for this cache with the platform MBean server
-     * under {@code objectName} (for example {@code org.efaah:type=AddressHandleCache,name=main});
-     * {@link #close()} unregisters it, unless someone else unregistered it before (then the name
-     * may name another cache's bean, which it leaves alone). A registration racing the cache's
-     * close is either undone by that close or refused.
-     *
-     * @param objectName the JMX object name, in {@code ObjectName} syntax
-     * @return the registered name
-     *
-     * @throws IllegalArgumentException if {@code objectName} is malformed or already registered
-     * @throws IllegalStateException    if the cache is closed
-     */
-    public javax.management.ObjectName registerMXBean(String objectName) {
-        Objects.requireNonNull(objectName, "objectName");
-        checkOpen();
-        return mxBeans.register(this, objectName);
-    }
-
-    /**
-     * The cache's health with {@link HealthThresholds#DEFAULTS}; see {@link #health(HealthThresholds)}.
-     *
-     * @return the report now
-     */
-    public HealthReport health() {
-        return health(HealthThresholds.DEFAULTS);
-    }
-
-    /**
-     * The cache's health: DOWN once closed; for each device it holds AHs on, DOWN when the device
-     * is closed or fatal, a port is not active (asked of the device now) or {@code max_ah} or
-     * {@code max_pd} is reached, DEGRADED from the thresholds' share of them; DEGRADED on any
-     * provider create failure within the thresholds' window (by errno), any AH whose destroy failed
-     * and that still exists, any leaked handle. Asks each device's ports
-     * ({@code ibv_query_port(3)}); takes no lock an acquire needs. Thread-safe.
-     *
-     * @param thresholds where figures turn DEGRADED, not null
-     * @return the report now, every check with its figure
-     */
-    public HealthReport health(HealthThresholds thresholds) {
-        return CacheHealth.check(this, Objects.requireNonNull(thresholds, "thresholds"));
-    }
-
-    /**
-     * Lists up to {@code limit} entries that {@code filter} accepts: each AH the cache holds (and
-     * each create in progress) with its key, AHN, references, age and idle time. Never waits for
-     * a lock and takes none a hit or a create needs; each row is consistent in itself (see
-     * {@link AddressHandleEntry}), rows are in no particular order, invalidated AHs still
-     * referenced come last. O(entries looked at); a million entries take a fraction of a
-     * second (see the benchmark {@code SnapshotBench}). Thread-safe.
-     *
-     * @param filter which entries, not null ({@link EntryFilter#ALL} for every one)
-     * @param limit  the most rows returned, 1..1,000,000
-     * @return the rows, at most {@code limit}
-     * @throws IllegalArgumentException if {@code limit} is out of range
-     */
-    public java.util.List<AddressHandleEntry> entries(EntryFilter filter, int limit) {
-        Objects.requireNonNull(filter, "filter");
-        if (limit < 1 || limit > EntryListing.MAX_LIMIT) {
-            throw new IllegalArgumentException("limit: " + limit + " is out of range; valid 1.." + EntryListing.MAX_LIMIT);
-        }
-        return EntryListing.list(this, filter, limit);
-    }
-
-    /**
-     * Adds a listener told of every provider create (not of hits) and of the cache's close; see
-     * {@link AddressHandleCacheListener}. Thread-safe; a listener added to a closed cache is
-     * never called.
-     *
-     * @param listener the listener, not null
-     */
-    public void addListener(AddressHandleCacheListener listener) {
-        events.add(Objects.requireNonNull(listener, "listener"));
-        if (closed) {
-            events.remove(listener);
-        }
-    }
-
-    /**
-     * Removes a listener added with {@link #addListener}; harmless if it is not there.
-     *
-     * @param listener the listener
-     */
-    public void removeListener(AddressHandleCacheListener listener) {
-        events.remove(listener);
+    public CacheInspection inspection() {
+        return inspection;
     }
 
     /**

@@ -31,7 +31,7 @@ final class CacheHealth {
             return HealthReport.of(checks);
         }
         checks.add(new HealthCheck("cache_open", "", HealthStatus.UP, 1, -1,
-                "open, " + cache.liveEntries() + " AH(s) on " + devices(cache).size() + " device(s)"));
+                "open, " + cache.inspection().liveEntries() + " AH(s) on " + devices(cache).size() + " device(s)"));
         HealthReport report = HealthReport.of(checks);
         for (Device d : devices(cache)) {
             report = report.and(DeviceHealth.check(d, t));

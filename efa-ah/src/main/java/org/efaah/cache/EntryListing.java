@@ -8,7 +8,7 @@ import org.efaah.verbs.HardwareAddressHandle;
 import org.efaah.verbs.ProtectionDomain;
 
 /**
- * {@link AddressHandleCache#entries}: walks the tables, then the invalidated entries still
+ * {@link CacheInspection#entries}: walks the tables, then the invalidated entries still
  * referenced, reading each entry's volatile fields and its count once, without its lock.
  */
 final class EntryListing {

@@ -43,8 +43,8 @@ class AddressHandleCacheTest {
             CacheStats s = f.cache.stats();
             assertEquals(9, s.hits());
             assertEquals(1, s.misses());
-            assertEquals(10, f.cache.liveHandles());
-            assertEquals(1, f.cache.liveEntries());
+            assertEquals(10, f.cache.inspection().liveHandles());
+            assertEquals(1, f.cache.inspection().liveEntries());
             for (int i = 0; i < 9; i++) {
                 handles.get(i).close();
             }
@@ -52,8 +52,8 @@ class AddressHandleCacheTest {
             handles.get(9).close();
             assertEquals(0, f.mock.counters().liveAhs(), "destroyed with the last reference");
             assertEquals(1, f.mock.counters().hardwareDestroys());
-            assertEquals(0, f.cache.liveEntries());
-            assertEquals(0, f.cache.liveHandles());
+            assertEquals(0, f.cache.inspection().liveEntries());
+            assertEquals(0, f.cache.inspection().liveHandles());
         }
     }
 
@@ -159,8 +159,8 @@ class AddressHandleCacheTest {
             f.mock.failNextCreates(1, Errno.ENOMEM);
             VerbsException e = assertThrows(VerbsException.class, () -> f.cache.acquire(f.pd, peer(1)));
             assertEquals(Errno.ENOMEM, e.errno());
-            assertEquals(0, f.cache.liveEntries());
-            assertEquals(0, f.cache.liveHandles());
+            assertEquals(0, f.cache.inspection().liveEntries());
+            assertEquals(0, f.cache.inspection().liveHandles());
             assertEquals(1, f.cache.stats().createFailures());
             try (AddressHandle h = f.cache.acquire(f.pd, peer(1))) {
                 assertEquals(0, h.ahn());
@@ -194,7 +194,7 @@ class AddressHandleCacheTest {
             }
             pool.shutdown();
             assertEquals(1, f.mock.counters().createCalls(), "waiters must not pile onto the device");
-            assertEquals(0, f.cache.liveHandles());
+            assertEquals(0, f.cache.inspection().liveHandles());
             try (AddressHandle h = f.cache.acquire(f.pd, peer(1))) {
                 assertEquals(2, f.mock.counters().createCalls());
             }
@@ -256,7 +256,7 @@ class AddressHandleCacheTest {
             h.close();
             pd.close();
             assertThrows(IllegalStateException.class, () -> f.cache.acquire(pd, peer(1)));
-            assertEquals(0, f.cache.liveHandles());
+            assertEquals(0, f.cache.inspection().liveHandles());
         }
     }
 
@@ -315,7 +315,7 @@ class AddressHandleCacheTest {
             CacheStats s = f.cache.stats();
             assertEquals(3, s.hardwareCreates());
             assertEquals(3, s.hardwareDestroys());
-            assertEquals(1, f.cache.peakEntries());
+            assertEquals(1, f.cache.inspection().peakEntries());
             assertTrue(s.maxCreateNanos() >= TimeUnit.MILLISECONDS.toNanos(2), "max " + s.maxCreateNanos());
             assertTrue(s.totalCreateNanos() >= 3 * TimeUnit.MILLISECONDS.toNanos(2));
         }

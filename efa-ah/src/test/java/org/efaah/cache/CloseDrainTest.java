@@ -115,8 +115,8 @@ class CloseDrainTest {
                     }
                 }
             }
-            assertEquals(0, f.cache.liveEntries());
-            assertEquals(0, f.cache.retainedEntries());
+            assertEquals(0, f.cache.inspection().liveEntries());
+            assertEquals(0, f.cache.inspection().retainedEntries());
             other.close(); // no EBUSY: no AH of the cache is left in either PD
             f.pd.close();
             assertTrue(log.messages(ch.qos.logback.classic.Level.WARN).stream().allMatch(m -> m.contains("LEAK")),

@@ -63,7 +63,7 @@ class CreateDestroyRaceTest {
             assertEquals(0, f.mock.counters().duplicatesRefused());
             assertEquals(0, f.mock.counters().liveAhs());
             assertEquals(f.mock.counters().hardwareCreates(), f.mock.counters().hardwareDestroys());
-            assertEquals(0, f.cache.liveHandles());
+            assertEquals(0, f.cache.inspection().liveHandles());
         }
     }
 }

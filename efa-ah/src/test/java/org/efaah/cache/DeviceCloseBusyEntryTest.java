@@ -75,8 +75,8 @@ class DeviceCloseBusyEntryTest {
             reaper.join(10_000);
             assertEquals(null, reaperFailure.get());
             assertEquals(Entry.State.DEAD, retained.state());
-            assertEquals(0, cache.liveEntries(), "live");
-            assertEquals(0, cache.retainedEntries(), "retained");
+            assertEquals(0, cache.inspection().liveEntries(), "live");
+            assertEquals(0, cache.inspection().retainedEntries(), "retained");
             assertEquals(0, cache.detached.size(), "detached");
             assertEquals(1, cache.stats().destroysBy(RemovalCause.INVALIDATED), "one destroy, by the holder");
         }

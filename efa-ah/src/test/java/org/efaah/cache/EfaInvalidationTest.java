@@ -46,7 +46,7 @@ class EfaInvalidationTest {
             assertEquals(1, f.provider.mock.counters().liveAhs(), "still held by r2");
             r2.close();
             assertEquals(0, f.provider.mock.counters().liveAhs(), "destroyed at its last close, even with retention");
-            assertEquals(0, f.cache.retainedEntries());
+            assertEquals(0, f.cache.inspection().retainedEntries());
             try (AddressHandle r3 = f.cache.acquire(f.pd, PEER)) {
                 r3.nativeHandle();
             }

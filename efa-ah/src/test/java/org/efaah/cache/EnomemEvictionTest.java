@@ -123,7 +123,7 @@ class EnomemEvictionTest {
             assertEquals((long) threads * perThread, s.requests());
             assertTrue(s.destroysBy(RemovalCause.EVICTED_ENOMEM) > 1_000, "evictions happened: " + s);
             assertTrue(f.provider.mock.counters().peakLiveAhs() <= 64);
-            assertEquals(0, f.cache.liveHandles());
+            assertEquals(0, f.cache.inspection().liveHandles());
         }
     }
 }

@@ -34,7 +34,7 @@ class HealthTest {
     void aFreshCacheIsUpWithItsFigures() {
         try (MockFixture f = new MockFixture()) {
             f.cache.acquire(f.pd, peer(1)).close();
-            HealthReport r = f.cache.health();
+            HealthReport r = f.cache.inspection().health();
             assertEquals(HealthStatus.UP, r.status(), r::toString);
             assertEquals("", names(r));
             assertTrue(r.checks().stream().anyMatch(c -> c.name().equals("ah_usage") && c.limit() == 1024), r::toString);
@@ -52,7 +52,7 @@ class HealthTest {
                 Thread.sleep(10);
             }
             held.close();
-            HealthReport r = f.cache.health();
+            HealthReport r = f.cache.inspection().health();
             assertEquals(HealthStatus.DOWN, r.status(), r::toString);
             assertEquals("device_fatal", names(r));
             assertTrue(logs.messages().stream().anyMatch(m -> m.startsWith("ERROR") && m.contains("DEVICE_FATAL on "
@@ -65,14 +65,14 @@ class HealthTest {
         try (MockFixture f = new MockFixture()) {
             f.cache.acquire(f.pd, peer(1)).close();
             f.mock.setPortState(f.device.name(), 1); // DOWN, as an EFA port: no event
-            HealthReport r = f.cache.health();
+            HealthReport r = f.cache.inspection().health();
             assertEquals(HealthStatus.DOWN, r.status(), r::toString);
             HealthCheck port = reason(r, "port_state");
             assertEquals(1, port.value());
             assertEquals(f.device.name() + " port 1", port.subject());
             assertTrue(port.message().contains("PORT_DOWN (1)"), port.message());
             f.mock.setPortState(f.device.name(), 4);
-            assertEquals(HealthStatus.UP, f.cache.health().status());
+            assertEquals(HealthStatus.UP, f.cache.inspection().health().status());
         }
     }
 
@@ -83,16 +83,16 @@ class HealthTest {
             for (int i = 1; i <= 9; i++) {
                 held.add(f.cache.acquire(f.pd, peer(i)));
             }
-            HealthReport r = f.cache.health();
+            HealthReport r = f.cache.inspection().health();
             assertEquals(HealthStatus.DEGRADED, r.status(), r::toString);
             HealthCheck usage = reason(r, "ah_usage");
             assertEquals(9, usage.value());
             assertEquals(10, usage.limit());
             assertTrue(usage.message().contains("DEGRADED from 9 (90%), DOWN at 10"), usage.message());
             held.add(f.cache.acquire(f.pd, peer(10)));
-            assertEquals(HealthStatus.DOWN, f.cache.health().status());
+            assertEquals(HealthStatus.DOWN, f.cache.inspection().health().status());
             held.forEach(AddressHandle::close);
-            assertEquals(HealthStatus.UP, f.cache.health().status());
+            assertEquals(HealthStatus.UP, f.cache.inspection().health().status());
         }
     }
 
@@ -101,7 +101,7 @@ class HealthTest {
         try (MockFixture f = new MockFixture(MockConfig.builder().maxPd(2).build())) {
             f.cache.acquire(f.pd, peer(1)).close();
             try (var second = f.device.allocatePd()) {
-                HealthReport r = f.cache.health();
+                HealthReport r = f.cache.inspection().health();
                 assertEquals(HealthStatus.DOWN, r.status(), r::toString);
                 assertEquals(2, reason(r, "pd_usage").value());
             }
@@ -117,13 +117,13 @@ class HealthTest {
             f.mock.failNextCreates(2, Errno.ETIMEDOUT);
             assertThrows(VerbsException.class, () -> cache.acquire(f.pd, peer(1)));
             assertThrows(VerbsException.class, () -> cache.acquire(f.pd, peer(1)));
-            HealthReport r = cache.health();
+            HealthReport r = cache.inspection().health();
             assertEquals(HealthStatus.DEGRADED, r.status(), r::toString);
             HealthCheck failures = reason(r, "create_failures");
             assertEquals("ETIMEDOUT", failures.subject());
             assertEquals(2, failures.value());
             ticker.advance(61_000_000_000L);
-            assertEquals(HealthStatus.UP, cache.health().status(), "a minute later the failures are out of the window");
+            assertEquals(HealthStatus.UP, cache.inspection().health().status(), "a minute later the failures are out of the window");
             cache.close();
         }
     }
@@ -133,7 +133,7 @@ class HealthTest {
         try (MockFixture f = new MockFixture(); LogCapture logs = new LogCapture(AddressHandleCache.class)) {
             f.mock.failNextDestroys(1, Errno.EIO);
             f.cache.acquire(f.pd, peer(1)).close();
-            HealthReport r = f.cache.health();
+            HealthReport r = f.cache.inspection().health();
             assertEquals(HealthStatus.DEGRADED, r.status(), r::toString);
             assertEquals(1, reason(r, "undestroyed_ahs").value());
             assertTrue(logs.messages().stream().anyMatch(m -> m.contains("destroy of")), logs.messages()::toString);
@@ -144,15 +144,15 @@ class HealthTest {
     void aClosedCacheIsDown() {
         AddressHandleCache cache = AddressHandleCache.create(LeakDetection.DISABLED);
         cache.close();
-        assertEquals("cache_open", names(cache.health()));
-        assertEquals(HealthStatus.DOWN, cache.health().status());
+        assertEquals("cache_open", names(cache.inspection().health()));
+        assertEquals(HealthStatus.DOWN, cache.inspection().health().status());
     }
 
     @Test
     void theReportSurvivesJmxOpenData() {
         try (MockFixture f = new MockFixture(MockConfig.builder().maxAh(2).build())) {
             AddressHandle a = f.cache.acquire(f.pd, peer(1));
-            HealthReport r = f.cache.health();
+            HealthReport r = f.cache.inspection().health();
             assertEquals(r, HealthReport.from(r.toCompositeData()));
             a.close();
         }

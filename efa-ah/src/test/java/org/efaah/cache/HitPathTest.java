@@ -29,7 +29,7 @@ class HitPathTest {
                 AddressHandleAttributes badSgid = good.toBuilder().sgidIndex(5).build();
                 e = assertThrows(IllegalArgumentException.class, () -> f.cache.acquire(f.pd, badSgid));
                 assertTrue(e.getMessage().startsWith("sgid_index: 5 is out of range"), e.getMessage());
-                assertEquals(1, f.cache.liveHandles(), "a refused acquire must take no reference");
+                assertEquals(1, f.cache.inspection().liveHandles(), "a refused acquire must take no reference");
                 // An equal but distinct object is valid and shares the AH.
                 try (AddressHandle again = f.cache.acquire(f.pd, MockFixture.peer(1))) {
                     assertEquals(keep.nativeHandle(), again.nativeHandle());
@@ -64,7 +64,7 @@ class HitPathTest {
                 }
                 assertTrue(h.isClosed());
                 assertThrows(IllegalStateException.class, h::nativeHandle);
-                assertEquals(1, f.cache.liveHandles(), "round " + round);
+                assertEquals(1, f.cache.inspection().liveHandles(), "round " + round);
             }
             assertFalse(keep.isClosed());
             keep.nativeHandle();

@@ -60,13 +60,13 @@ class IdleListMembershipTest {
             letGo.countDown();
             reaping.get(10, TimeUnit.SECONDS);
             if (outcome == Errno.ENOMEM) {
-                assertEquals(1, f.cache.retainedEntries(), "the busy victim is still listed");
+                assertEquals(1, f.cache.inspection().retainedEntries(), "the busy victim is still listed");
                 try (AddressHandle h = f.cache.acquire(f.pd, peer(2))) {
                     assertEquals(0, h.ahn(), "the next ENOMEM evicts it");
                 }
                 assertEquals(1, f.cache.stats().destroysBy(RemovalCause.EVICTED_ENOMEM));
             }
-            assertEquals(f.cache.retainedEntries(), f.provider.mock.counters().liveAhs(), "listed = on the device");
+            assertEquals(f.cache.inspection().retainedEntries(), f.provider.mock.counters().liveAhs(), "listed = on the device");
         } finally {
             pool.shutdownNow();
         }
@@ -99,7 +99,7 @@ class IdleListMembershipTest {
             assertEquals(4, f.cache.cleanUp(), "the four free ones are reaped");
             letGo.countDown();
             holder.join(10_000);
-            assertEquals(1, f.cache.retainedEntries());
+            assertEquals(1, f.cache.inspection().retainedEntries());
             assertEquals(1, f.cache.cleanUp(), "the busy one goes in the next round");
             assertEquals(0, f.provider.mock.counters().liveAhs());
         }
@@ -116,9 +116,9 @@ class IdleListMembershipTest {
             f.provider.failNextDestroy(new VerbsException("ibv_destroy_ah", Errno.EIO, "test"));
             h.close();
             assertEquals(1, f.provider.mock.counters().liveAhs());
-            assertEquals(1, f.cache.retainedEntries(), "kept for a retry, and counted");
+            assertEquals(1, f.cache.inspection().retainedEntries(), "kept for a retry, and counted");
             assertEquals(1, f.cache.cleanUp());
-            assertEquals(0, f.cache.retainedEntries());
+            assertEquals(0, f.cache.inspection().retainedEntries());
             assertEquals(0, f.provider.mock.counters().liveAhs());
             assertEquals(1, log.count(Level.WARN, "destroy of"));
         }

@@ -73,7 +73,7 @@ class InterruptedAcquireTest {
             assertTrue(w.interruptFlagAfter, "the interrupt status is kept");
             assertTrue(returnedDuringTheCreate && waitedMillis < 1_000,
                     "returned " + waitedMillis + " ms after the interrupt, not when the create ended");
-            assertEquals(1, f.cache.liveHandles(), "only the creator's reference");
+            assertEquals(1, f.cache.inspection().liveHandles(), "only the creator's reference");
             first.get().close();
             assertEquals(0, f.provider.mock.counters().liveAhs(), "the count was not changed by the waiter");
         }

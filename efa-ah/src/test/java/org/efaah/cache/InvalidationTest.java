@@ -56,7 +56,7 @@ class InvalidationTest {
             f.cache.acquire(f.pd, peer(2)).close();
             assertEquals(2, f.cache.invalidateAll());
             assertEquals(0, f.provider.mock.counters().liveAhs());
-            assertEquals(0, f.cache.retainedEntries());
+            assertEquals(0, f.cache.inspection().retainedEntries());
             assertEquals(2, f.cache.stats().destroysBy(RemovalCause.INVALIDATED));
             f.cache.acquire(f.pd, peer(1)).close();
             assertEquals(3, f.provider.mock.counters().hardwareCreates());
@@ -192,7 +192,7 @@ class InvalidationTest {
             h.close();
             assertEquals(0, f.provider.mock.counters().liveAhs(), "destroyed at its last close, not retained");
             assertEquals(1, f.cache.stats().destroysBy(RemovalCause.INVALIDATED));
-            assertEquals(0, f.cache.retainedEntries());
+            assertEquals(0, f.cache.inspection().retainedEntries());
             assertTrue(f.cache.detached.isEmpty());
         }
     }

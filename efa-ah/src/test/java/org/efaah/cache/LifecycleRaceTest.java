@@ -59,7 +59,7 @@ class LifecycleRaceTest {
                 a.get(10, TimeUnit.SECONDS);
                 b.get(10, TimeUnit.SECONDS);
                 // A second release of shared would have dropped keeper's reference and destroyed its AH.
-                assertEquals(1, f.cache.liveHandles(), "iteration " + i);
+                assertEquals(1, f.cache.inspection().liveHandles(), "iteration " + i);
                 assertEquals(1, f.mock.counters().liveAhs(), "iteration " + i);
                 keeper.nativeHandle();
                 keeper.close();
@@ -134,7 +134,7 @@ class LifecycleRaceTest {
                     h.close();
                 }
                 assertEquals(m, f.mock.counters(), "closing handles after the cache touches no device");
-                assertEquals(0, f.cache.liveHandles());
+                assertEquals(0, f.cache.inspection().liveHandles());
                 other.close();
             }
         }
@@ -189,7 +189,7 @@ class LifecycleRaceTest {
                 assertTrue(doomed.isClosed(), "round " + round + ": the PD was deallocated between AHs ("
                         + busy + " EBUSY)");
                 assertEquals(List.of(), wrong);
-                assertEquals(1, f.cache.liveHandles(), "only the other PD's handle is open");
+                assertEquals(1, f.cache.inspection().liveHandles(), "only the other PD's handle is open");
                 assertEquals(1, f.mock.counters().liveAhs(), "only the other PD's AH exists");
                 onTheOtherPd.nativeHandle();
                 onTheOtherPd.close();

@@ -186,7 +186,7 @@ class NetworkStressTest {
                     changes.get(), refreshes.get(), staleChecks.get(), s.hardwareCreates(), s.networkInvalidated(),
                     s.destroysByCause(), violations.size());
             assertEquals(List.of(), violations.subList(0, Math.min(5, violations.size())));
-            assertEquals(0, f.cache.liveHandles());
+            assertEquals(0, f.cache.inspection().liveHandles());
             assertTrue(staleChecks.get() > 1000, "stale checks " + staleChecks.get());
             assertTrue(changes.get() > 100 && s.networkInvalidated() > 0, "changes " + changes.get() + ", " + s);
             f.cache.close();

@@ -125,7 +125,7 @@ class ProviderThrowableTest {
             assertEquals(t instanceof Error ? 2 : 1, f.provider.mock.counters().liveAhs());
             f.cache.acquire(f.pd, peer(1)).close();
             f.cache.acquire(f.pd, peer(2)).close();
-            assertEquals(1, f.cache.retainedEntries(), "the bound holds again");
+            assertEquals(1, f.cache.inspection().retainedEntries(), "the bound holds again");
         }
     }
 

@@ -127,9 +127,9 @@ class RegistrationRaceTest {
         try (MockFixture f = new MockFixture()) {
             AddressHandleCache a = AddressHandleCache.create(LeakDetection.DISABLED);
             AddressHandleCache b = AddressHandleCache.create(LeakDetection.DISABLED);
-            a.registerMXBean(name.toString());
+            a.inspection().registerMXBean(name.toString());
             SERVER.unregisterMBean(name);
-            b.registerMXBean(name.toString());
+            b.inspection().registerMXBean(name.toString());
             b.acquire(f.pd, peer(1)).close();
             a.close();
             assertTrue(SERVER.isRegistered(name), "A's close left B's bean");
@@ -166,7 +166,7 @@ class RegistrationRaceTest {
         };
         SERVER.addNotificationListener(MBeanServerDelegate.DELEGATE_NAME, hold, null, null);
         try {
-            Future<?> registering = pool.submit(() -> cache.registerMXBean(name.toString()));
+            Future<?> registering = pool.submit(() -> cache.inspection().registerMXBean(name.toString()));
             try {
                 registering.get(10, TimeUnit.SECONDS);
             } catch (ExecutionException e) {

@@ -138,7 +138,7 @@ class RetentionStressTest {
         };
         ObjectName bean = new ObjectName("org.efaah.stress:type=AddressHandleCache,name=epoch" + epoch);
         if (ending != Ending.CLOSE_RACING) {
-            cache.registerMXBean(bean.toString());
+            cache.inspection().registerMXBean(bean.toString());
         }
 
         List<Thread> threads = new ArrayList<>();
@@ -212,7 +212,7 @@ class RetentionStressTest {
             case CLOSE_RACING -> {
                 Thread registering = new Thread(() -> {
                     try {
-                        cache.registerMXBean(bean.toString());
+                        cache.inspection().registerMXBean(bean.toString());
                     } catch (IllegalStateException closed) {
                         refusals.increment();
                     }
@@ -231,10 +231,10 @@ class RetentionStressTest {
                 device.close();
                 closeReturned.set(System.nanoTime());
                 stopAll(stop, threads, where);
-                settled(() -> cache.liveEntries() == 0 && cache.retainedEntries() == 0 && cache.detached.isEmpty()
+                settled(() -> cache.inspection().liveEntries() == 0 && cache.inspection().retainedEntries() == 0 && cache.detached.isEmpty()
                         ? List.of()
-                        : List.of(where + "after the device's close: live " + cache.liveEntries() + ", retained "
-                                + cache.retainedEntries() + ", detached " + cache.detached.size()));
+                        : List.of(where + "after the device's close: live " + cache.inspection().liveEntries() + ", retained "
+                                + cache.inspection().retainedEntries() + ", detached " + cache.detached.size()));
                 cache.close();
                 checkNothingLeft(provider, where + "after the device's close: ");
             }
@@ -387,8 +387,8 @@ class RetentionStressTest {
     private List<String> quietViolations(AddressHandleCache cache, FaultyProvider provider, String where) {
         List<String> violations = new ArrayList<>();
         List<Entry> listed = cache.idle.oldest(e -> true, Integer.MAX_VALUE);
-        if (listed.size() != cache.retainedEntries()) {
-            violations.add(where + "idle list of " + listed.size() + " but retainedEntries() " + cache.retainedEntries());
+        if (listed.size() != cache.inspection().retainedEntries()) {
+            violations.add(where + "idle list of " + listed.size() + " but retainedEntries() " + cache.inspection().retainedEntries());
         }
         for (Entry e : listed) {
             if (e.state() != Entry.State.LIVE || e.refs() != 0) {
@@ -403,12 +403,12 @@ class RetentionStressTest {
             }
         }
         long device = provider.mock.counters().liveAhs();
-        if (cache.liveEntries() != device || listed.size() + cache.detached.size() != device) {
-            violations.add(where + "live " + cache.liveEntries() + ", listed " + listed.size() + ", detached "
+        if (cache.inspection().liveEntries() != device || listed.size() + cache.detached.size() != device) {
+            violations.add(where + "live " + cache.inspection().liveEntries() + ", listed " + listed.size() + ", detached "
                     + cache.detached.size() + ", on the device " + device);
         }
-        if (cache.liveHandles() != 0) {
-            violations.add(where + cache.liveHandles() + " handles counted with none open");
+        if (cache.inspection().liveHandles() != 0) {
+            violations.add(where + cache.inspection().liveHandles() + " handles counted with none open");
         }
         return violations;
     }

@@ -68,7 +68,7 @@ class RevivalRaceTest {
                 h.close();
             }
             assertEquals(1, f.provider.mock.counters().hardwareCreates());
-            assertEquals(1, f.cache.retainedEntries());
+            assertEquals(1, f.cache.inspection().retainedEntries());
             assertEquals(1, log.count(Level.WARN, "destroy of AH[ahn=" + ahn));
         } finally {
             pool.shutdownNow();
@@ -95,12 +95,12 @@ class RevivalRaceTest {
             assertThrows(IllegalStateException.class, () -> f.cache.acquire(f.pd, peer(3)), "a miss");
             assertThrows(IllegalStateException.class, () -> f.cache.acquireByAhn(f.pd, retainedAhn));
             assertThrows(IllegalStateException.class, () -> f.cache.acquireByAhn(f.pd, heldAhn));
-            assertEquals(0, f.cache.liveEntries(), "no AH of a closed device counts as live");
-            assertEquals(0, f.cache.retainedEntries());
+            assertEquals(0, f.cache.inspection().liveEntries(), "no AH of a closed device counts as live");
+            assertEquals(0, f.cache.inspection().retainedEntries());
             IllegalStateException refused = assertThrows(IllegalStateException.class, held::nativeHandle);
             assertTrue(refused.getMessage().contains("device"), refused.getMessage());
             held.close();
-            assertEquals(0, f.cache.liveHandles());
+            assertEquals(0, f.cache.inspection().liveHandles());
             f.cache.close();
             assertEquals(0, f.cache.stats().leaksReported());
             assertEquals(0, f.provider.mock.counters().liveAhs());

@@ -196,7 +196,7 @@ class SeamContractsTest {
         try (AddressHandleCache cache = AddressHandleCache.create(LeakDetection.DISABLED)) {
             WeakReference<Device> ref = useAndClose(cache, config, peer);
             assertCollected(ref, "the closed device is still reachable from the open cache");
-            assertEquals(0, cache.liveEntries());
+            assertEquals(0, cache.inspection().liveEntries());
         }
     }
 
@@ -231,9 +231,9 @@ class SeamContractsTest {
             f.cache.invalidate(f.pd, Gid.parse("fe80::1"));
             f.provider.failNextDestroy(new VerbsException("ibv_destroy_ah", Errno.EIO, "test"));
             h.close();
-            List<AddressHandleEntry> rows = f.cache.entries(EntryFilter.ALL, 10);
+            List<AddressHandleEntry> rows = f.cache.inspection().entries(EntryFilter.ALL, 10);
             assertEquals(1, rows.size(), rows::toString);
-            assertEquals(1, f.cache.liveEntries());
+            assertEquals(1, f.cache.inspection().liveEntries());
             f.close();
             assertEquals(1, log.count(Level.WARN, "failed"));
         }

@@ -62,7 +62,7 @@ class StatsTest {
         try (FaultyFixture f = new FaultyFixture(MockConfig.defaults(), AddressHandleCache.builder().recordStats(false))) {
             f.cache.acquire(f.pd, peer(1)).close();
             assertEquals(0, f.cache.stats().requests());
-            assertEquals(0, f.cache.liveEntries(), "cache queries still answer");
+            assertEquals(0, f.cache.inspection().liveEntries(), "cache queries still answer");
         }
     }
 
@@ -71,7 +71,7 @@ class StatsTest {
         MBeanServer server = ManagementFactory.getPlatformMBeanServer();
         ObjectName name;
         try (FaultyFixture f = FaultyFixture.withRetention(3600, 100)) {
-            name = f.cache.registerMXBean("org.efaah:type=AddressHandleCache,name=statsTest");
+            name = f.cache.inspection().registerMXBean("org.efaah:type=AddressHandleCache,name=statsTest");
             AddressHandle h = f.cache.acquire(f.pd, peer(1));
             f.cache.acquire(f.pd, peer(1)).close();
             assertEquals(1L, server.getAttribute(name, "Hits"));
@@ -85,8 +85,8 @@ class StatsTest {
             TabularData byCause = (TabularData) server.getAttribute(name, "DestroysByCause");
             assertEquals(1, byCause.size());
             assertThrows(IllegalArgumentException.class,
-                    () -> f.cache.registerMXBean("org.efaah:type=AddressHandleCache,name=statsTest"), "taken");
-            assertThrows(IllegalArgumentException.class, () -> f.cache.registerMXBean("no colon"));
+                    () -> f.cache.inspection().registerMXBean("org.efaah:type=AddressHandleCache,name=statsTest"), "taken");
+            assertThrows(IllegalArgumentException.class, () -> f.cache.inspection().registerMXBean("no colon"));
         }
         assertTrue(!server.isRegistered(name), "unregistered at cache close");
     }

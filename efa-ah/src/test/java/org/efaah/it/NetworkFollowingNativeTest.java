@@ -116,7 +116,7 @@ class NetworkFollowingNativeTest {
                 oldAh = a.hardware();
                 otherAh = b.hardware();
             }
-            assertEquals(2, cache.retainedEntries());
+            assertEquals(2, cache.inspection().retainedEntries());
             BlockingQueue<Heard> log = listen(device, cache);
             long t0 = System.nanoTime();
             NetworkWatchers.awaitTablesRead(provider, 60);
