@@ -31,7 +31,9 @@ import org.efaah.verbs.ProtectionDomain;
  *    passing over a busy one (IdleList).
  *  - Retire. One sequence, here (retire): the entry turns DEAD (its word's hits to the
  *    counter), leaves the idle list, the AHN index, the detached set and its table, in that
- *    order, under its lock. The live count drops when its AH is destroyed (hardwareGone).
+ *    order, under its lock. The live count drops when its AH is destroyed, or handed to its
+ *    device's close (a destroy that failed at the cache's close, or under a closing device):
+ *    hardwareGone, once per AH.
  *  - Revival. Every look-up that finds an entry without a reference (acquire, acquireByAhn)
  *    takes its lock and then either takes a reference (as a hit, or reviving it from 0), or
  *    finishes what an invalidation or a device close left to the lock holder; never null for
@@ -182,7 +184,7 @@ final class EntryTables {
         }
     }
 
-    /** An entry's AH was destroyed (or freed with its device): one fewer live. */
+    /** An entry's AH was destroyed, freed with its device, or left to its device's close: one fewer live. */
     void hardwareGone() {
         live.decrementAndGet();
     }

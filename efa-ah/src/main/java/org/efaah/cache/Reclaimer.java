@@ -342,6 +342,7 @@ final class Reclaimer {
                         } else {
                             failed++;
                             firstFailure = chain(firstFailure, failure);
+                            tables.hardwareGone(); // handed to its device's close: no longer the cache's
                         }
                         tables.retire(e);
                     }

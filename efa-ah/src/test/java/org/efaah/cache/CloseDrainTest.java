@@ -10,11 +10,13 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import org.efaah.fixture.LogCapture;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.DeviceEvent;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.mock.MockConfig;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -30,6 +32,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * in the provider's destroy of the first entry of the second PD's table (an unreferenced one), and
  * let go just before close, so that it moves the second table's entries while close copies.
  */
+@ExtendWith(CacheInvariants.class)
 class CloseDrainTest {
     private static final int FIRST = 6_000;
     private static final int SECOND = 1_500;
@@ -57,7 +60,7 @@ class CloseDrainTest {
         MockConfig config = MockConfig.builder().efa(efa).maxAh(2 * (FIRST + SECOND)).build();
         FaultyFixture f = new FaultyFixture(config, AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED)
                 .retention(RetentionPolicy.idle(Duration.ofHours(1), FIRST + SECOND)));
-        try (CapturedLog log = new CapturedLog(AddressHandleCache.class, Device.class)) {
+        try (LogCapture log = LogCapture.of(AddressHandleCache.class, Device.class)) {
             ProtectionDomain other = f.device.allocatePd();
             List<AddressHandle> pinned = List.of(f.cache.acquire(f.pd, MockFixture.peer(1)),
                     f.cache.acquire(other, MockFixture.peer(1)));

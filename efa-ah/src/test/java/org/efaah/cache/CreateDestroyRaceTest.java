@@ -10,8 +10,10 @@ import java.util.concurrent.TimeUnit;
 import org.efaah.verbs.mock.MockConfig;
 import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** An acquire of key K while K's hardware AH is being destroyed, on a strict device. */
+@ExtendWith(CacheInvariants.class)
 class CreateDestroyRaceTest {
 
     private static final long SLOW = TimeUnit.MILLISECONDS.toNanos(150);

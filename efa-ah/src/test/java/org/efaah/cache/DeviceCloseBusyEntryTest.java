@@ -9,6 +9,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import org.efaah.fixture.LogCapture;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.mock.MockConfig;
@@ -34,7 +35,7 @@ class DeviceCloseBusyEntryTest {
         Device device = Device.openFirst(mock);
         ProtectionDomain pd = device.allocatePd();
         AtomicLong now = new AtomicLong(1);
-        try (CapturedLog log = new CapturedLog(AddressHandleCache.class, Device.class);
+        try (LogCapture log = LogCapture.of(AddressHandleCache.class, Device.class);
              AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED)
                 .ticker(now::get).retention(RetentionPolicy.idle(Duration.ofSeconds(5), 16)).build()) {
             cache.acquire(pd, MockFixture.peer(1)).close();

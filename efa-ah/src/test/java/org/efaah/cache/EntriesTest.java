@@ -22,8 +22,10 @@ import org.efaah.verbs.Gid;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.mock.MockConfig;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Issue 18 items 2 and 3: a look inside the cache, and the MXBean's descriptions and operations. */
+@ExtendWith(CacheInvariants.class)
 class EntriesTest {
 
     @Test

@@ -13,11 +13,13 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.efaah.health.HealthStatus;
 import org.efaah.verbs.mock.MockConfig;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Listings and health reports taken while threads acquire, close and invalidate: never an
  * exception, never a lock a hit waits for, and every row consistent in itself.
  */
+@ExtendWith(CacheInvariants.class)
 class EntriesUnderLoadTest {
 
     @Test

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Collectors;
+import org.efaah.fixture.LogCapture;
 import org.efaah.health.HealthCheck;
 import org.efaah.health.HealthReport;
 import org.efaah.health.HealthStatus;
@@ -17,8 +18,10 @@ import org.efaah.verbs.Errno;
 import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.mock.MockConfig;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Issue 18 item 1: the health report goes through each reason on the mock, with its figure. */
+@ExtendWith(CacheInvariants.class)
 class HealthTest {
 
     private static HealthCheck reason(HealthReport r, String name) {
@@ -44,19 +47,19 @@ class HealthTest {
 
     @Test
     void deviceFatalIsDown() throws InterruptedException {
-        try (MockFixture f = new MockFixture(); LogCapture logs = new LogCapture(Device.class, AddressHandleCache.class)) {
+        try (MockFixture f = new MockFixture(); LogCapture logs = LogCapture.of(Device.class, AddressHandleCache.class)) {
             AddressHandle held = f.cache.acquire(f.pd, peer(1));
             f.mock.raiseEvent(f.device.name(), DeviceEvent.Kind.DEVICE_FATAL, 0);
             // The device turns fatal before its listeners run: wait for the cache's, which logs.
-            for (int i = 0; i < 500 && logs.messages().stream().noneMatch(m -> m.contains("AH(s) invalidated")); i++) {
+            for (int i = 0; i < 500 && logs.lines().stream().noneMatch(m -> m.contains("AH(s) invalidated")); i++) {
                 Thread.sleep(10);
             }
             held.close();
             HealthReport r = f.cache.inspection().health();
             assertEquals(HealthStatus.DOWN, r.status(), r::toString);
             assertEquals("device_fatal", names(r));
-            assertTrue(logs.messages().stream().anyMatch(m -> m.startsWith("ERROR") && m.contains("DEVICE_FATAL on "
-                    + f.device.name() + ": 1 AH(s) invalidated")), logs.messages()::toString);
+            assertTrue(logs.lines().stream().anyMatch(m -> m.startsWith("ERROR") && m.contains("DEVICE_FATAL on "
+                    + f.device.name() + ": 1 AH(s) invalidated")), logs.lines()::toString);
         }
     }
 
@@ -130,13 +133,13 @@ class HealthTest {
 
     @Test
     void undestroyedAhsAndLeaksAreDegraded() {
-        try (MockFixture f = new MockFixture(); LogCapture logs = new LogCapture(AddressHandleCache.class)) {
+        try (MockFixture f = new MockFixture(); LogCapture logs = LogCapture.of(AddressHandleCache.class)) {
             f.mock.failNextDestroys(1, Errno.EIO);
             f.cache.acquire(f.pd, peer(1)).close();
             HealthReport r = f.cache.inspection().health();
             assertEquals(HealthStatus.DEGRADED, r.status(), r::toString);
             assertEquals(1, reason(r, "undestroyed_ahs").value());
-            assertTrue(logs.messages().stream().anyMatch(m -> m.contains("destroy of")), logs.messages()::toString);
+            assertTrue(logs.lines().stream().anyMatch(m -> m.contains("destroy of")), logs.lines()::toString);
         }
     }
 

@@ -9,15 +9,18 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import org.efaah.fixture.LogCapture;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.mock.MockConfig;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Issue 19: a lock-free hit is counted in the same compare-and-set that takes its reference
  * (the entry's word), and added to the statistics when the entry is retired or invalidated. No
  * path may lose a hit or count one twice, and reported hits never go down.
  */
+@ExtendWith(CacheInvariants.class)
 class HitCountTest {
 
     @Test
@@ -64,7 +67,7 @@ class HitCountTest {
         AddressHandleAttributes five = peer(5).toBuilder().sgidIndex(0).build();
         f.cache.acquire(f.pd, five); // left open
         f.cache.acquire(f.pd, five).close();
-        try (CapturedLog log = new CapturedLog()) {
+        try (LogCapture log = LogCapture.of(AddressHandleCache.class)) {
             f.cache.close(); // one handle left open: counted as a leak, its entry's hit recorded
             assertEquals(1, log.count(ch.qos.logback.classic.Level.WARN, "still open"));
         }

@@ -9,12 +9,14 @@ import java.util.concurrent.CountDownLatch;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.mock.MockConfig;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The lock-free hit path skips validation only for an attributes object the device validated
  * before ({@code Device.hasValidated}); any other object, even one with the same key, is checked
  * before it can share the AH. And the per-caller handle stays safe: closed means refused, close once.
  */
+@ExtendWith(CacheInvariants.class)
 class HitPathTest {
     @Test
     void aHitWithOtherAttributesOfTheSameDgidIsStillValidated() {

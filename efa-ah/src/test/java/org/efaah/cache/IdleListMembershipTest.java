@@ -10,16 +10,19 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.efaah.fixture.LogCapture;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.mock.MockConfig;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Issue 22 case 3 and its kind: an unreferenced AH leaves the idle list only with its lock held,
  * so no path that drains the list (an ENOMEM eviction, the reaper, the bound) can drop one that a
  * lock holder has just put (back) on it; and a busy entry does not stop the others being reaped.
  */
+@ExtendWith(CacheInvariants.class)
 class IdleListMembershipTest {
 
     /**
@@ -33,7 +36,7 @@ class IdleListMembershipTest {
     void anEvictionMeetingABusyVictimLeavesItOnTheListForTheNextOne() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(2);
         MockConfig maxAh1 = MockConfig.builder().maxAh(1).build();
-        try (CapturedLog log = new CapturedLog(); FaultyFixture f = FaultyFixture.withRetention(maxAh1, 3600, 100)) {
+        try (LogCapture log = LogCapture.of(AddressHandleCache.class); FaultyFixture f = FaultyFixture.withRetention(maxAh1, 3600, 100)) {
             f.cache.acquire(f.pd, peer(1)).close(); // retained; the device is full
             f.advanceSeconds(3601);
             CountDownLatch logging = new CountDownLatch(1);
@@ -111,7 +114,7 @@ class IdleListMembershipTest {
      */
     @Test
     void withoutRetentionAFailedDestroyIsCountedAndRetriedByCleanUp() {
-        try (CapturedLog log = new CapturedLog(); FaultyFixture f = new FaultyFixture()) {
+        try (LogCapture log = LogCapture.of(AddressHandleCache.class); FaultyFixture f = new FaultyFixture()) {
             AddressHandle h = f.cache.acquire(f.pd, peer(1));
             f.provider.failNextDestroy(new VerbsException("ibv_destroy_ah", Errno.EIO, "test"));
             h.close();

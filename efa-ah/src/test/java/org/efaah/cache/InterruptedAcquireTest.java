@@ -9,11 +9,13 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Issue 11 case 4: an acquire waiting for another thread's create of the same key returns at once
  * when interrupted (and when the cache closes), without a handle and without changing the count.
  */
+@ExtendWith(CacheInvariants.class)
 class InterruptedAcquireTest {
 
     private static final class Waiter extends Thread {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import org.efaah.fixture.LogCapture;
 import org.efaah.verbs.DeviceEvent;
 import org.efaah.verbs.HardwareAddressHandle;
 import org.efaah.verbs.mock.DuplicatePolicy;
@@ -17,7 +18,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * Issue 10 item 3, the cache side: invalidation by call and by device event, on a device whose
  * AHs can go stale (a RoCE one: rxe, mlx5). EFA's invalidation is {@link EfaInvalidationTest}'s.
  */
-@ExtendWith(CapturedLog.Quiet.class)
+@ExtendWith(LogCapture.Quiet.class)
+@ExtendWith(CacheInvariants.class)
 class InvalidationTest {
     /** A RoCE device, which takes a second AH for a destination while the first is held. */
     static final MockConfig ROCE = MockConfig.builder().efa(false).duplicatePolicy(DuplicatePolicy.LEGACY).build();

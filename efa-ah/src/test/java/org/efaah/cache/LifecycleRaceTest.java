@@ -19,6 +19,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import org.efaah.fixture.LogCapture;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.VerbsException;
@@ -30,7 +31,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Closing a handle, the cache or a PD while other threads use them, and handles never closed. */
-@ExtendWith(CapturedLog.Quiet.class)
+@ExtendWith(LogCapture.Quiet.class)
+@ExtendWith(CacheInvariants.class)
 class LifecycleRaceTest {
 
     private static ExecutorService pool;

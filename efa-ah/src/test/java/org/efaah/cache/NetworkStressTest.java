@@ -22,6 +22,7 @@ import org.efaah.verbs.mock.DuplicatePolicy;
 import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockNetwork;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Issue 20 done-when, mock half: neighbour MAC changes (and same-MAC refreshes, MTU changes and
@@ -34,6 +35,7 @@ import org.junit.jupiter.api.Test;
  * </ul>
  * Each MAC carries its version; the mock records the MAC every AH resolved at its create.
  */
+@ExtendWith(CacheInvariants.class)
 class NetworkStressTest {
     private static final int PEERS = 32;
 

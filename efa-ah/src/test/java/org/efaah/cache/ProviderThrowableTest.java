@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.stream.Stream;
+import org.efaah.fixture.LogCapture;
 import org.efaah.verbs.mock.MockConfig;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -18,7 +19,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * Issue 11 case 1 and its kind: whatever a provider call throws (an {@link Error} included), the
  * cache stays consistent and the same key works afterwards. One test per provider call site.
  */
-@ExtendWith(CapturedLog.Quiet.class)
+@ExtendWith(LogCapture.Quiet.class)
+@ExtendWith(CacheInvariants.class)
 class ProviderThrowableTest {
 
     /** An unchecked exception the cache has no special case for. */
@@ -82,6 +84,7 @@ class ProviderThrowableTest {
         Throwable thrown = assertThrows(Throwable.class, f.cache::close);
         assertSame(t, thrown, "the provider's throwable reaches the caller of close");
         assertEquals(1, f.provider.mock.counters().liveAhs(), "the other AH was destroyed all the same");
+        assertEquals(0, f.cache.inspection().liveEntries(), "the AH left over is its device's, no longer the cache's");
         a.close();
         b.close();
         // The AH left over belongs to the device now, which destroys it at its own close.

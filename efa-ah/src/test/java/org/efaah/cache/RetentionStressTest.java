@@ -20,6 +20,8 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 import javax.management.ObjectName;
+import org.efaah.fixture.FaultyProvider;
+import org.efaah.fixture.LogCapture;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.Errno;
@@ -84,7 +86,7 @@ class RetentionStressTest {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
         SplittableRandom random = new SplittableRandom(20261201L);
         int epochs = 0;
-        try (CapturedLog log = new CapturedLog(AddressHandleCache.class, Device.class)) {
+        try (LogCapture log = LogCapture.of(AddressHandleCache.class, Device.class)) {
             log.discard = true; // leaks at close, devices closed under PDs, failed destroys: all expected
             while (System.nanoTime() < deadline || epochs < 2 * Ending.values().length) {
                 runEpoch(epochs++, random.split());

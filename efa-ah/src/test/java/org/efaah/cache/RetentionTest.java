@@ -8,8 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Issue 10 item 1: idle retention with a bound, on a fake clock. */
+@ExtendWith(CacheInvariants.class)
 class RetentionTest {
 
     @Test

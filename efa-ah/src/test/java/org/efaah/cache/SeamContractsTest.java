@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingFile;
+import org.efaah.fixture.LogCapture;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.Errno;
@@ -26,12 +27,14 @@ import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockVerbsProvider;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Issue 28's cases at the cache's seams, each named by the kind of contract it checks; each failed
  * before its fix.
  */
+@ExtendWith(CacheInvariants.class)
 class SeamContractsTest {
     @TempDir
     Path dir;
@@ -40,7 +43,7 @@ class SeamContractsTest {
 
     @Test
     void aSecondCacheCloseWaitsForTheFirstSoThePdClosesRightAfter() throws Exception {
-        try (CapturedLog log = new CapturedLog()) {
+        try (LogCapture log = LogCapture.of(AddressHandleCache.class)) {
             FaultyFixture f = new FaultyFixture();
             f.cache.acquire(f.pd, peer(1)).close();
             f.cache.acquire(f.pd, peer(2)); // left open: the close destroys it, a leak
@@ -111,7 +114,7 @@ class SeamContractsTest {
 
     @Test
     void anAcquireThatCloseRefusesCountsNoHit() throws Exception {
-        try (CapturedLog log = new CapturedLog()) {
+        try (LogCapture log = LogCapture.of(AddressHandleCache.class)) {
             FaultyFixture f = new FaultyFixture();
             AddressHandle a = f.cache.acquire(f.pd, peer(1));
             AddressHandle b = f.cache.acquire(f.pd, peer(1));
@@ -224,7 +227,7 @@ class SeamContractsTest {
 
     @Test
     void anInvalidatedEfaAhWhoseDestroyFailedIsListedOnce() throws Exception {
-        try (CapturedLog log = new CapturedLog()) {
+        try (LogCapture log = LogCapture.of(AddressHandleCache.class)) {
             FaultyFixture f = new FaultyFixture(MockConfig.builder().efa(true).build(),
                     AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID));
             AddressHandle h = f.cache.acquire(f.pd, peer(1));
@@ -272,7 +275,7 @@ class SeamContractsTest {
 
     @Test
     void aDuplicateDroppedWithoutCloseIsReportedUnderParanoid() throws Exception {
-        try (CapturedLog log = new CapturedLog(); MockFixture f = new MockFixture()) {
+        try (LogCapture log = LogCapture.of(AddressHandleCache.class); MockFixture f = new MockFixture()) {
             try (AddressHandle h = f.cache.acquire(f.pd, peer(1))) {
                 dropDuplicate(h);
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);

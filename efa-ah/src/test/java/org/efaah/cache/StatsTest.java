@@ -13,8 +13,10 @@ import javax.management.openmbean.TabularData;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.mock.MockConfig;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Issue 10 item 5: counters-only stats with minus() and per-cause/per-errno counts; the MXBean. */
+@ExtendWith(CacheInvariants.class)
 class StatsTest {
 
     @Test

@@ -21,6 +21,7 @@ import org.efaah.cache.CacheStats;
 import org.efaah.cache.LeakDetection;
 import org.efaah.cache.RemovalCause;
 import org.efaah.cache.RetentionPolicy;
+import org.efaah.fixture.CountingProvider;
 import org.efaah.ud.UdEndpoint;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;

@@ -19,6 +19,7 @@ import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
 import org.efaah.cache.CacheStats;
 import org.efaah.cache.LeakDetection;
+import org.efaah.fixture.CountingProvider;
 import org.efaah.ud.Datagram;
 import org.efaah.ud.UdEndpoint;
 import org.efaah.verbs.AddressHandleAttributes;
