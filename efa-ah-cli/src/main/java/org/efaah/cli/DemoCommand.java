@@ -263,7 +263,7 @@ final class DemoCommand implements Callable<Integer> {
             report.line("connect latency (first acquires, incl. waits for creates): %s", connect.summary());
             report.line("hardware create (provider call): mean %,.0f ns, max %,d ns", s.averageCreateNanos(), s.maxCreateNanos());
             RetentionOptions.print(report, cache, s);
-            report.line("after disconnect: %d live entries, %d live handles", cache.liveEntries(), cache.liveHandles());
+            report.line("after disconnect: %d live entries, %d live handles", cache.inspection().liveEntries(), cache.inspection().liveHandles());
             report.put("requests", requests).put("hardware_creates", s.hardwareCreates())
                     .put("distinct_pd_gid_pairs", distinct).put("hit_ratio", s.hitRatio())
                     .put("connects", connectsDone.get()).put("failed_connects", connectFailures.toMap())

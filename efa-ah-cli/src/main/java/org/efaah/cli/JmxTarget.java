@@ -19,7 +19,7 @@ import picocli.CommandLine.Option;
 /**
  * Options and connection for commands that read a running service's cache over its JMX port
  * (the service runs with {@code -Dcom.sun.management.jmxremote.port=PORT}): the RMI connector at
- * {@code HOST:PORT}, the MXBeans that {@code AddressHandleCache.registerMXBean} registered.
+ * {@code HOST:PORT}, the MXBeans that {@code cache.inspection().registerMXBean} registered.
  */
 final class JmxTarget {
     @Option(names = "--jmx", paramLabel = "HOST:PORT", required = true,
@@ -85,7 +85,7 @@ final class JmxTarget {
                     () -> server.queryNames(pattern, null)));
             if (caches.isEmpty()) {
                 throw new IllegalStateException("no MXBean matching " + name + " at " + address
-                        + " (the service registers one with AddressHandleCache.registerMXBean)");
+                        + " (the service registers one with cache.inspection().registerMXBean)");
             }
             caches.sort(null);
             return new Connection(connector, server, caches);

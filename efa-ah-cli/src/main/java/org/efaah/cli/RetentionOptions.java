@@ -35,7 +35,7 @@ final class RetentionOptions {
 
     static void print(Report report, AddressHandleCache cache, CacheStats s) {
         report.line("retention (%s): retained %,d, revived %,d (creates saved), evicted %,d (idle %,d, bound %,d, "
-                        + "ENOMEM %,d), invalidated %,d", describe(cache.retention()), s.retained(), s.revived(),
+                        + "ENOMEM %,d), invalidated %,d", describe(cache.inspection().retention()), s.retained(), s.revived(),
                 s.evictions(), s.destroysBy(RemovalCause.IDLE), s.destroysBy(RemovalCause.SIZE),
                 s.destroysBy(RemovalCause.EVICTED_ENOMEM), s.invalidated());
         report.put("retained", s.retained()).put("revived", s.revived()).put("evicted", s.evictions())

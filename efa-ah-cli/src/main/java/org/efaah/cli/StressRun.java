@@ -307,8 +307,8 @@ final class StressRun {
     }
 
     private void checkEnd(MockVerbsProvider mock, AddressHandleCache cache) {
-        if (cache.liveHandles() != 0) {
-            violation(cache.liveHandles() + " handle(s) still counted live after every worker closed its own");
+        if (cache.inspection().liveHandles() != 0) {
+            violation(cache.inspection().liveHandles() + " handle(s) still counted live after every worker closed its own");
         }
         if (mock == null) {
             return; // a real device's AH table cannot be read
@@ -318,8 +318,8 @@ final class StressRun {
             violation("the device saw a duplicate AH: " + m);
         }
         // Only AHs whose destroy failed may remain before close, kept for reuse and retry.
-        if (m.liveAhs() != cache.liveEntries()) {
-            violation("device holds " + m.liveAhs() + " AH(s) but the cache " + cache.liveEntries() + " entries");
+        if (m.liveAhs() != cache.inspection().liveEntries()) {
+            violation("device holds " + m.liveAhs() + " AH(s) but the cache " + cache.inspection().liveEntries() + " entries");
         }
     }
 

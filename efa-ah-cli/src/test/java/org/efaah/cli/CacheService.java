@@ -33,7 +33,7 @@ public final class CacheService {
         Device device = Device.openFirst(mock);
         ProtectionDomain pd = device.allocatePd();
         AddressHandleCache cache = AddressHandleCache.create(LeakDetection.DISABLED);
-        cache.registerMXBean("org.efaah:type=AddressHandleCache,name=svc");
+        cache.inspection().registerMXBean("org.efaah:type=AddressHandleCache,name=svc");
         List<AddressHandle> held = new ArrayList<>();
         int next = 1;
         System.out.println("ready");

@@ -19,7 +19,7 @@ public final class AddressHandle implements AutoCloseable {
     private final AddressHandleCache cache;
     final Entry entry;
     private final LeakTracker.Watch leak;
-    private volatile boolean closed; // set once, under this handle's monitor
+    private volatile boolean closed; // set once, under this handle's monitor, held through the release
 
     AddressHandle(AddressHandleCache cache, Entry entry, LeakTracker.Watch leak) {
         this.cache = cache;
@@ -92,9 +92,9 @@ public final class AddressHandle implements AutoCloseable {
         if (closed) {
             throw new IllegalStateException("address handle to " + dgid() + " is closed");
         }
-        HardwareAddressHandle hw = entry.hardware;
+        HardwareAddressHandle hw = entry.hardware();
         // An invalidated AH stays LIVE for its handles until the last one closes.
-        if (hw == null || hw.isDestroyed() || entry.state != Entry.State.LIVE) {
+        if (hw == null || hw.isDestroyed() || entry.state() != Entry.State.LIVE) {
             throw destroyed();
         }
         return hw;
@@ -131,27 +131,32 @@ public final class AddressHandle implements AutoCloseable {
         return closed;
     }
 
-    /** Releases this caller's reference; the AH is destroyed when it was the last. Idempotent. */
+    /**
+     * Releases this caller's reference; the AH is destroyed when it was the last. Idempotent: a
+     * close while another thread's runs returns once that one has released.
+     */
     @Override
     public void close() {
         // A monitor, not a compare-and-set of the flag: C2 removes the monitor of a handle that
         // never leaves the caller's compiled code (and then the handle itself), whereas an atomic
         // update of one of its fields keeps the object on the heap.
+        // The release inside the monitor: a close while another thread's runs returns only once
+        // that one released (and maybe destroyed) the AH. The cache takes no handle's monitor.
         synchronized (this) {
             if (closed) {
                 return;
             }
             closed = true;
+            if (leak != null) {
+                leak.close();
+            }
+            cache.release(entry);
         }
-        if (leak != null) {
-            leak.close();
-        }
-        cache.release(entry);
     }
 
     @Override
     public String toString() {
-        HardwareAddressHandle hw = entry.hardware;
+        HardwareAddressHandle hw = entry.hardware();
         return "AddressHandle[" + (hw == null ? "dgid=" + dgid() : hw.toString()) + (isClosed() ? ", closed" : "") + "]";
     }
 }

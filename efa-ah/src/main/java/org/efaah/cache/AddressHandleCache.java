@@ -93,28 +93,6 @@ import org.slf4j.LoggerFactory;
  * with retention, call {@link #invalidate(ProtectionDomain)}), or the cache, first. With
  * retention the reaper thread keeps the cache reachable: close it.
  *
- * <p><b>Lifecycle rules</b> (each path that moves an entry, against each that snapshots or drains):
- * <ul>
- *   <li><em>Tables, detached set.</em> An entry whose AH may exist (being created or LIVE) is in
- *       its PD's table or in the detached set: an invalidation adds it to the set before it
- *       takes it out of the table, and only a destroy (or a failed create) takes it out of the
- *       set. {@link #close()} walks the tables, then the set, until both are empty.</li>
- *   <li><em>Idle list.</em> An entry joins and leaves it only under its lock; the reaper, the
- *       bound and an ENOMEM eviction walk it and take an entry off only by destroying it under
- *       its lock, passing over a busy one ({@link IdleList}).</li>
- *   <li><em>Revival.</em> Every look-up that finds an entry without a reference (acquire,
- *       {@link #acquireByAhn}) takes its lock and then either takes a reference (as a hit, or
- *       reviving it from 0), or finishes what an invalidation or a device close left to the lock
- *       holder; never null for an AH that stays live. An AH its device freed is never revived.</li>
- *   <li><em>Registrations.</em> Device listeners and MXBeans are registered under the monitor
- *       that close takes to remove them, and refused once close began: a closed cache is
- *       reachable from no device and no MBean server. Close unregisters only beans it
- *       registered.</li>
- *   <li><em>Locks.</em> Invalidation, the reaper, eviction, the bound and the leak detector never
- *       wait for an entry lock; a lock holder that leaves an entry unreferenced and LIVE has
- *       retained it, or its destroy failed (kept for a retry).</li>
- * </ul>
- *
  * <pre>{@code
  * try (AddressHandleCache cache = AddressHandleCache.create();
  *      AddressHandle ah = cache.acquire(pd, AddressHandleAttributes.forGid("fe80::1"))) {
@@ -127,49 +105,49 @@ public final class AddressHandleCache implements AutoCloseable {
     /** How often a waiting acquire looks whether the cache was closed, ms. */
     private static final long WAIT_SLICE_MILLIS = 10;
 
-    final ConcurrentHashMap<ProtectionDomain, ConcurrentHashMap<Object, Entry>> tables =
-            new ConcurrentHashMap<>();
+    /** The entries, and the only writer of their membership; its note has the lifecycle rules. */
+    final EntryTables tables;
     private final LeakTracker leaks;
-    final AhnIndex ahnIndex = new AhnIndex();
     final StatsCounter stats;
     final Ticker ticker;
     final RetentionPolicy retention;
     private final boolean retains;
     /** Whether {@link #ticker} is {@link Ticker#system()}: then a create reads the clock twice, not three times. */
     private final boolean systemTicker;
-    final IdleList idle = new IdleList();
-    /** Entries out of their table (invalidated) whose AH still exists: referenced, or its destroy failed. */
-    final Set<Entry> detached = ConcurrentHashMap.newKeySet();
+    /** {@link EntryTables#idle} and {@link EntryTables#detached}, for the reaper's walks. */
+    final IdleList idle;
+    final Set<Entry> detached;
     // The concerns beside acquire and release: destroys, the retention bound, ENOMEM eviction and
     // close's teardown (Reclaimer); the idle reaper thread (Reaper); invalidation and device
     // events (Invalidator); MXBean names (MXBeanRegistrations).
-    private final Invalidator invalidator = new Invalidator(this);
+    private final Invalidator invalidator;
     private final NetworkInvalidation network = new NetworkInvalidation(this);
-    private final MXBeanRegistrations mxBeans = new MXBeanRegistrations();
+    final MXBeanRegistrations mxBeans = new MXBeanRegistrations();
+    private final CacheInspection inspection = new CacheInspection(this);
     /** Listeners, recent failures and JFR events: each create, destroy, eviction and invalidation. */
     final CacheEvents events;
     final Reclaimer reclaimer;
     private final Reaper reaper;
     volatile boolean closed;
-    /** The table last looked up: most programs use one PD, and this saves them a map look-up per hit. */
-    private volatile PdTable lastTable;
-
-    private record PdTable(ProtectionDomain pd, ConcurrentHashMap<Object, Entry> table) {
-    }
-
-    final AtomicLong liveEntries = new AtomicLong();
-    private final AtomicLong peakEntries = new AtomicLong();
+    /** The thread running the close, until it ends; guarded by this. */
+    private Thread closer;
+    /** Whether the close ended; guarded by this. */
+    private boolean closeEnded;
     private final AtomicLong leaksAtClose = new AtomicLong();
 
     private AddressHandleCache(Builder b) {
         this.leaks = new LeakTracker(b.leakDetection);
         this.stats = b.recordStats ? StatsCounter.concurrent() : StatsCounter.disabled();
+        this.tables = new EntryTables(stats);
+        this.idle = tables.idle;
+        this.detached = tables.detached;
         this.ticker = b.ticker;
         this.retention = b.retention;
         this.retains = retention.retains();
         this.systemTicker = ticker == Ticker.system();
         this.events = new CacheEvents(ticker);
-        this.reclaimer = new Reclaimer(this);
+        this.reclaimer = new Reclaimer(tables, stats, events, ticker, retention, () -> closed);
+        this.invalidator = new Invalidator(tables, reclaimer, stats, events, network::forget);
         this.reaper = new Reaper(this, reclaimer);
         reaper.start();
     }
@@ -233,18 +211,19 @@ public final class AddressHandleCache implements AutoCloseable {
         Device device = pd.device();
         // The hit, kept small so that the JIT inlines it into the caller (and then needs no heap
         // object for a handle used in place): attributes this device validated before, whose key
-        // needs no resolving (the dgid on EFA; elsewhere a request that names its sgid_index).
-        if (device.hasValidated(attributes)) {
-            Object key = device.isEfa() ? attributes.dgid()
-                    : attributes.hasSgidIndex() || !attributes.isGlobal() ? attributes : null;
-            Entry e = key == null ? null : find(pd, key);
+        // needs no resolving (its PD table's key policy says: the dgid on EFA; elsewhere a request
+        // that names its sgid_index).
+        EntryTables.PdTable t = device.hasValidated(attributes) ? tables.pdTable(pd) : null;
+        if (t != null) {
+            Object key = t.keys().plainKey(attributes);
+            Entry e = key == null ? null : t.table().get(key);
             long word = e == null ? -1 : e.tryRetainHit(); // the hit is counted in the entry's word
             if (word >= 0) {
+                if (closed) {
+                    throw refuseHit(e);
+                }
                 if (Entry.hitsDue(word)) {
                     stats.recordHits(e.takeHits());
-                }
-                if (closed) {
-                    throw releaseClosed(e);
                 }
                 // handleFor's work, written out: the handle must be allocated in this method,
                 // which callers inline; handleFor, called from every path, may be compiled on its
@@ -253,58 +232,24 @@ public final class AddressHandleCache implements AutoCloseable {
                 return new AddressHandle(this, e, watch);
             }
             if (key != null && e == null) {
-                return acquireMiss(pd, device, attributes, key); // checked already, no entry: create
+                // Checked already, no entry: create.
+                return acquireSlow(pd, t.keys(), key, t.keys().createWith(device, attributes));
             }
         }
         return acquireChecked(pd, device, attributes);
     }
 
-    /** A miss of attributes the device validated before, whose key needs no resolving. */
-    private AddressHandle acquireMiss(ProtectionDomain pd, Device device, AddressHandleAttributes attributes,
-                                      Object key) {
-        return acquireSlow(pd, key, device.isEfa() ? forEfa(attributes) : device.resolve(attributes));
-    }
-
-    /**
-     * What an EFA AH is created with: the dgid alone decides there (EFA keeps one AH per PD and
-     * GID), so the caller's other fields, sgid_index unresolved included, are not needed.
-     */
-    private static AddressHandleAttributes forEfa(AddressHandleAttributes attributes) {
-        return attributes.isForEfa() ? attributes : AddressHandleAttributes.forEfa(attributes.dgid());
-    }
-
-    /** The entry for {@code key} in {@code pd}'s table, or null. */
-    private Entry find(ProtectionDomain pd, Object key) {
-        ConcurrentHashMap<Object, Entry> table = tableIfPresent(pd);
-        return table == null ? null : table.get(key);
-    }
-
-    /** {@code pd}'s table, or null; without a map look-up for the PD used last. */
-    ConcurrentHashMap<Object, Entry> tableIfPresent(ProtectionDomain pd) {
-        PdTable last = lastTable;
-        return last != null && last.pd == pd ? last.table : tables.get(pd);
-    }
-
     /** An acquire whose attributes need resolving or checking first, or whose key is not a plain hit. */
     private AddressHandle acquireChecked(ProtectionDomain pd, Device device, AddressHandleAttributes attributes) {
-        AddressHandleAttributes resolved;
-        if (device.isEfa()) {
-            // Resolving would only fill in sgid_index 0, which the dgid key and forEfa ignore:
-            // checking the caller's own object is enough, and marked so, its next acquire is a
-            // plain hit. (An allocation less per miss of new attributes.)
-            device.validate(attributes);
-            resolved = attributes;
-        } else {
-            resolved = device.resolve(attributes);
-            device.validate(resolved);
-        }
-        Object key = device.isEfa() ? resolved.dgid() : resolved;
-        Entry e = find(pd, key);
+        EntryTables.PdTable t = tables.pdTable(pd);
+        KeyPolicy keys = t == null ? KeyPolicy.of(device) : t.keys();
+        AddressHandleAttributes checked = keys.checked(device, attributes);
+        Object key = keys.key(checked);
+        Entry e = t == null ? null : t.table().get(key);
         if (e != null && e.tryRetain()) {
-            stats.recordHit();
-            return handleFor(e);
+            return hitHandle(e, false);
         }
-        return acquireSlow(pd, key, device.isEfa() ? forEfa(resolved) : resolved);
+        return acquireSlow(pd, keys, key, keys.createWith(device, checked));
     }
 
     /**
@@ -330,7 +275,7 @@ public final class AddressHandleCache implements AutoCloseable {
         }
         checkOpen();
         for (Entry seen = null; ; ) {
-            Entry e = ahnIndex.get(pd, ahn);
+            Entry e = tables.ahnIndex.get(pd, ahn);
             if (e == null || e == seen) {
                 if (pd.isClosed()) {
                     throw new IllegalStateException("protection domain is closed: it holds no AH");
@@ -338,14 +283,13 @@ public final class AddressHandleCache implements AutoCloseable {
                 return null;
             }
             if (e.tryRetain()) {
-                stats.recordHit();
-                return handleFor(e);
+                return hitHandle(e, false);
             }
             lockToWait(e);
             try {
-                if (e.state == Entry.State.LIVE && retainLocked(e)) {
-                    stats.recordHit();
-                    return handleFor(e);
+                int taken = e.state() == Entry.State.LIVE ? retainLocked(e) : NOT_TAKEN;
+                if (taken != NOT_TAKEN) {
+                    return hitHandle(e, taken == REVIVED);
                 }
             } finally {
                 e.unlock();
@@ -361,37 +305,45 @@ public final class AddressHandleCache implements AutoCloseable {
      * shares. Otherwise finishes what an invalidation or a device close left to the lock holder
      * (destroys it if unreferenced) and returns false. A doomed (EFA) entry's AH whose destroy
      * fails is revived instead: it still exists, and the device allows no other for its GID.
+     * Counts nothing: the caller counts the hit (or revival) once the handle is not refused.
+     *
+     * @return {@link #NOT_TAKEN}, {@link #HELD} (a reference taken on a referenced entry) or
+     *         {@link #REVIVED} (the first reference of an unreferenced one)
      */
-    private boolean retainLocked(Entry e) {
-        if (e.hardware.isDestroyed()) {
+    private int retainLocked(Entry e) {
+        assert e.isHeldExclusively();
+        if (e.hardware().isDestroyed()) {
             // Freed with its device (closed underneath): never handed out, whatever its count.
             long hits = e.markStale();
             if (hits > 0) {
                 stats.recordHits(hits);
             }
             throwIfError(reclaimer.settleLocked(e));
-            return false;
+            return NOT_TAKEN;
         }
         if (e.tryRetain()) {
-            return true;
+            return HELD;
         }
         if (e.refs() == 0 && e.isDoomed()) {
             Throwable failure = reclaimer.settleLocked(e);
             throwIfError(failure);
             if (failure == null) {
-                return false;
+                return NOT_TAKEN;
             }
         }
         if (e.reviveLocked()) {
             // Unreferenced but not destroyed: retained, or its destroy is yet to run (or failed).
-            idle.remove(e);
-            stats.recordRevived();
-            return true;
+            tables.leaveIdle(e);
+            return REVIVED;
         }
         // Invalidated: finish an invalidation whose tryLock this thread's lock beat.
         throwIfError(reclaimer.settleLocked(e));
-        return false;
+        return NOT_TAKEN;
     }
+
+    private static final int NOT_TAKEN = 0;
+    private static final int HELD = 1;
+    private static final int REVIVED = 2;
 
     private static void throwIfError(Throwable failure) {
         if (failure instanceof Error error) {
@@ -399,19 +351,23 @@ public final class AddressHandleCache implements AutoCloseable {
         }
     }
 
-    /** @param attributes what to create the AH with: the key's attributes (on EFA {@code forEfa(key)}) */
-    private AddressHandle acquireSlow(ProtectionDomain pd, Object key, AddressHandleAttributes attributes) {
+    /** @param attributes what to create the AH with: {@code keys.createWith}, the key's attributes */
+    private AddressHandle acquireSlow(ProtectionDomain pd, KeyPolicy keys, Object key,
+                                      AddressHandleAttributes attributes) {
         for (;;) {
             checkOpen();
             invalidator.checkUsable(pd.device());
-            ConcurrentHashMap<Object, Entry> table = table(pd);
+            ConcurrentHashMap<Object, Entry> table = tables.tableFor(pd, () -> {
+                invalidator.listenTo(pd.device());
+                network.listenTo(pd.device());
+            }).table();
             // One map operation on a miss: the fresh entry goes in locked, so whoever finds it
             // waits for its create; when the key has an entry already, the fresh one is dropped.
-            Entry fresh = new Entry(key, pd);
+            Entry fresh = new Entry(key, pd, keys);
             fresh.lock();
             Entry e;
             try {
-                e = table.putIfAbsent(key, fresh);
+                e = tables.putIfAbsent(table, fresh);
                 if (e == null) {
                     create(table, fresh, attributes);
                 }
@@ -422,26 +378,22 @@ public final class AddressHandleCache implements AutoCloseable {
                 return handleFor(fresh);
             }
             if (e.tryRetain()) {
-                stats.recordHit();
-                return handleFor(e);
+                return hitHandle(e, false);
             }
             lockToWait(e);
             try {
-                switch (e.state) {
+                switch (e.state()) {
                     case LIVE:
-                        if (retainLocked(e)) {
-                            stats.recordHit();
-                            return handleFor(e);
+                        int taken = retainLocked(e);
+                        if (taken != NOT_TAKEN) {
+                            return hitHandle(e, taken == REVIVED);
                         }
-                        if (e.state == Entry.State.LIVE) {
-                            // Invalidated and still referenced: its holders release it. Into the
-                            // detached set before out of the table, as the invalidator does.
-                            detached.add(e);
-                            table.remove(key, e);
+                        if (e.state() == Entry.State.LIVE) {
+                            tables.detach(table, e); // invalidated and still referenced: its holders release it
                         }
                         break;
                     case FAILED:
-                        if (e.failure instanceof VerbsException v) {
+                        if (e.failure() instanceof VerbsException v) {
                             throw sameFailure(v);
                         }
                         break; // anything else: try the create ourselves
@@ -471,48 +423,29 @@ public final class AddressHandleCache implements AutoCloseable {
         }
     }
 
-    private ConcurrentHashMap<Object, Entry> table(ProtectionDomain pd) {
-        ConcurrentHashMap<Object, Entry> table = tableIfPresent(pd);
-        if (table == null) {
-            // A new PD is rare: drop the empty tables of PDs deallocated since, so they do not pile up.
-            tables.entrySet().removeIf(t -> t.getValue().isEmpty() && t.getKey().isClosed());
-            ahnIndex.forgetClosedPds();
-            invalidator.listenTo(pd.device());
-            network.listenTo(pd.device());
-            table = tables.computeIfAbsent(pd, p -> new ConcurrentHashMap<>());
-        }
-        PdTable last = lastTable;
-        if (last == null || last.pd != pd || last.table != table) {
-            lastTable = new PdTable(pd, table);
-        }
-        return table;
-    }
-
     /** Creates the hardware AH for a fresh entry whose lock the caller holds. */
     private void create(ConcurrentHashMap<Object, Entry> table, Entry e, AddressHandleAttributes attributes) {
+        assert e.isHeldExclusively();
         if (closed) {
             // Refused before any provider call: counts nothing (CacheStats' rules).
             fail(table, e, new IllegalStateException("address handle cache is closed"));
         }
+        JfrEvents.AhCreate jfr = events.beginCreate();
         long start = System.nanoTime();
         HardwareAddressHandle hw;
         try {
             hw = reclaimer.createEvictingOnEnomem(e, attributes);
         } catch (Throwable t) {
             stats.recordCreateFailure(t instanceof VerbsException v ? v.errno() : null);
-            events.createFailed(e, t, System.nanoTime() - start);
+            events.createFailed(jfr, e, t, System.nanoTime() - start);
             fail(table, e, t);
             throw t;
         }
         long end = System.nanoTime();
         long nanos = end - start;
         stats.recordCreate(nanos);
-        ConcurrentStatsCounter.raiseTo(peakEntries, liveEntries.incrementAndGet());
-        e.hardware = hw;
-        e.createdAt = systemTicker ? end : ticker.read();
-        e.state = Entry.State.LIVE;
-        ahnIndex.put(e, hw.ahn());
-        events.created(e, nanos);
+        tables.markLive(e, hw, systemTicker ? end : ticker.read());
+        events.created(jfr, e, nanos);
         // Publishing the first reference lets lock-free hits in, so the entry must be LIVE first.
         // An add, not a set: an invalidation may have marked the entry while it was created.
         e.retainLocked();
@@ -522,11 +455,7 @@ public final class AddressHandleCache implements AutoCloseable {
     }
 
     private void fail(ConcurrentHashMap<Object, Entry> table, Entry e, Throwable cause) {
-        e.failure = cause;
-        e.state = Entry.State.FAILED;
-        e.setRefs(Entry.GONE); // so that a racing invalidation cannot mark it (and keep it in detached)
-        table.remove(e.key, e);
-        detached.remove(e); // invalidated while it was being created
+        tables.removeFailed(table, e, cause);
         if (cause instanceof RuntimeException r) {
             throw r;
         }
@@ -550,21 +479,47 @@ public final class AddressHandleCache implements AutoCloseable {
         return new AddressHandle(this, e, watch);
     }
 
+    /**
+     * A handle for a reference just taken as a hit (or a revival), counted only if the handle is
+     * handed out: a refused acquire counts nothing (CacheStats' rules).
+     */
+    private AddressHandle hitHandle(Entry e, boolean revived) {
+        if (closed) {
+            throw releaseClosed(e);
+        }
+        stats.recordHit();
+        if (revived) {
+            stats.recordRevived();
+        }
+        LeakTracker.Watch watch = leaks.maybeTrack(e);
+        return new AddressHandle(this, e, watch);
+    }
+
+    /** The lock-free hit raced with close(): takes back the hit counted in the entry's word, and the reference. */
+    private IllegalStateException refuseHit(Entry e) {
+        if (!e.untakeHit()) {
+            stats.recordHits(-1); // folded or retired into the counter meanwhile
+        }
+        return releaseClosed(e);
+    }
+
     /** Raced with close(): the reference just taken must not outlive the cache. */
     private IllegalStateException releaseClosed(Entry e) {
         release(e);
         return new IllegalStateException("address handle cache is closed");
     }
 
-    /** A handle for a reference already taken on {@code e}; not sampled for leaks (its owner closes it). */
+    /**
+     * A handle for a reference already taken on {@code e} ({@link AddressHandle#duplicate()}):
+     * tracked for leaks like any other, since a user can drop it too.
+     */
     AddressHandle adopt(Entry e) {
-        return new AddressHandle(this, e, null);
+        return new AddressHandle(this, e, leaks.maybeTrack(e));
     }
 
     /** Drops one reference; keeps or destroys the AH when it was the last. Called once per handle. */
     void release(Entry e) {
-        int left = e.dropReference();
-        if (left == 0 || left == Entry.STALE) {
+        if (Entry.isUnreferenced(e.dropReference())) {
             lastReleased(e);
         }
     }
@@ -574,16 +529,15 @@ public final class AddressHandleCache implements AutoCloseable {
         Throwable failure = null;
         e.lock();
         try {
-            if (e.state != Entry.State.LIVE) {
+            if (e.state() != Entry.State.LIVE) {
                 return; // already gone
             }
-            int r = e.refs();
-            if (r != 0 && r != Entry.STALE) {
+            if (!e.isUnreferenced()) {
                 return; // revived meanwhile
             } else if (Reclaimer.mustGo(e)) {
                 failure = reclaimer.destroyLocked(e, RemovalCause.INVALIDATED, false);
             } else if (retains && !closed) {
-                idle.addLast(e, ticker.read());
+                tables.keepIdle(e, ticker.read());
                 stats.recordRetained();
                 kept = true;
             } else {
@@ -716,7 +670,7 @@ public final class AddressHandleCache implements AutoCloseable {
         invalidator.onDeviceEvent(event);
     }
 
-    private void checkOpen() {
+    void checkOpen() {
         if (closed) {
             throw new IllegalStateException("address handle cache is closed");
         }
@@ -729,15 +683,6 @@ public final class AddressHandleCache implements AutoCloseable {
      */
     public boolean isClosed() {
         return closed;
-    }
-
-    /**
-     * The retention policy the cache was built with.
-     *
-     * @return the policy, not null
-     */
-    public RetentionPolicy retention() {
-        return retention;
     }
 
     /**
@@ -761,8 +706,8 @@ public final class AddressHandleCache implements AutoCloseable {
      */
     private long pendingHits() {
         long n = 0;
-        for (ConcurrentHashMap<Object, Entry> table : tables.values()) {
-            for (Entry e : table.values()) {
+        for (EntryTables.PdTable t : tables.tables()) {
+            for (Entry e : t.table().values()) {
                 n += e.pendingHits();
             }
         }
@@ -770,152 +715,21 @@ public final class AddressHandleCache implements AutoCloseable {
     }
 
     /**
-     * Hardware AHs the cache holds now, referenced or not (invalidated ones still referenced
-     * included). Thread-safe.
+     * What the cache holds and how it is doing, for operators and tests: counts, the entries,
+     * health, JMX and listeners ({@link CacheInspection}). Thread-safe; also after close.
      *
-     * @return the count now
+     * @return the cache's inspection facet, the same object each call
      */
-    public long liveEntries() {
-        return liveEntries.get();
-    }
-
-    /**
-     * {@link AddressHandle}s acquired (or duplicated) and not yet closed, garbage-collected ones
-     * that were never closed included: the references the cache's AHs hold. Counted from the
-     * entries when asked (O(entries)), so that a hit pays for no counter of its own; a snapshot
-     * that races acquires and closes is approximate. Handles whose AH their device's close freed
-     * are not counted.
-     *
-     * @return the open handles now
-     */
-    public long liveHandles() {
-        long n = 0;
-        for (ConcurrentHashMap<Object, Entry> table : tables.values()) {
-            for (Entry e : table.values()) {
-                if (!e.isStale()) { // an invalidated entry is counted once, below
-                    n += e.references();
-                }
-            }
-        }
-        for (Entry e : detached) {
-            if (e.isStale()) {
-                n += e.references();
-            }
-        }
-        return n;
-    }
-
-    /**
-     * The most hardware AHs the cache held at once since it was built.
-     *
-     * @return the peak of {@link #liveEntries()}
-     */
-    public long peakEntries() {
-        return peakEntries.get();
-    }
-
-    /**
-     * Unreferenced AHs the cache keeps now, in its idle list: retained by the policy, or kept
-     * after a failed destroy for a retry ({@link #cleanUp()}, an ENOMEM eviction, a later revival
-     * and last close, or {@link #close()}); invalidated ones whose destroy failed are not counted.
-     *
-     * @return the count now; without retention only AHs whose destroy failed
-     */
-    public int retainedEntries() {
-        return idle.size();
-    }
-
-    /**
-     * Registers an {@link AddressHandleCacheMXBean} for this cache with the platform MBean server
-     * under {@code objectName} (for example {@code org.efaah:type=AddressHandleCache,name=main});
-     * {@link #close()} unregisters it, unless someone else unregistered it before (then the name
-     * may name another cache's bean, which it leaves alone). A registration racing the cache's
-     * close is either undone by that close or refused.
-     *
-     * @param objectName the JMX object name, in {@code ObjectName} syntax
-     * @return the registered name
-     *
-     * @throws IllegalArgumentException if {@code objectName} is malformed or already registered
-     * @throws IllegalStateException    if the cache is closed
-     */
-    public javax.management.ObjectName registerMXBean(String objectName) {
-        Objects.requireNonNull(objectName, "objectName");
-        checkOpen();
-        return mxBeans.register(this, objectName);
-    }
-
-    /**
-     * The cache's health with {@link HealthThresholds#DEFAULTS}; see {@link #health(HealthThresholds)}.
-     *
-     * @return the report now
-     */
-    public HealthReport health() {
-        return health(HealthThresholds.DEFAULTS);
-    }
-
-    /**
-     * The cache's health: DOWN once closed; for each device it holds AHs on, DOWN when the device
-     * is closed or fatal, a port is not active (asked of the device now) or {@code max_ah} or
-     * {@code max_pd} is reached, DEGRADED from the thresholds' share of them; DEGRADED on any
-     * provider create failure within the thresholds' window (by errno), any AH whose destroy failed
-     * and that still exists, any leaked handle. Asks each device's ports
-     * ({@code ibv_query_port(3)}); takes no lock an acquire needs. Thread-safe.
-     *
-     * @param thresholds where figures turn DEGRADED, not null
-     * @return the report now, every check with its figure
-     */
-    public HealthReport health(HealthThresholds thresholds) {
-        return CacheHealth.check(this, Objects.requireNonNull(thresholds, "thresholds"));
-    }
-
-    /**
-     * Lists up to {@code limit} entries that {@code filter} accepts: each AH the cache holds (and
-     * each create in progress) with its key, AHN, references, age and idle time. Never waits for
-     * a lock and takes none a hit or a create needs; each row is consistent in itself (see
-     * {@link AddressHandleEntry}), rows are in no particular order, invalidated AHs still
-     * referenced come last. O(entries looked at); a million entries take a fraction of a
-     * second (see the benchmark {@code SnapshotBench}). Thread-safe.
-     *
-     * @param filter which entries, not null ({@link EntryFilter#ALL} for every one)
-     * @param limit  the most rows returned, 1..1,000,000
-     * @return the rows, at most {@code limit}
-     * @throws IllegalArgumentException if {@code limit} is out of range
-     */
-    public java.util.List<AddressHandleEntry> entries(EntryFilter filter, int limit) {
-        Objects.requireNonNull(filter, "filter");
-        if (limit < 1 || limit > EntryListing.MAX_LIMIT) {
-            throw new IllegalArgumentException("limit: " + limit + " is out of range; valid 1.." + EntryListing.MAX_LIMIT);
-        }
-        return EntryListing.list(this, filter, limit);
-    }
-
-    /**
-     * Adds a listener told of every provider create (not of hits) and of the cache's close; see
-     * {@link AddressHandleCacheListener}. Thread-safe; a listener added to a closed cache is
-     * never called.
-     *
-     * @param listener the listener, not null
-     */
-    public void addListener(AddressHandleCacheListener listener) {
-        events.add(Objects.requireNonNull(listener, "listener"));
-        if (closed) {
-            events.remove(listener);
-        }
-    }
-
-    /**
-     * Removes a listener added with {@link #addListener}; harmless if it is not there.
-     *
-     * @param listener the listener
-     */
-    public void removeListener(AddressHandleCacheListener listener) {
-        events.remove(listener);
+    public CacheInspection inspection() {
+        return inspection;
     }
 
     /**
      * Destroys every hardware AH the cache holds, exactly once, stops the reaper, stops listening
      * to device events, and refuses further acquires. Handles still open are counted and logged as
-     * leaks; they refuse use afterwards. Waits for creates in progress. Idempotent.
+     * leaks; they refuse use afterwards. Waits for creates in progress. Idempotent: a close while
+     * another thread's runs waits for it to end (returning early, interrupt status kept, if
+     * interrupted).
      *
      * @throws VerbsException if some AH could not be destroyed (after trying all of them); that
      *                        AH still exists and is left to its device's {@code close()}
@@ -925,17 +739,47 @@ public final class AddressHandleCache implements AutoCloseable {
     public void close() {
         synchronized (this) {
             if (closed) {
+                awaitCloseEnded();
                 return;
             }
             closed = true;
+            closer = Thread.currentThread();
         }
+        try {
+            closeOnce();
+        } finally {
+            synchronized (this) {
+                closer = null;
+                closeEnded = true;
+                notifyAll();
+            }
+        }
+    }
+
+    /**
+     * A close while another runs: waits for it (its thread excepted, re-entering from a listener
+     * or a provider), so that what follows a close (a PD's deallocation) finds every AH gone.
+     * Holds the monitor only while parked in {@code wait}, which releases it.
+     */
+    private void awaitCloseEnded() {
+        assert Thread.holdsLock(this);
+        while (!closeEnded && closer != Thread.currentThread()) {
+            try {
+                wait();
+            } catch (InterruptedException ie) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    private void closeOnce() {
         reaper.wake();
         // Each refuses registrations from now on, under the monitor its registrations take.
         invalidator.stopListening();
         network.stopListening();
         mxBeans.unregisterAll();
         Reclaimer.Teardown teardown = reclaimer.destroyAll();
-        lastTable = null;
         long openHandles = teardown.openHandles();
         if (openHandles > 0) {
             leaksAtClose.addAndGet(openHandles);

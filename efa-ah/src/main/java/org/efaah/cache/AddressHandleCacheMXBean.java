@@ -5,7 +5,7 @@ import javax.management.openmbean.CompositeData;
 
 /**
  * The JMX view of one {@link AddressHandleCache}, registered on request with
- * {@link AddressHandleCache#registerMXBean(String)}. Every attribute is read from a fresh
+ * {@link CacheInspection#registerMXBean(String)}. Every attribute is read from a fresh
  * {@link CacheStats} snapshot or a cache query, as {@link AddressHandleCache#stats()} documents
  * (times in ns); the MBean info describes each attribute and operation. Thread-safe.
  *
@@ -17,7 +17,7 @@ import javax.management.openmbean.CompositeData;
  *     {@link org.efaah.health.HealthReport#toCompositeData() open data}, which
  *     {@link org.efaah.health.HealthReport#from} turns back into a report;</li>
  * <li>operation {@code entries(int limit, String device, String pd, String dgid)}: the
- *     {@link AddressHandleCache#entries} listing, one composite per {@link AddressHandleEntry}
+ *     {@link CacheInspection#entries} listing, one composite per {@link AddressHandleEntry}
  *     with its component names as items (the GID as text, empty strings matching any).</li>
  * </ul>
  */
@@ -139,33 +139,33 @@ public interface AddressHandleCacheMXBean {
     /**
      * Hardware AHs the cache holds now, referenced or not.
      *
-     * @return {@link AddressHandleCache#liveEntries()}
+     * @return {@link CacheInspection#liveEntries()}
      */
     long getLiveEntries();
 
     /**
      * Handles acquired or duplicated and not yet closed, now.
      *
-     * @return {@link AddressHandleCache#liveHandles()}
+     * @return {@link CacheInspection#liveHandles()}
      */
     long getLiveHandles();
 
     /**
      * The most hardware AHs the cache held at once.
      *
-     * @return {@link AddressHandleCache#peakEntries()}
+     * @return {@link CacheInspection#peakEntries()}
      */
     long getPeakEntries();
 
     /**
      * Unreferenced AHs kept now.
      *
-     * @return {@link AddressHandleCache#retainedEntries()}
+     * @return {@link CacheInspection#retainedEntries()}
      */
     long getRetainedEntries();
 
     /**
-     * The status of the cache's health report ({@link AddressHandleCache#health()}); the whole
+     * The status of the cache's health report ({@link CacheInspection#health()}); the whole
      * report is the MBean's {@code Health} attribute.
      *
      * @return {@code UP}, {@code DEGRADED} or {@code DOWN}

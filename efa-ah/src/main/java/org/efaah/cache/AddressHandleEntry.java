@@ -5,7 +5,7 @@ import org.efaah.verbs.Gid;
 import org.efaah.verbs.ProtectionDomain;
 
 /**
- * One entry of an {@link AddressHandleCache} as {@link AddressHandleCache#entries} saw it: the
+ * One entry of an {@link AddressHandleCache} as {@link CacheInspection#entries} saw it: the
  * AH's key and numbers, who holds it and for how long. Each row is consistent in itself (the
  * reference count and the invalidation mark come from one read of the entry's count); rows of
  * one listing are taken one after the other, not at one instant. Immutable.

@@ -92,6 +92,12 @@ final class AhnIndex {
         byPd.keySet().removeIf(ProtectionDomain::isClosed);
     }
 
+    /** Drops the tables of a device being closed, whose AHs are all gone with it. */
+    void forget(org.efaah.verbs.Device device) {
+        last = null;
+        byPd.keySet().removeIf(pd -> pd.device() == device);
+    }
+
     void clear() {
         last = null;
         byPd.clear();

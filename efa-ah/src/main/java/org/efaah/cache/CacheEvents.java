@@ -31,11 +31,48 @@ final class CacheEvents {
     }
 
     // No lambda, no iterator when nobody listens: a miss allocates nothing here for an observer
-    // that is off (JFR's events are made and dropped in place when not recording).
+    // that is off (no JFR event is made while its type is off).
 
-    void created(Entry e, long nanos) {
+    /** Each begin*() before the work its event reports: the event (begun) or null; never throws. */
+    JfrEvents.AhCreate beginCreate() {
         try {
-            JfrEvents.created(e, nanos);
+            return JfrEvents.beginCreate();
+        } catch (Throwable t) {
+            failed(t);
+            return null;
+        }
+    }
+
+    JfrEvents.AhDestroy beginDestroy() {
+        try {
+            return JfrEvents.beginDestroy();
+        } catch (Throwable t) {
+            failed(t);
+            return null;
+        }
+    }
+
+    JfrEvents.AhEnomemEviction beginEviction() {
+        try {
+            return JfrEvents.beginEviction();
+        } catch (Throwable t) {
+            failed(t);
+            return null;
+        }
+    }
+
+    JfrEvents.AhInvalidation beginInvalidation() {
+        try {
+            return JfrEvents.beginInvalidation();
+        } catch (Throwable t) {
+            failed(t);
+            return null;
+        }
+    }
+
+    void created(JfrEvents.AhCreate jfr, Entry e, long nanos) {
+        try {
+            JfrEvents.created(jfr, e, nanos);
         } catch (Throwable t) {
             failed(t);
         }
@@ -50,11 +87,11 @@ final class CacheEvents {
         }
     }
 
-    void createFailed(Entry e, Throwable failure, long nanos) {
+    void createFailed(JfrEvents.AhCreate jfr, Entry e, Throwable failure, long nanos) {
         Errno errno = failure instanceof VerbsException v ? v.errno() : null;
         try {
             recentFailures.record(errno);
-            JfrEvents.createFailed(e, failure, errno, nanos);
+            JfrEvents.createFailed(jfr, e, failure, errno, nanos);
         } catch (Throwable t) {
             failed(t);
         }
@@ -67,25 +104,25 @@ final class CacheEvents {
         }
     }
 
-    void destroyed(Entry e, RemovalCause cause) {
+    void destroyed(JfrEvents.AhDestroy jfr, Entry e, RemovalCause cause) {
         try {
-            JfrEvents.destroyed(e, cause);
+            JfrEvents.destroyed(jfr, e, cause);
         } catch (Throwable t) {
             failed(t);
         }
     }
 
-    void evictedForEnomem(Entry creating, int wanted, int evicted) {
+    void evictedForEnomem(JfrEvents.AhEnomemEviction jfr, Entry creating, int wanted, int evicted) {
         try {
-            JfrEvents.evictedForEnomem(creating, wanted, evicted);
+            JfrEvents.evictedForEnomem(jfr, creating, wanted, evicted);
         } catch (Throwable t) {
             failed(t);
         }
     }
 
-    void invalidated(String scope, int count) {
+    void invalidated(JfrEvents.AhInvalidation jfr, String scope, int count) {
         try {
-            JfrEvents.invalidated(scope, count);
+            JfrEvents.invalidated(jfr, scope, count);
         } catch (Throwable t) {
             failed(t);
         }

@@ -31,7 +31,7 @@ final class CacheHealth {
             return HealthReport.of(checks);
         }
         checks.add(new HealthCheck("cache_open", "", HealthStatus.UP, 1, -1,
-                "open, " + cache.liveEntries() + " AH(s) on " + devices(cache).size() + " device(s)"));
+                "open, " + cache.inspection().liveEntries() + " AH(s) on " + devices(cache).size() + " device(s)"));
         HealthReport report = HealthReport.of(checks);
         for (Device d : devices(cache)) {
             report = report.and(DeviceHealth.check(d, t));
@@ -58,9 +58,9 @@ final class CacheHealth {
     /** The devices of the PDs the cache has tables for (PDs deallocated with an empty table apart). */
     static Set<Device> devices(AddressHandleCache cache) {
         Set<Device> out = new LinkedHashSet<>();
-        for (Map.Entry<ProtectionDomain, ConcurrentHashMap<Object, Entry>> t : cache.tables.entrySet()) {
-            if (!t.getKey().isClosed() || !t.getValue().isEmpty()) {
-                out.add(t.getKey().device());
+        for (EntryTables.PdTable t : cache.tables.tables()) {
+            if (!t.pd().isClosed() || !t.table().isEmpty()) {
+                out.add(t.pd().device());
             }
         }
         return out;
@@ -68,13 +68,13 @@ final class CacheHealth {
 
     private static long undestroyed(AddressHandleCache cache) {
         long n = 0;
-        for (ConcurrentHashMap<Object, Entry> table : cache.tables.values()) {
-            for (Entry e : table.values()) {
-                n += e.destroyFailed && e.state == Entry.State.LIVE ? 1 : 0;
+        for (EntryTables.PdTable t : cache.tables.tables()) {
+            for (Entry e : t.table().values()) {
+                n += !e.isStale() && e.destroyFailed && e.state() == Entry.State.LIVE ? 1 : 0;
             }
         }
-        for (Entry e : cache.detached) {
-            n += e.destroyFailed && e.state == Entry.State.LIVE ? 1 : 0;
+        for (Entry e : cache.tables.detached) { // each AH once: an entry still in its table was counted there
+            n += e.isStale() && e.destroyFailed && e.state() == Entry.State.LIVE ? 1 : 0;
         }
         return n;
     }

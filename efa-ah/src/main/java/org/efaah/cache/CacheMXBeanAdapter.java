@@ -193,27 +193,27 @@ class CacheMXBeanAdapter extends StandardMBean implements AddressHandleCacheMXBe
 
     @Override
     public long getLiveEntries() {
-        return cache.liveEntries();
+        return cache.inspection().liveEntries();
     }
 
     @Override
     public long getLiveHandles() {
-        return cache.liveHandles();
+        return cache.inspection().liveHandles();
     }
 
     @Override
     public long getPeakEntries() {
-        return cache.peakEntries();
+        return cache.inspection().peakEntries();
     }
 
     @Override
     public long getRetainedEntries() {
-        return cache.retainedEntries();
+        return cache.inspection().retainedEntries();
     }
 
     @Override
     public String getHealthStatus() {
-        return cache.health().status().name();
+        return cache.inspection().health().status().name();
     }
 
     @Override
@@ -245,7 +245,7 @@ class CacheMXBeanAdapter extends StandardMBean implements AddressHandleCacheMXBe
     @Override
     public Object getAttribute(String attribute) throws AttributeNotFoundException, MBeanException,
             ReflectionException {
-        return HEALTH.equals(attribute) ? cache.health().toCompositeData() : super.getAttribute(attribute);
+        return HEALTH.equals(attribute) ? cache.inspection().health().toCompositeData() : super.getAttribute(attribute);
     }
 
     @Override
@@ -279,7 +279,7 @@ class CacheMXBeanAdapter extends StandardMBean implements AddressHandleCacheMXBe
     }
 
     private CompositeData[] entries(int limit, String device, String pd, String dgid) {
-        List<AddressHandleEntry> rows = cache.entries(EntryFilter.parse(device, pd, dgid), limit);
+        List<AddressHandleEntry> rows = cache.inspection().entries(EntryFilter.parse(device, pd, dgid), limit);
         CompositeData[] out = new CompositeData[rows.size()];
         try {
             for (int i = 0; i < out.length; i++) {

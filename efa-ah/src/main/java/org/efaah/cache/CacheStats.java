@@ -8,7 +8,7 @@ import org.efaah.verbs.Errno;
  * A snapshot of an {@link AddressHandleCache}'s counters, in the manner of Caffeine's
  * {@code CacheStats}: counters only, each one only ever grows, so two snapshots can be
  * subtracted ({@link #minus}). What exists now (entries, handles) is asked of the cache itself:
- * {@link AddressHandleCache#liveEntries()}, {@link AddressHandleCache#liveHandles()}. Counters are
+ * {@link CacheInspection#liveEntries()}, {@link CacheInspection#liveHandles()}. Counters are
  * read one by one without a global lock: a snapshot taken while other threads work is consistent
  * per counter, not across counters.
  *

@@ -12,7 +12,8 @@ import org.efaah.verbs.ProtectionDomain;
 /**
  * One cache key's AH and its reference count.
  *
- * <p>Life cycle, all transitions made with the entry's lock ({@link #lock()}) held:
+ * <p>Life cycle, all transitions made here ({@link #markLive}, {@link #markFailed},
+ * {@link #retireLocked}), with the entry's lock ({@link #lock()}) held:
  * <pre>
  *   CREATING --create ok--> LIVE --unreferenced (or invalidated, unreferenced), destroy ok--> DEAD
  *      |                     ^  |
@@ -35,8 +36,21 @@ import org.efaah.verbs.ProtectionDomain;
  * cleanly against a hit: {@link #markStale()} adds {@link #STALE} (a large negative number) to a
  * non-negative count. From then on {@link #tryRetain()} fails, the handles already out keep
  * counting down, and the release that brings the count to exactly {@code STALE} was the last
- * one. Ranges: {@code >= 0} valid; {@code [STALE, 0)} invalidated with {@code refs - STALE}
- * references; {@code <= GONE} destroyed.
+ * one.
+ *
+ * <p>The packed word ({@link #word}), one CAS for a hit's reference and its count:
+ * <pre>
+ *   63                              32 31                               0
+ *  +----------------------------------+----------------------------------+
+ *  |         hits : 32 (unsigned)     |          refs : int32            |
+ *  +----------------------------------+----------------------------------+
+ *
+ *  refs bands:   [ 0, MAX ]      valid, refs references (0: unreferenced, revivable under the lock)
+ *                [ STALE, 0 )    invalidated, refs - STALE references (STALE: unreferenced)
+ *                ( MIN, GONE ]   retired: destroyed, failed or freed with its device; never retained
+ * </pre>
+ * As a number the word is {@code hits * HIT + refs}, so adding 1 (a reference) or {@code HIT}
+ * (a hit) to it changes the one field.
  *
  * <p><b>On EFA</b> an invalidation does not mark the count: the device holds one AH per (PD,
  * GID), so the held AH stays the one every acquire gets. It sets {@link #doomed} instead (also a
@@ -84,6 +98,8 @@ final class Entry extends AbstractQueuedSynchronizer {
      */
     final Object key;
     final ProtectionDomain pd;
+    /** How the key reads back as attributes: its device's policy. */
+    final KeyPolicy keys;
 
     /**
      * The reference count (the low 32 bits, a signed int: the ranges of the class comment) and,
@@ -94,16 +110,17 @@ final class Entry extends AbstractQueuedSynchronizer {
      */
     @SuppressWarnings("unused") // accessed through WORD
     private volatile long word;
-    volatile State state = State.CREATING;
-    volatile HardwareAddressHandle hardware;
+    private volatile State state = State.CREATING;
+    /** Written once, before {@link #state} turns LIVE. */
+    private volatile HardwareAddressHandle hardware;
     /** Ticker time at which the create completed, ns; written before {@link #state} turns LIVE. */
-    long createdAt;
+    private long createdAt;
     /** EFA's invalidation: never retained again; destroyed once unreferenced. Set once, lock-free. */
     private volatile boolean doomed;
     /** Whether the invalidation of this entry was counted, by the invalidator or by its creator. */
     @SuppressWarnings("unused") // accessed through INVALIDATION_COUNTED
     private volatile boolean invalidationCounted;
-    Throwable failure;        // guarded by lock
+    private Throwable failure; // guarded by lock
     boolean destroyFailed;    // guarded by lock
     /**
      * References held by handles the leak detector saw garbage-collected, already counted as
@@ -121,25 +138,89 @@ final class Entry extends AbstractQueuedSynchronizer {
     /** Ticker time at which the last reference was dropped, ns. */
     long idleSince;
 
-    /** An entry for {@code key}: an EFA dgid ({@link org.efaah.verbs.Gid}) or, elsewhere, the resolved attributes. */
-    Entry(Object key, ProtectionDomain pd) {
+    /** An entry for {@code key}, made by {@code keys}: an EFA dgid ({@link Gid}) or, elsewhere, the resolved attributes. */
+    Entry(Object key, ProtectionDomain pd, KeyPolicy keys) {
         this.key = key;
         this.pd = pd;
+        this.keys = keys;
+    }
+
+    State state() {
+        return state;
+    }
+
+    HardwareAddressHandle hardware() {
+        return hardware;
+    }
+
+    /** Ticker time of the create's end, ns; read after {@link #state()} was seen LIVE. */
+    long createdAt() {
+        return createdAt;
+    }
+
+    /** Why the create failed; read with the lock held, after {@link #state()} was seen FAILED. */
+    Throwable failure() {
+        return failure;
+    }
+
+    /** CREATING to LIVE, with its AH; the first reference is taken after, by the creator. */
+    void markLive(HardwareAddressHandle hw, long createdAt) {
+        assert isHeldExclusively();
+        this.hardware = hw;
+        this.createdAt = createdAt;
+        this.state = State.LIVE;
+    }
+
+    /**
+     * CREATING to FAILED, for good: the count turns {@link #GONE}, so that a racing invalidation
+     * cannot mark it (and keep it in the detached set).
+     */
+    void markFailed(Throwable cause) {
+        assert isHeldExclusively();
+        failure = cause;
+        state = State.FAILED;
+        word = GONE;
+    }
+
+    /**
+     * LIVE to DEAD (its AH destroyed, or freed with its device): sets the count to {@link #GONE}
+     * for good and returns the word it held (the caller adds its hits, {@link #hitsOf}, to the
+     * cache's counter). Handles still out then release into nothing.
+     */
+    long retireLocked() {
+        assert isHeldExclusively();
+        long was = (long) WORD.getAndSet(this, (long) GONE);
+        state = State.DEAD;
+        return was;
+    }
+
+    /**
+     * Whether nobody holds a reference: the count is 0 (valid) or exactly {@link #STALE}
+     * (invalidated); with the lock held and the entry LIVE, it is then to be kept, revived or
+     * destroyed by the holder.
+     */
+    boolean isUnreferenced() {
+        return isUnreferenced(refsOf(word));
+    }
+
+    /** {@link #isUnreferenced()} of a count read once. */
+    static boolean isUnreferenced(int refs) {
+        return refs == 0 || refs == STALE;
     }
 
     /** The attributes of the AH; on EFA a new object each call. */
     AddressHandleAttributes attributes() {
-        return key instanceof Gid g ? AddressHandleAttributes.forEfa(g) : (AddressHandleAttributes) key;
+        return keys.attributes(key);
     }
 
     /** The destination GID, or null for a non-global AH. */
     Gid dgid() {
-        return key instanceof Gid g ? g : ((AddressHandleAttributes) key).dgid();
+        return keys.dgid(key);
     }
 
     /** The port the AH is on; 1 on EFA, which has one. */
     int portNum() {
-        return key instanceof Gid ? 1 : ((AddressHandleAttributes) key).portNum();
+        return keys.portNum(key);
     }
 
     private static int refsOf(long word) {
@@ -177,6 +258,22 @@ final class Entry extends AbstractQueuedSynchronizer {
             long next = w + 1 + HIT;
             if (WORD.compareAndSet(this, w, next)) {
                 return next;
+            }
+        }
+    }
+
+    /**
+     * Takes back one hit counted by {@link #tryRetainHit()} whose handle was refused; false if
+     * the word holds none any more (they were moved to the cache's counter meanwhile).
+     */
+    boolean untakeHit() {
+        for (;;) {
+            long w = word;
+            if (hitsOf(w) == 0) {
+                return false;
+            }
+            if (WORD.compareAndSet(this, w, w - HIT)) {
+                return true;
             }
         }
     }
@@ -220,6 +317,7 @@ final class Entry extends AbstractQueuedSynchronizer {
 
     /** Takes a reference unconditionally; only with the lock held, on a LIVE entry. */
     void retainLocked() {
+        assert isHeldExclusively();
         WORD.getAndAdd(this, 1L);
     }
 
@@ -228,6 +326,7 @@ final class Entry extends AbstractQueuedSynchronizer {
      * was invalidated meanwhile. Only with the lock held, on a LIVE entry.
      */
     boolean reviveLocked() {
+        assert isHeldExclusively();
         for (;;) {
             long w = word;
             if (refsOf(w) != 0) {
@@ -305,14 +404,6 @@ final class Entry extends AbstractQueuedSynchronizer {
         return refs < 0 && refs >= STALE;
     }
 
-    /**
-     * Sets the count to {@link #GONE} for good; returns the word it held (see {@link #refsOf},
-     * {@link #hitsOf}: the caller adds its hits to the cache's counter). Only with the lock held.
-     */
-    long retire() {
-        return (long) WORD.getAndSet(this, (long) GONE);
-    }
-
     static int refsIn(long word) {
         return refsOf(word);
     }
@@ -335,11 +426,6 @@ final class Entry extends AbstractQueuedSynchronizer {
     /** The hits counted in the word now, for a statistics snapshot. */
     long pendingHits() {
         return hitsOf(word);
-    }
-
-    /** Sets the count outright, dropping any counted hits; only with the lock held, on an entry never hit. */
-    void setRefs(int value) {
-        word = value;
     }
 
     // ---- the lock
@@ -398,6 +484,7 @@ final class Entry extends AbstractQueuedSynchronizer {
         return c == 0;
     }
 
+    /** Whether this thread holds the lock: what every {@code *Locked} method and transition asserts. */
     @Override
     protected boolean isHeldExclusively() {
         return getExclusiveOwnerThread() == Thread.currentThread();

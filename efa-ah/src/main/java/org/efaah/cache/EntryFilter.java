@@ -4,7 +4,7 @@ import java.util.Locale;
 import org.efaah.verbs.Gid;
 
 /**
- * Which entries {@link AddressHandleCache#entries} lists: those on a device, in a PD, to a
+ * Which entries {@link CacheInspection#entries} lists: those on a device, in a PD, to a
  * destination GID, or any combination (null fields match everything). Immutable.
  *
  * @param device a device name ({@code efa_0}), or null for any

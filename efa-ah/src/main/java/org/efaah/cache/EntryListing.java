@@ -8,7 +8,7 @@ import org.efaah.verbs.HardwareAddressHandle;
 import org.efaah.verbs.ProtectionDomain;
 
 /**
- * {@link AddressHandleCache#entries}: walks the tables, then the invalidated entries still
+ * {@link CacheInspection#entries}: walks the tables, then the invalidated entries still
  * referenced, reading each entry's volatile fields and its count once, without its lock.
  */
 final class EntryListing {
@@ -20,14 +20,14 @@ final class EntryListing {
     static List<AddressHandleEntry> list(AddressHandleCache cache, EntryFilter filter, int limit) {
         long now = cache.ticker.read();
         List<AddressHandleEntry> out = new ArrayList<>(Math.min(limit, 1024));
-        for (Map.Entry<ProtectionDomain, ConcurrentHashMap<Object, Entry>> t : cache.tables.entrySet()) {
+        for (EntryTables.PdTable t : cache.tables.tables()) {
             // Each PD's id and device are made once per table, not once per entry.
-            String pdId = AddressHandleEntry.pdId(t.getKey());
-            String device = t.getKey().device().name();
+            String pdId = AddressHandleEntry.pdId(t.pd());
+            String device = t.pd().device().name();
             if (!filter.matchesPd(device, pdId)) {
                 continue;
             }
-            for (Entry e : t.getValue().values()) {
+            for (Entry e : t.table().values()) {
                 if (out.size() == limit) {
                     return out;
                 }
@@ -36,9 +36,12 @@ final class EntryListing {
                 }
             }
         }
-        for (Entry e : cache.detached) {
+        for (Entry e : cache.tables.detached) {
             if (out.size() == limit) {
                 return out;
+            }
+            if (!e.isStale()) {
+                continue; // still in its table, listed from there (EFA: doomed, its destroy failed)
             }
             String pdId = AddressHandleEntry.pdId(e.pd);
             String device = e.pd.device().name();
@@ -54,7 +57,7 @@ final class EntryListing {
         if (!filter.matchesDgid(e)) {
             return;
         }
-        Entry.State state = e.state; // volatile: createdAt and hardware were written before it turned LIVE
+        Entry.State state = e.state(); // volatile: createdAt and hardware were written before it turned LIVE
         if (state != Entry.State.LIVE && state != Entry.State.CREATING) {
             return; // failed or destroyed meanwhile
         }
@@ -64,13 +67,13 @@ final class EntryListing {
         }
         boolean invalidated = refs < 0 || e.isDoomed(); // EFA: invalidated, yet still the AH of its GID
         int references = refs >= 0 ? refs : refs - Entry.STALE;
-        HardwareAddressHandle hw = state == Entry.State.LIVE ? e.hardware : null;
+        HardwareAddressHandle hw = state == Entry.State.LIVE ? e.hardware() : null;
         long idleNanos = 0;
         if (references == 0 && e.idle) {
             idleNanos = Math.max(0, now - e.idleSince);
         }
         out.add(new AddressHandleEntry(device, pdId, e.dgid(),
                 e.portNum(), e.attributes().sgidIndex(), hw == null ? -1 : hw.ahn(), references, state.name(),
-                hw == null ? 0 : Math.max(0, now - e.createdAt), idleNanos, invalidated, e.destroyFailed));
+                hw == null ? 0 : Math.max(0, now - e.createdAt()), idleNanos, invalidated, e.destroyFailed));
     }
 }

@@ -39,7 +39,12 @@ import org.slf4j.LoggerFactory;
 final class Invalidator {
     private static final Logger LOG = LoggerFactory.getLogger(AddressHandleCache.class);
 
-    private final AddressHandleCache cache;
+    private final EntryTables tables;
+    private final Reclaimer reclaimer;
+    private final StatsCounter stats;
+    private final CacheEvents events;
+    /** Told of a device being closed, after the tables forgot it (the cache's network listener). */
+    private final Consumer<Device> onClosedDevice;
     /** Per device, the event and close listeners registered on it. Guarded by this. */
     private final Map<Device, Listeners> listeners = new HashMap<>();
     private boolean stopped; // guarded by this
@@ -48,8 +53,13 @@ final class Invalidator {
     private record Listeners(Consumer<DeviceEvent> events, Consumer<Device> close) {
     }
 
-    Invalidator(AddressHandleCache cache) {
-        this.cache = cache;
+    Invalidator(EntryTables tables, Reclaimer reclaimer, StatsCounter stats, CacheEvents events,
+                Consumer<Device> onClosedDevice) {
+        this.tables = tables;
+        this.reclaimer = reclaimer;
+        this.stats = stats;
+        this.events = events;
+        this.onClosedDevice = onClosedDevice;
     }
 
     /**
@@ -59,50 +69,47 @@ final class Invalidator {
      * were handled.
      */
     int invalidateWhere(String scope, Predicate<Entry> which, boolean hard) {
+        JfrEvents.AhInvalidation jfr = events.beginInvalidation();
         int n = 0;
         int counted = 0;
         Error error = null;
-        for (ConcurrentHashMap<Object, Entry> table : cache.tables.values()) {
+        for (EntryTables.PdTable pdTable : tables.tables()) {
+            ConcurrentHashMap<Object, Entry> table = pdTable.table();
+            boolean stale = hard || pdTable.keys().invalidationMarksStale();
             for (Entry e : table.values()) {
                 if (!which.test(e)) {
                     continue;
                 }
-                boolean stale = hard || !e.pd.device().isEfa();
                 if (stale) {
                     long hits = e.markStale();
                     if (hits < 0) {
                         continue;
                     }
-                    cache.stats.recordHits(hits);
+                    stats.recordHits(hits);
                 } else if (!e.markDoomed()) {
                     continue;
                 }
                 n++;
                 // Counted once the AH exists; an entry still being created is counted by its creator.
-                if (e.state != Entry.State.CREATING && e.claimInvalidationCount()) {
+                if (e.state() != Entry.State.CREATING && e.claimInvalidationCount()) {
                     counted++;
                 }
                 if (stale) {
-                    cache.detached.add(e);
-                    if (e.state == Entry.State.DEAD || e.state == Entry.State.FAILED) {
-                        cache.detached.remove(e); // ended between the mark and the add
-                    }
-                    table.remove(e.key, e);
+                    tables.detach(table, e);
                 }
                 // Unreferenced: nobody will release it, so destroy it now unless a lock holder
                 // (which sees the mark) is at it.
-                int r = e.refs();
-                if (r == Entry.STALE || r == 0) {
+                if (e.isUnreferenced()) {
                     try {
-                        cache.reclaimer.tryDestroyUnreferenced(e, RemovalCause.INVALIDATED);
+                        reclaimer.tryDestroyUnreferenced(e, RemovalCause.INVALIDATED);
                     } catch (Error t) {
                         error = error == null ? t : error;
                     }
                 }
             }
         }
-        cache.stats.recordInvalidated(counted);
-        cache.events.invalidated(scope, counted);
+        stats.recordInvalidated(counted);
+        events.invalidated(jfr, scope, counted);
         if (error != null) {
             throw error;
         }
@@ -117,7 +124,7 @@ final class Invalidator {
                 int n = invalidateWhere("port " + event.portNum() + " of " + device.name() + " (" + event.kind() + ")",
                         e -> e.pd.device() == device && e.portNum() == event.portNum(), false);
                 LOG.info("{} on {} port {}: {} AH(s) invalidated{}", event.kind(), device.name(), event.portNum(), n,
-                        device.isEfa() ? " (EFA: each held one stays in use until its last close)" : "");
+                        KeyPolicy.of(device).invalidationMarksStale() ? "" : " (each held one stays in use until its last close)");
             }
             case DEVICE_FATAL -> {
                 fatalDevices.add(event.device());
@@ -138,9 +145,9 @@ final class Invalidator {
      */
     private void onDeviceClose(Device device) {
         int n = invalidateWhere("close of " + device.name(), e -> e.pd.device() == device, true);
-        for (Entry e : cache.detached) {
+        for (Entry e : tables.detached) {
             if (e.pd.device() == device) {
-                cache.reclaimer.destroyUnderClosingDevice(e); // referenced: would count as live otherwise
+                reclaimer.destroyUnderClosingDevice(e); // referenced: would count as live otherwise
             }
         }
         synchronized (this) {
@@ -150,6 +157,8 @@ final class Invalidator {
             }
         }
         fatalDevices.remove(device);
+        tables.forget(device);
+        onClosedDevice.accept(device);
         if (n > 0) {
             LOG.info("{} is being closed: {} AH(s) of this cache invalidated", device.name(), n);
         }

@@ -3,6 +3,7 @@ package org.efaah.cache;
 import jdk.jfr.Category;
 import jdk.jfr.Description;
 import jdk.jfr.Event;
+import jdk.jfr.EventType;
 import jdk.jfr.Label;
 import jdk.jfr.Name;
 import jdk.jfr.StackTrace;
@@ -11,7 +12,8 @@ import org.efaah.verbs.Errno;
 
 /**
  * The cache's JDK Flight Recorder events, one small class per occurrence, each committed only
- * while a recording enables it ({@code shouldCommit()}); none is ever made on the hit path. Names
+ * while a recording enables it ({@code shouldCommit()}), each with the duration of what it
+ * reports; none is ever made on the hit path. Names
  * are {@code org.efaah.*}, category "efa-ah". Off, an event costs a check of a static flag that
  * the JIT folds.
  */
@@ -20,24 +22,57 @@ final class JfrEvents {
     }
 
 
-    static void created(Entry e, long nanos) {
-        AhCreate ev = new AhCreate();
-        if (ev.shouldCommit()) {
+    // Each event times what it reports (begin() before the work, end() after), so a recording's
+    // threshold applies to it. begin*() makes no event while its type is off: a miss then
+    // allocates nothing here, the event being handed from the begin to the commit.
+    private static final EventType CREATE = EventType.getEventType(AhCreate.class);
+    private static final EventType DESTROY = EventType.getEventType(AhDestroy.class);
+    private static final EventType EVICTION = EventType.getEventType(AhEnomemEviction.class);
+    private static final EventType INVALIDATION = EventType.getEventType(AhInvalidation.class);
+
+    /** Before a provider create: its event, begun, or null while the type is off. */
+    static AhCreate beginCreate() {
+        return CREATE.isEnabled() ? begun(new AhCreate()) : null;
+    }
+
+    static AhDestroy beginDestroy() {
+        return DESTROY.isEnabled() ? begun(new AhDestroy()) : null;
+    }
+
+    static AhEnomemEviction beginEviction() {
+        return EVICTION.isEnabled() ? begun(new AhEnomemEviction()) : null;
+    }
+
+    static AhInvalidation beginInvalidation() {
+        return INVALIDATION.isEnabled() ? begun(new AhInvalidation()) : null;
+    }
+
+    private static <T extends Event> T begun(T ev) {
+        ev.begin();
+        return ev;
+    }
+
+    static void created(AhCreate ev, Entry e, long nanos) {
+        if (ev != null && ended(ev)) {
             fill(ev, e, nanos);
-            ev.ahn = e.hardware.ahn();
+            ev.ahn = e.hardware().ahn();
             ev.commit();
         }
     }
 
-    static void createFailed(Entry e, Throwable failure, Errno errno, long nanos) {
-        AhCreate ev = new AhCreate();
-        if (ev.shouldCommit()) {
+    static void createFailed(AhCreate ev, Entry e, Throwable failure, Errno errno, long nanos) {
+        if (ev != null && ended(ev)) {
             fill(ev, e, nanos);
             ev.ahn = -1;
             ev.errno = errno == null ? null : errno.name();
             ev.failure = failure.toString();
             ev.commit();
         }
+    }
+
+    private static boolean ended(Event ev) {
+        ev.end();
+        return ev.shouldCommit();
     }
 
     private static void fill(AhCreate ev, Entry e, long nanos) {
@@ -47,21 +82,19 @@ final class JfrEvents {
         ev.createTime = nanos;
     }
 
-    static void destroyed(Entry e, RemovalCause cause) {
-        AhDestroy ev = new AhDestroy();
-        if (ev.shouldCommit()) {
+    static void destroyed(AhDestroy ev, Entry e, RemovalCause cause) {
+        if (ev != null && ended(ev)) {
             ev.device = e.pd.device().name();
             ev.pd = AddressHandleEntry.pdId(e.pd);
             ev.dgid = e.dgid() == null ? null : e.dgid().toString();
-            ev.ahn = e.hardware.ahn();
+            ev.ahn = e.hardware().ahn();
             ev.cause = cause.name();
             ev.commit();
         }
     }
 
-    static void evictedForEnomem(Entry creating, int wanted, int evicted) {
-        AhEnomemEviction ev = new AhEnomemEviction();
-        if (ev.shouldCommit()) {
+    static void evictedForEnomem(AhEnomemEviction ev, Entry creating, int wanted, int evicted) {
+        if (ev != null && ended(ev)) {
             ev.device = creating.pd.device().name();
             ev.dgid = creating.dgid() == null ? null : creating.dgid().toString();
             ev.wanted = wanted;
@@ -70,9 +103,8 @@ final class JfrEvents {
         }
     }
 
-    static void invalidated(String scope, int count) {
-        AhInvalidation ev = new AhInvalidation();
-        if (ev.shouldCommit()) {
+    static void invalidated(AhInvalidation ev, String scope, int count) {
+        if (ev != null && ended(ev)) {
             ev.scope = scope;
             ev.entries = count;
             ev.commit();

@@ -54,7 +54,7 @@ final class MXBeanRegistrations {
         }
     }
 
-    /** Registers an adapter over {@code cache} under {@code objectName}; see {@link AddressHandleCache#registerMXBean}. */
+    /** Registers an adapter over {@code cache} under {@code objectName}; see {@link CacheInspection#registerMXBean}. */
     synchronized ObjectName register(AddressHandleCache cache, String objectName) {
         if (closed) {
             throw new IllegalStateException("address handle cache is closed");

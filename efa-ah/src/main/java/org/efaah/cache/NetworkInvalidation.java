@@ -45,8 +45,19 @@ final class NetworkInvalidation {
             listeners.remove(device, listener);
             throw e;
         }
-        if (cache.closed && listeners.remove(device, listener)) {
-            device.removeNetworkListener(listener); // raced with close(), which may have missed it
+        if (cache.closed) {
+            // Raced with close(): its stopListening may have taken our map entry before the add
+            // above, and so removed nothing from the device. Removing twice is harmless.
+            listeners.remove(device, listener);
+            device.removeNetworkListener(listener);
+        }
+    }
+
+    /** Forgets a device being closed, which frees its listeners itself: the map must not keep it reachable. */
+    void forget(Device device) {
+        Consumer<NetworkEvent> listener = listeners.remove(device);
+        if (listener != null) {
+            device.removeNetworkListener(listener);
         }
     }
 

@@ -1,16 +1,13 @@
 package org.efaah.cache;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.HardwareAddressHandle;
-import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.VerbsException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -18,8 +15,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The destroy side of a cache: destroying an unreferenced AH and retiring its entry, keeping the
  * unreferenced AHs under the retention bound, evicting them when a create answers ENOMEM, and
- * destroying everything at close ({@link Reaper} destroys those idle too long). It works on the
- * cache's tables, idle list and detached set; the cache decides when an AH is retained or
+ * destroying everything at close ({@link Reaper} destroys those idle too long). It moves entries
+ * only through the cache's {@link EntryTables}; the cache decides when an AH is retained or
  * destroyed ({@code lastReleased}, {@code close}).
  *
  * <p>Locks: {@link #destroyLocked} and {@link #destroyHardware} run with the entry's lock held by
@@ -29,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * bound never wait and never delay a hit; the idle list's monitor is taken inside an entry lock,
  * never the other way round. A referenced AH is never touched but at close.
  *
- * <p>Rules, against the paths that move entries (see {@link AddressHandleCache}):
+ * <p>Rules, against the paths that move entries (see {@link EntryTables}' note):
  * <ul>
  *   <li>The eviction and the bound drain the idle list from a snapshot (or a walk) of it and take
  *       an entry off only by destroying it under its lock; one whose lock is taken stays listed
@@ -55,27 +52,26 @@ final class Reclaimer {
      */
     private static final int ENOMEM_RETRIES = 4;
 
-    private final AddressHandleCache cache;
-    private final ConcurrentHashMap<ProtectionDomain, ConcurrentHashMap<Object, Entry>> tables;
+    private final EntryTables tables;
     private final IdleList idle;
     private final Set<Entry> detached;
     private final StatsCounter stats;
-    private final AhnIndex ahnIndex;
-    private final AtomicLong liveEntries;
+    private final CacheEvents events;
     private final Ticker ticker;
     private final RetentionPolicy retention;
+    private final BooleanSupplier cacheClosed;
     private final AtomicInteger createsInFlight = new AtomicInteger();
 
-    Reclaimer(AddressHandleCache cache) {
-        this.cache = cache;
-        this.tables = cache.tables;
-        this.idle = cache.idle;
-        this.detached = cache.detached;
-        this.stats = cache.stats;
-        this.ahnIndex = cache.ahnIndex;
-        this.liveEntries = cache.liveEntries;
-        this.ticker = cache.ticker;
-        this.retention = cache.retention;
+    Reclaimer(EntryTables tables, StatsCounter stats, CacheEvents events, Ticker ticker, RetentionPolicy retention,
+              BooleanSupplier cacheClosed) {
+        this.tables = tables;
+        this.idle = tables.idle;
+        this.detached = tables.detached;
+        this.stats = stats;
+        this.events = events;
+        this.ticker = ticker;
+        this.retention = retention;
+        this.cacheClosed = cacheClosed;
     }
 
     /**
@@ -96,9 +92,10 @@ final class Reclaimer {
                     if (ex.errno() != Errno.ENOMEM || retry == ENOMEM_RETRIES) {
                         throw ex;
                     }
+                    JfrEvents.AhEnomemEviction jfr = events.beginEviction();
                     int wanted = createsInFlight.get();
                     int evicted = evictUnreferenced(e.pd.device(), wanted);
-                    cache.events.evictedForEnomem(e, wanted, evicted);
+                    events.evictedForEnomem(jfr, e, wanted, evicted);
                     if (evicted == 0) {
                         throw ex;
                     }
@@ -146,8 +143,7 @@ final class Reclaimer {
         }
         Throwable failure;
         try {
-            int r = victim.refs();
-            if (victim.state != Entry.State.LIVE || (r != 0 && r != Entry.STALE)) {
+            if (victim.state() != Entry.State.LIVE || !victim.isUnreferenced()) {
                 return false; // gone, or revived meanwhile
             }
             failure = destroyLocked(victim, unreferencedCause(victim, RemovalCause.EVICTED_ENOMEM), false);
@@ -191,8 +187,7 @@ final class Reclaimer {
         Throwable failure = null;
         boolean tried = false;
         try {
-            int r = e.refs();
-            if (e.state == Entry.State.LIVE && (r == 0 || r == Entry.STALE)) {
+            if (e.state() == Entry.State.LIVE && e.isUnreferenced()) {
                 tried = true;
                 failure = destroyLocked(e, unreferencedCause(e, cause), true);
             }
@@ -210,7 +205,7 @@ final class Reclaimer {
      * device) whatever the caller's reason, else the caller's.
      */
     static RemovalCause unreferencedCause(Entry e, RemovalCause otherwise) {
-        return e.isStale() || e.isDoomed() || e.hardware.isDestroyed() ? RemovalCause.INVALIDATED : otherwise;
+        return e.isStale() || e.isDoomed() || e.hardware().isDestroyed() ? RemovalCause.INVALIDATED : otherwise;
     }
 
     /**
@@ -219,7 +214,8 @@ final class Reclaimer {
      * destroyed rather than revived or kept.
      */
     static boolean mustGo(Entry e) {
-        return e.refs() == Entry.STALE || e.isDoomed() || e.hardware.isDestroyed();
+        assert e.isHeldExclusively();
+        return e.isStale() || e.isDoomed() || e.hardware().isDestroyed();
     }
 
     /**
@@ -228,8 +224,8 @@ final class Reclaimer {
      * there was nothing to do).
      */
     Throwable settleLocked(Entry e) {
-        int r = e.refs();
-        if (e.state == Entry.State.LIVE && (r == 0 || r == Entry.STALE) && mustGo(e)) {
+        assert e.isHeldExclusively();
+        if (e.state() == Entry.State.LIVE && e.isUnreferenced() && mustGo(e)) {
             return destroyLocked(e, RemovalCause.INVALIDATED, false);
         }
         return null;
@@ -247,22 +243,15 @@ final class Reclaimer {
             return;
         }
         try {
-            if (e.state != Entry.State.LIVE) {
+            if (e.state() != Entry.State.LIVE) {
                 return;
             }
-            idle.remove(e);
-            if (destroyHardware(e) == null) {
+            if (destroyHardware(e, RemovalCause.INVALIDATED) == null) {
                 stats.recordDestroy(RemovalCause.INVALIDATED);
             } else {
-                liveEntries.decrementAndGet(); // the device's close frees it right after
+                tables.hardwareGone(); // the device's close frees it right after
             }
-            e.state = Entry.State.DEAD; // the count stays: the handles out still close, into nothing
-            ahnIndex.remove(e, e.hardware.ahn());
-            detached.remove(e);
-            ConcurrentHashMap<Object, Entry> table = tables.get(e.pd);
-            if (table != null) {
-                table.remove(e.key, e);
-            }
+            tables.retire(e); // the handles out still close, into nothing
         } finally {
             e.unlock();
         }
@@ -277,50 +266,30 @@ final class Reclaimer {
      * @param quiet whether a failure is only counted (eviction, reaper: logged, never thrown)
      */
     Throwable destroyLocked(Entry e, RemovalCause cause, boolean quiet) {
-        if (e.idle) { // read under e's lock, which every change of its membership holds
-            idle.remove(e);
-        }
-        Throwable failure = destroyHardware(e);
+        assert e.isHeldExclusively();
+        tables.leaveIdle(e);
+        Throwable failure = destroyHardware(e, cause);
         if (failure != null) {
-            // Kept for a retry: an invalidated one (stale, or doomed on EFA) in the detached set,
-            // which the reaper, eviction and close walk whatever its age; any other listed, as
-            // retained, where the reaper, an eviction or a revival finds it.
-            if (e.isStale() || e.isDoomed()) {
-                detached.add(e);
-            } else if (!cache.closed) {
-                idle.addLast(e, ticker.read());
-            }
+            tables.keepForRetry(e, ticker.read(), cacheClosed.getAsBoolean());
             if (quiet && failure instanceof Error) {
-                LOG.error("destroy of {} threw; the AH is kept and will be retried", e.hardware, failure);
+                LOG.error("destroy of {} threw; the AH is kept and will be retried", e.hardware(), failure);
             }
             return failure;
         }
         stats.recordDestroy(cause);
-        cache.events.destroyed(e, cause);
-        // Only an invalidated entry can be in the detached set (marked stale, which the swap
-        // sees or forbids from now on; or doomed, whose failed destroy put it there under this
-        // lock): others skip the look-up, which would also hash a fresh entry's identity.
-        long was = e.retire();
-        stats.recordHits(Entry.hitsOf(was)); // after the swap, before the entry leaves its table
-        boolean mayBeDetached = Entry.isStale(Entry.refsIn(was)) || e.isDoomed();
-        e.state = Entry.State.DEAD;
-        ahnIndex.remove(e, e.hardware.ahn());
-        if (mayBeDetached) {
-            detached.remove(e);
-        }
-        ConcurrentHashMap<Object, Entry> table = cache.tableIfPresent(e.pd);
-        if (table != null) {
-            table.remove(e.key, e);
-        }
+        tables.retire(e);
         return null;
     }
 
     /**
-     * Destroys the entry's hardware AH with its lock held. Returns null on success, or whatever
-     * the provider threw (counted; the AH still exists).
+     * Destroys the entry's hardware AH with its lock held. Returns null on success (reported,
+     * with {@code cause}, as a JFR event timing the destroy), or whatever the provider threw
+     * (counted; the AH still exists).
      */
-    Throwable destroyHardware(Entry e) {
-        HardwareAddressHandle hw = e.hardware;
+    Throwable destroyHardware(Entry e, RemovalCause cause) {
+        assert e.isHeldExclusively();
+        JfrEvents.AhDestroy jfr = events.beginDestroy();
+        HardwareAddressHandle hw = e.hardware();
         if (!hw.isDestroyed()) {
             try {
                 hw.destroy();
@@ -336,7 +305,8 @@ final class Reclaimer {
                 // The device was closed under the cache and destroyed the AH itself.
             }
         }
-        liveEntries.decrementAndGet();
+        tables.hardwareGone();
+        events.destroyed(jfr, e, cause);
         return null;
     }
 
@@ -356,45 +326,33 @@ final class Reclaimer {
         int failed = 0;
         Throwable firstFailure = null;
         for (;;) {
-            List<Entry> all = new ArrayList<>();
-            for (ConcurrentHashMap<Object, Entry> table : tables.values()) {
-                all.addAll(table.values());
-            }
-            all.addAll(detached);
+            List<Entry> all = tables.snapshot();
             if (all.isEmpty()) {
                 break;
             }
             for (Entry e : all) {
                 e.lock();
                 try {
-                    if (e.state == Entry.State.LIVE) {
+                    if (e.state() == Entry.State.LIVE) {
                         openHandles += Math.max(0, e.references() - e.sealCollectedLeaks());
-                        idle.remove(e);
-                        Throwable failure = destroyHardware(e);
+                        tables.leaveIdle(e);
+                        Throwable failure = destroyHardware(e, RemovalCause.CACHE_CLOSED);
                         if (failure == null) {
                             stats.recordDestroy(RemovalCause.CACHE_CLOSED);
-                            cache.events.destroyed(e, RemovalCause.CACHE_CLOSED);
                         } else {
                             failed++;
                             firstFailure = chain(firstFailure, failure);
+                            tables.hardwareGone(); // handed to its device's close: no longer the cache's
                         }
-                        stats.recordHits(Entry.hitsOf(e.retire()));
-                        e.state = Entry.State.DEAD;
-                        ahnIndex.remove(e, e.hardware.ahn());
+                        tables.retire(e);
                     }
-                    // DEAD or FAILED now, whoever ended it: forget it.
-                    detached.remove(e);
-                    ConcurrentHashMap<Object, Entry> table = tables.get(e.pd);
-                    if (table != null) {
-                        table.remove(e.key, e);
-                    }
+                    tables.forgetEnded(e); // DEAD or FAILED now, whoever ended it
                 } finally {
                     e.unlock();
                 }
             }
         }
         tables.clear();
-        ahnIndex.clear();
         return new Teardown(openHandles, failed, firstFailure);
     }
 

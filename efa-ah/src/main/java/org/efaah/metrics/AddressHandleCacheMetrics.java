@@ -31,7 +31,7 @@ import org.efaah.verbs.Errno;
  * cause, create failures by errno (a series appears the first time its errno occurs), the
  * longest create of the last one to two minutes ({@code efa_ah.create.time.max}, a Micrometer
  * {@link TimeWindowMax} of two buffers rotated every minute, so it decays), handles, retained entries and the health status
- * ({@code efa_ah.health}: 0 up, 1 degraded, 2 down; see {@link AddressHandleCache#health()}).
+ * ({@code efa_ah.health}: 0 up, 1 degraded, 2 down; see {@link org.efaah.cache.CacheInspection#health()}).
  *
  * <p>Meters read the cache's {@link AddressHandleCache#stats()} snapshot or a cache query through
  * a function, so they cost the cache nothing per acquire; the binder listens to creates (never to
@@ -82,7 +82,7 @@ public final class AddressHandleCacheMetrics extends CacheMeterBinder<AddressHan
     @Override
     protected Long size() {
         AddressHandleCache c = getCache();
-        return c == null ? null : c.liveEntries();
+        return c == null ? null : c.inspection().liveEntries();
     }
 
     @Override
@@ -117,7 +117,7 @@ public final class AddressHandleCacheMetrics extends CacheMeterBinder<AddressHan
         }
         Binding binding = new Binding(registry, getTagsWithCacheName());
         binding.adoptCommonMeters();
-        cache.addListener(binding);
+        cache.inspection().addListener(binding);
         binding.registerAll(cache);
         if (cache.isClosed()) {
             // Closed before or while binding: its close may not have seen the listener.
@@ -188,12 +188,12 @@ public final class AddressHandleCacheMetrics extends CacheMeterBinder<AddressHan
                             m -> m.poll(TimeUnit.SECONDS))
                     .tags(tags).description("the longest successful provider create of the last 1 to 2 minutes")
                     .register(registry));
-            meters.add(Gauge.builder("efa_ah.handles", cache, AddressHandleCache::liveHandles).tags(tags)
+            meters.add(Gauge.builder("efa_ah.handles", cache, c -> c.inspection().liveHandles()).tags(tags)
                     .description("handles acquired and not yet closed").register(registry));
-            meters.add(Gauge.builder("efa_ah.health", cache, c -> c.health().status().ordinal()).tags(tags)
-                    .description("the cache's health: 0 UP, 1 DEGRADED, 2 DOWN (see AddressHandleCache.health())")
+            meters.add(Gauge.builder("efa_ah.health", cache, c -> c.inspection().health().status().ordinal()).tags(tags)
+                    .description("the cache's health: 0 UP, 1 DEGRADED, 2 DOWN (see CacheInspection.health())")
                     .register(registry));
-            meters.add(Gauge.builder("efa_ah.retained.entries", cache, AddressHandleCache::retainedEntries).tags(tags)
+            meters.add(Gauge.builder("efa_ah.retained.entries", cache, c -> c.inspection().retainedEntries()).tags(tags)
                     .description("unreferenced AHs kept now").register(registry));
         }
 

@@ -16,6 +16,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.efaah.fixture.LogCapture;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.ProtectionDomain;
@@ -25,7 +26,8 @@ import org.efaah.verbs.mock.MockCounters;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-@ExtendWith(CapturedLog.Quiet.class)
+@ExtendWith(LogCapture.Quiet.class)
+@ExtendWith(CacheInvariants.class)
 class AddressHandleCacheTest {
 
     @Test
@@ -42,8 +44,8 @@ class AddressHandleCacheTest {
             CacheStats s = f.cache.stats();
             assertEquals(9, s.hits());
             assertEquals(1, s.misses());
-            assertEquals(10, f.cache.liveHandles());
-            assertEquals(1, f.cache.liveEntries());
+            assertEquals(10, f.cache.inspection().liveHandles());
+            assertEquals(1, f.cache.inspection().liveEntries());
             for (int i = 0; i < 9; i++) {
                 handles.get(i).close();
             }
@@ -51,8 +53,8 @@ class AddressHandleCacheTest {
             handles.get(9).close();
             assertEquals(0, f.mock.counters().liveAhs(), "destroyed with the last reference");
             assertEquals(1, f.mock.counters().hardwareDestroys());
-            assertEquals(0, f.cache.liveEntries());
-            assertEquals(0, f.cache.liveHandles());
+            assertEquals(0, f.cache.inspection().liveEntries());
+            assertEquals(0, f.cache.inspection().liveHandles());
         }
     }
 
@@ -158,8 +160,8 @@ class AddressHandleCacheTest {
             f.mock.failNextCreates(1, Errno.ENOMEM);
             VerbsException e = assertThrows(VerbsException.class, () -> f.cache.acquire(f.pd, peer(1)));
             assertEquals(Errno.ENOMEM, e.errno());
-            assertEquals(0, f.cache.liveEntries());
-            assertEquals(0, f.cache.liveHandles());
+            assertEquals(0, f.cache.inspection().liveEntries());
+            assertEquals(0, f.cache.inspection().liveHandles());
             assertEquals(1, f.cache.stats().createFailures());
             try (AddressHandle h = f.cache.acquire(f.pd, peer(1))) {
                 assertEquals(0, h.ahn());
@@ -193,7 +195,7 @@ class AddressHandleCacheTest {
             }
             pool.shutdown();
             assertEquals(1, f.mock.counters().createCalls(), "waiters must not pile onto the device");
-            assertEquals(0, f.cache.liveHandles());
+            assertEquals(0, f.cache.inspection().liveHandles());
             try (AddressHandle h = f.cache.acquire(f.pd, peer(1))) {
                 assertEquals(2, f.mock.counters().createCalls());
             }
@@ -255,7 +257,7 @@ class AddressHandleCacheTest {
             h.close();
             pd.close();
             assertThrows(IllegalStateException.class, () -> f.cache.acquire(pd, peer(1)));
-            assertEquals(0, f.cache.liveHandles());
+            assertEquals(0, f.cache.inspection().liveHandles());
         }
     }
 
@@ -314,7 +316,7 @@ class AddressHandleCacheTest {
             CacheStats s = f.cache.stats();
             assertEquals(3, s.hardwareCreates());
             assertEquals(3, s.hardwareDestroys());
-            assertEquals(1, f.cache.peakEntries());
+            assertEquals(1, f.cache.inspection().peakEntries());
             assertTrue(s.maxCreateNanos() >= TimeUnit.MILLISECONDS.toNanos(2), "max " + s.maxCreateNanos());
             assertTrue(s.totalCreateNanos() >= 3 * TimeUnit.MILLISECONDS.toNanos(2));
         }

@@ -8,8 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import org.efaah.verbs.ProtectionDomain;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Issue 9 item 2: the cache finds a live AH by (PD, AHN) as a hit, without a device call. */
+@ExtendWith(CacheInvariants.class)
 class AhnIndexTest {
 
     @Test

@@ -10,11 +10,13 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import org.efaah.fixture.LogCapture;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.DeviceEvent;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.mock.MockConfig;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -30,6 +32,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * in the provider's destroy of the first entry of the second PD's table (an unreferenced one), and
  * let go just before close, so that it moves the second table's entries while close copies.
  */
+@ExtendWith(CacheInvariants.class)
 class CloseDrainTest {
     private static final int FIRST = 6_000;
     private static final int SECOND = 1_500;
@@ -57,13 +60,13 @@ class CloseDrainTest {
         MockConfig config = MockFixture.strictDevice().efa(efa).maxAh(2 * (FIRST + SECOND)).build();
         FaultyFixture f = new FaultyFixture(config, AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED)
                 .retention(RetentionPolicy.idle(Duration.ofHours(1), FIRST + SECOND)));
-        try (CapturedLog log = new CapturedLog(AddressHandleCache.class, Device.class)) {
+        try (LogCapture log = LogCapture.of(AddressHandleCache.class, Device.class)) {
             ProtectionDomain other = f.device.allocatePd();
             List<AddressHandle> pinned = List.of(f.cache.acquire(f.pd, MockFixture.peer(1)),
                     f.cache.acquire(other, MockFixture.peer(1)));
             // The PDs in the order the cache's tables are walked (fixed once both are there): the
             // one walked first gets the large table.
-            List<ProtectionDomain> order = new ArrayList<>(f.cache.tables.keySet());
+            List<ProtectionDomain> order = new ArrayList<>(f.cache.tables.tables().stream().map(EntryTables.PdTable::pd).toList());
             assertEquals(2, order.size());
             ProtectionDomain first = order.get(0);
             ProtectionDomain second = order.get(1);
@@ -78,7 +81,7 @@ class CloseDrainTest {
             held.add(pinned.get(first == f.pd ? 0 : 1));
             secondHandles.add(pinned.get(first == f.pd ? 1 : 0));
             List<AddressHandle> onOther = secondHandles;
-            Entry pivot = f.cache.tables.get(second).values().iterator().next();
+            Entry pivot = f.cache.tables.tableIfPresent(second).values().iterator().next();
             AddressHandle pivotHandle = secondHandles.stream().filter(h -> h.entry == pivot).findFirst().orElseThrow();
             secondHandles.remove(pivotHandle);
             pivotHandle.close(); // retained: its invalidation calls the provider, where it is held
@@ -115,8 +118,8 @@ class CloseDrainTest {
                     }
                 }
             }
-            assertEquals(0, f.cache.liveEntries());
-            assertEquals(0, f.cache.retainedEntries());
+            assertEquals(0, f.cache.inspection().liveEntries());
+            assertEquals(0, f.cache.inspection().retainedEntries());
             other.close(); // no EBUSY: no AH of the cache is left in either PD
             f.pd.close();
             assertTrue(log.messages(ch.qos.logback.classic.Level.WARN).stream().allMatch(m -> m.contains("LEAK")),

@@ -10,8 +10,10 @@ import java.util.concurrent.TimeUnit;
 import org.efaah.verbs.mock.MockConfig;
 import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** An acquire of key K while K's hardware AH is being destroyed, on a strict device. */
+@ExtendWith(CacheInvariants.class)
 class CreateDestroyRaceTest {
 
     private static final long SLOW = TimeUnit.MILLISECONDS.toNanos(150);
@@ -63,7 +65,7 @@ class CreateDestroyRaceTest {
             assertEquals(0, f.mock.counters().duplicatesRefused());
             assertEquals(0, f.mock.counters().liveAhs());
             assertEquals(f.mock.counters().hardwareCreates(), f.mock.counters().hardwareDestroys());
-            assertEquals(0, f.cache.liveHandles());
+            assertEquals(0, f.cache.inspection().liveHandles());
         }
     }
 }

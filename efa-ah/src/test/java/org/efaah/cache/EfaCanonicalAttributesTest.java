@@ -6,11 +6,13 @@ import java.util.List;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Gid;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Issue 11 case 9: on EFA the key is the dgid alone, so the AH must be made from the key alone;
  * what reaches {@code ibv_create_ah} never depends on which requester came first.
  */
+@ExtendWith(CacheInvariants.class)
 class EfaCanonicalAttributesTest {
     private static final Gid PEER = Gid.parse("fe80::7");
 

@@ -4,11 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import org.efaah.fixture.LogCapture;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.DeviceEvent;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockCounters;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -18,6 +20,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * acquire makes one new AH. No acquire fails because of an invalidation. Before the fix the
  * acquire after the invalidation failed with EINVAL ("device already holds AHN 0").
  */
+@ExtendWith(CacheInvariants.class)
 class EfaInvalidationTest {
     private static final AddressHandleAttributes PEER = AddressHandleAttributes.forGid("fe80::7:6");
 
@@ -45,7 +48,7 @@ class EfaInvalidationTest {
             assertEquals(1, f.provider.mock.counters().liveAhs(), "still held by r2");
             r2.close();
             assertEquals(0, f.provider.mock.counters().liveAhs(), "destroyed at its last close, even with retention");
-            assertEquals(0, f.cache.retainedEntries());
+            assertEquals(0, f.cache.inspection().retainedEntries());
             try (AddressHandle r3 = f.cache.acquire(f.pd, PEER)) {
                 r3.nativeHandle();
             }
@@ -61,7 +64,7 @@ class EfaInvalidationTest {
     @ParameterizedTest(name = "retention {0}")
     @ValueSource(booleans = {false, true})
     void aPortEventOnEfaBreaksNoPeerWithOpenHandles(boolean retention) {
-        try (FaultyFixture f = fixture(retention); CapturedLog log = new CapturedLog()) {
+        try (FaultyFixture f = fixture(retention); LogCapture log = LogCapture.of(AddressHandleCache.class)) {
             AddressHandle held = f.cache.acquire(f.pd, PEER);
             AddressHandle other = f.cache.acquire(f.pd, AddressHandleAttributes.forGid("fe80::7:7"));
             f.cache.onDeviceEvent(new DeviceEvent(f.device, DeviceEvent.Kind.PORT_ACTIVE, 1));

@@ -14,8 +14,10 @@ import org.efaah.verbs.Errno;
 import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.mock.MockConfig;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Issue 10 item 2: ENOMEM at max_ah evicts unreferenced AHs (LRU first), never referenced ones. */
+@ExtendWith(CacheInvariants.class)
 class EnomemEvictionTest {
 
     private static MockConfig maxAh(int n) {
@@ -123,7 +125,7 @@ class EnomemEvictionTest {
             assertEquals((long) threads * perThread, s.requests());
             assertTrue(s.destroysBy(RemovalCause.EVICTED_ENOMEM) > 1_000, "evictions happened: " + s);
             assertTrue(f.provider.mock.counters().peakLiveAhs() <= 64);
-            assertEquals(0, f.cache.liveHandles());
+            assertEquals(0, f.cache.inspection().liveHandles());
         }
     }
 }

@@ -21,8 +21,10 @@ import org.efaah.health.HealthStatus;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.ProtectionDomain;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Issue 18 items 2 and 3: a look inside the cache, and the MXBean's descriptions and operations. */
+@ExtendWith(CacheInvariants.class)
 class EntriesTest {
 
     @Test
@@ -36,7 +38,7 @@ class EntriesTest {
             cache.acquire(f.pd, peer(2)).close();
             ticker.advance(5_000);
 
-            List<AddressHandleEntry> rows = cache.entries(EntryFilter.ALL, 10);
+            List<AddressHandleEntry> rows = cache.inspection().entries(EntryFilter.ALL, 10);
             assertEquals(2, rows.size());
             AddressHandleEntry one = rows.stream().filter(r -> r.dgid().equals(peer(1).dgid())).findFirst().orElseThrow();
             assertEquals(f.device.name(), one.device());
@@ -52,12 +54,12 @@ class EntriesTest {
             assertEquals(5_000, two.idleNanos());
 
             cache.invalidate(f.pd, peer(1).dgid());
-            AddressHandleEntry stale = cache.entries(EntryFilter.parse("", "", "fe80::1"), 10).get(0);
+            AddressHandleEntry stale = cache.inspection().entries(EntryFilter.parse("", "", "fe80::1"), 10).get(0);
             assertTrue(stale.invalidated());
             assertEquals(2, stale.references());
             a.close();
             a2.close();
-            assertEquals(List.of(), cache.entries(EntryFilter.parse("", "", "fe80::1"), 10));
+            assertEquals(List.of(), cache.inspection().entries(EntryFilter.parse("", "", "fe80::1"), 10));
             cache.close();
         }
     }
@@ -72,15 +74,15 @@ class EntriesTest {
                 held.add(f.cache.acquire(f.pd, peer(i)));
                 held.add(f.cache.acquire(other, peer(i)));
             }
-            assertEquals(7, f.cache.entries(EntryFilter.ALL, 7).size());
-            List<AddressHandleEntry> ofOther = f.cache.entries(EntryFilter.parse(null, AddressHandleEntry.pdId(other), null),
+            assertEquals(7, f.cache.inspection().entries(EntryFilter.ALL, 7).size());
+            List<AddressHandleEntry> ofOther = f.cache.inspection().entries(EntryFilter.parse(null, AddressHandleEntry.pdId(other), null),
                     1000);
             assertEquals(100, ofOther.size());
             assertTrue(ofOther.stream().allMatch(r -> r.pd().equals(AddressHandleEntry.pdId(other))));
-            assertEquals(2, f.cache.entries(new EntryFilter(f.device.name(), null, Gid.parse("fe80::7")), 1000).size());
-            assertEquals(0, f.cache.entries(EntryFilter.parse("efa_9", null, null), 1000).size());
+            assertEquals(2, f.cache.inspection().entries(new EntryFilter(f.device.name(), null, Gid.parse("fe80::7")), 1000).size());
+            assertEquals(0, f.cache.inspection().entries(EntryFilter.parse("efa_9", null, null), 1000).size());
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                    () -> f.cache.entries(EntryFilter.ALL, 0));
+                    () -> f.cache.inspection().entries(EntryFilter.ALL, 0));
             assertEquals("limit: 0 is out of range; valid 1..1000000", e.getMessage());
             held.forEach(AddressHandle::close);
             f.cache.invalidate(other);
@@ -92,7 +94,7 @@ class EntriesTest {
     void theMXBeanDescribesItselfAndHasOperations() throws Exception {
         try (MockFixture f = new MockFixture(MockFixture.strictDevice().build(), LeakDetection.DISABLED)) {
             AddressHandle a = f.cache.acquire(f.pd, peer(1));
-            ObjectName name = f.cache.registerMXBean("org.efaah:type=AddressHandleCache,name=EntriesTest");
+            ObjectName name = f.cache.inspection().registerMXBean("org.efaah:type=AddressHandleCache,name=EntriesTest");
             MBeanServer server = ManagementFactory.getPlatformMBeanServer();
             MBeanInfo info = server.getMBeanInfo(name);
             for (MBeanAttributeInfo attr : info.getAttributes()) {

@@ -12,11 +12,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.efaah.health.HealthStatus;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Listings and health reports taken while threads acquire, close and invalidate: never an
  * exception, never a lock a hit waits for, and every row consistent in itself.
  */
+@ExtendWith(CacheInvariants.class)
 class EntriesUnderLoadTest {
 
     @Test
@@ -53,7 +55,7 @@ class EntriesUnderLoadTest {
             try {
                 long deadline = System.nanoTime() + 1_000_000_000L;
                 while (System.nanoTime() < deadline) {
-                    for (AddressHandleEntry row : cache.entries(EntryFilter.ALL, 1000)) {
+                    for (AddressHandleEntry row : cache.inspection().entries(EntryFilter.ALL, 1000)) {
                         rows++;
                         // An entry may be invalidated while it is created, or between its last
                         // release and its destroy: references and the mark come from one read.
@@ -62,7 +64,7 @@ class EntriesUnderLoadTest {
                         assertTrue(row.state().equals("LIVE") || row.ahn() == -1 && row.ageNanos() == 0,
                                 row::toString);
                     }
-                    assertTrue(cache.health().status() != HealthStatus.DOWN, () -> cache.health().toString());
+                    assertTrue(cache.inspection().health().status() != HealthStatus.DOWN, () -> cache.inspection().health().toString());
                 }
             } finally {
                 stop.set(true);

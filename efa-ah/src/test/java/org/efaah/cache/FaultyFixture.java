@@ -1,12 +1,13 @@
 package org.efaah.cache;
 
 import java.util.concurrent.atomic.AtomicLong;
+import org.efaah.fixture.FaultyProvider;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockVerbsProvider;
 
-/** A {@link FaultyProvider} over a mock, its device and PD, and a cache; closed in that order. */
+/** A {@link FaultyProvider} over a mock, its device and PD, and a cache; closed in that order; checked after the test by {@link CacheInvariants}. */
 final class FaultyFixture implements AutoCloseable {
     final FaultyProvider provider;
     final Device device;
@@ -24,6 +25,7 @@ final class FaultyFixture implements AutoCloseable {
         device = Device.openFirst(provider);
         pd = device.allocatePd();
         cache = builder.ticker(now::get).build();
+        CacheInvariants.track(cache, provider.mock);
     }
 
     /** A cache keeping unreferenced AHs {@code idleSeconds} of fake time, at most {@code max}. */

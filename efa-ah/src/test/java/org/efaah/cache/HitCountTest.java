@@ -9,14 +9,17 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import org.efaah.fixture.LogCapture;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Issue 19: a lock-free hit is counted in the same compare-and-set that takes its reference
  * (the entry's word), and added to the statistics when the entry is retired or invalidated. No
  * path may lose a hit or count one twice, and reported hits never go down.
  */
+@ExtendWith(CacheInvariants.class)
 class HitCountTest {
 
     @Test
@@ -63,7 +66,7 @@ class HitCountTest {
         AddressHandleAttributes five = peer(5).toBuilder().sgidIndex(0).build();
         f.cache.acquire(f.pd, five); // left open
         f.cache.acquire(f.pd, five).close();
-        try (CapturedLog log = new CapturedLog()) {
+        try (LogCapture log = LogCapture.of(AddressHandleCache.class)) {
             f.cache.close(); // one handle left open: counted as a leak, its entry's hit recorded
             assertEquals(1, log.count(ch.qos.logback.classic.Level.WARN, "still open"));
         }
@@ -74,8 +77,9 @@ class HitCountTest {
 
     @Test
     void theWordKeepsCountAndReferencesApartAcrossEveryRange() {
-        Entry e = new Entry(peer(1).dgid(), null);
-        e.setRefs(1);
+        Entry e = new Entry(peer(1).dgid(), null, null);
+        e.lock(); // as its creator holds it
+        e.retainLocked();
         for (int i = 0; i < 5; i++) {
             assertTrue(e.tryRetainHit() > 0);
         }
@@ -98,12 +102,13 @@ class HitCountTest {
         assertEquals(-1, e.markStale());
         e.dropReference();
         assertEquals(Entry.STALE, e.dropReference(), "the last release of a stale entry");
-        long was = e.retire();
+        long was = e.retireLocked();
         assertEquals(Entry.STALE, Entry.refsIn(was));
         assertEquals(0, Entry.hitsOf(was));
 
-        Entry f = new Entry(peer(2).dgid(), null);
-        f.setRefs(1);
+        Entry f = new Entry(peer(2).dgid(), null, null);
+        f.lock();
+        f.retainLocked();
         f.tryRetainHit();
         f.tryRetainHit();
         assertEquals(2, f.takeHits());

@@ -8,12 +8,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.concurrent.CountDownLatch;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The lock-free hit path skips validation only for an attributes object the device validated
  * before ({@code Device.hasValidated}); any other object, even one with the same key, is checked
  * before it can share the AH. And the per-caller handle stays safe: closed means refused, close once.
  */
+@ExtendWith(CacheInvariants.class)
 class HitPathTest {
     @Test
     void aHitWithOtherAttributesOfTheSameDgidIsStillValidated() {
@@ -28,7 +30,7 @@ class HitPathTest {
                 AddressHandleAttributes badSgid = good.toBuilder().sgidIndex(5).build();
                 e = assertThrows(IllegalArgumentException.class, () -> f.cache.acquire(f.pd, badSgid));
                 assertTrue(e.getMessage().startsWith("sgid_index: 5 is out of range"), e.getMessage());
-                assertEquals(1, f.cache.liveHandles(), "a refused acquire must take no reference");
+                assertEquals(1, f.cache.inspection().liveHandles(), "a refused acquire must take no reference");
                 // An equal but distinct object is valid and shares the AH.
                 try (AddressHandle again = f.cache.acquire(f.pd, MockFixture.peer(1))) {
                     assertEquals(keep.nativeHandle(), again.nativeHandle());
@@ -63,7 +65,7 @@ class HitPathTest {
                 }
                 assertTrue(h.isClosed());
                 assertThrows(IllegalStateException.class, h::nativeHandle);
-                assertEquals(1, f.cache.liveHandles(), "round " + round);
+                assertEquals(1, f.cache.inspection().liveHandles(), "round " + round);
             }
             assertFalse(keep.isClosed());
             keep.nativeHandle();

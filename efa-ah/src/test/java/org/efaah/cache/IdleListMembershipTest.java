@@ -10,16 +10,19 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.efaah.fixture.LogCapture;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.mock.MockConfig;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Issue 22 case 3 and its kind: an unreferenced AH leaves the idle list only with its lock held,
  * so no path that drains the list (an ENOMEM eviction, the reaper, the bound) can drop one that a
  * lock holder has just put (back) on it; and a busy entry does not stop the others being reaped.
  */
+@ExtendWith(CacheInvariants.class)
 class IdleListMembershipTest {
 
     /**
@@ -33,7 +36,7 @@ class IdleListMembershipTest {
     void anEvictionMeetingABusyVictimLeavesItOnTheListForTheNextOne() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(2);
         MockConfig maxAh1 = MockFixture.strictDevice().maxAh(1).build();
-        try (CapturedLog log = new CapturedLog(); FaultyFixture f = FaultyFixture.withRetention(maxAh1, 3600, 100)) {
+        try (LogCapture log = LogCapture.of(AddressHandleCache.class); FaultyFixture f = FaultyFixture.withRetention(maxAh1, 3600, 100)) {
             f.cache.acquire(f.pd, peer(1)).close(); // retained; the device is full
             f.advanceSeconds(3601);
             CountDownLatch logging = new CountDownLatch(1);
@@ -60,13 +63,13 @@ class IdleListMembershipTest {
             letGo.countDown();
             reaping.get(10, TimeUnit.SECONDS);
             if (outcome == Errno.ENOMEM) {
-                assertEquals(1, f.cache.retainedEntries(), "the busy victim is still listed");
+                assertEquals(1, f.cache.inspection().retainedEntries(), "the busy victim is still listed");
                 try (AddressHandle h = f.cache.acquire(f.pd, peer(2))) {
                     assertEquals(0, h.ahn(), "the next ENOMEM evicts it");
                 }
                 assertEquals(1, f.cache.stats().destroysBy(RemovalCause.EVICTED_ENOMEM));
             }
-            assertEquals(f.cache.retainedEntries(), f.provider.mock.counters().liveAhs(), "listed = on the device");
+            assertEquals(f.cache.inspection().retainedEntries(), f.provider.mock.counters().liveAhs(), "listed = on the device");
         } finally {
             pool.shutdownNow();
         }
@@ -99,7 +102,7 @@ class IdleListMembershipTest {
             assertEquals(4, f.cache.cleanUp(), "the four free ones are reaped");
             letGo.countDown();
             holder.join(10_000);
-            assertEquals(1, f.cache.retainedEntries());
+            assertEquals(1, f.cache.inspection().retainedEntries());
             assertEquals(1, f.cache.cleanUp(), "the busy one goes in the next round");
             assertEquals(0, f.provider.mock.counters().liveAhs());
         }
@@ -111,14 +114,14 @@ class IdleListMembershipTest {
      */
     @Test
     void withoutRetentionAFailedDestroyIsCountedAndRetriedByCleanUp() {
-        try (CapturedLog log = new CapturedLog(); FaultyFixture f = new FaultyFixture()) {
+        try (LogCapture log = LogCapture.of(AddressHandleCache.class); FaultyFixture f = new FaultyFixture()) {
             AddressHandle h = f.cache.acquire(f.pd, peer(1));
             f.provider.failNextDestroy(new VerbsException("ibv_destroy_ah", Errno.EIO, "test"));
             h.close();
             assertEquals(1, f.provider.mock.counters().liveAhs());
-            assertEquals(1, f.cache.retainedEntries(), "kept for a retry, and counted");
+            assertEquals(1, f.cache.inspection().retainedEntries(), "kept for a retry, and counted");
             assertEquals(1, f.cache.cleanUp());
-            assertEquals(0, f.cache.retainedEntries());
+            assertEquals(0, f.cache.inspection().retainedEntries());
             assertEquals(0, f.provider.mock.counters().liveAhs());
             assertEquals(1, log.count(Level.WARN, "destroy of"));
         }

@@ -19,6 +19,7 @@ import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.mock.MockConfig;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.function.ThrowingConsumer;
 
 /**
@@ -29,6 +30,7 @@ import org.junit.jupiter.api.function.ThrowingConsumer;
  * <p>Every test draws its cases from a fixed seed, so a run is repeatable; a failure names the
  * seed, and {@code -Defaah.test.seed=N} replays it (or explores new cases).
  */
+@ExtendWith(CacheInvariants.class)
 class InputPropertiesTest {
 
     static final String SEED_PROPERTY = "efaah.test.seed";

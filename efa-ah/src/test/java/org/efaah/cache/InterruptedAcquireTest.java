@@ -9,11 +9,13 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Issue 11 case 4: an acquire waiting for another thread's create of the same key returns at once
  * when interrupted (and when the cache closes), without a handle and without changing the count.
  */
+@ExtendWith(CacheInvariants.class)
 class InterruptedAcquireTest {
 
     private static final class Waiter extends Thread {
@@ -73,7 +75,7 @@ class InterruptedAcquireTest {
             assertTrue(w.interruptFlagAfter, "the interrupt status is kept");
             assertTrue(returnedDuringTheCreate && waitedMillis < 1_000,
                     "returned " + waitedMillis + " ms after the interrupt, not when the create ended");
-            assertEquals(1, f.cache.liveHandles(), "only the creator's reference");
+            assertEquals(1, f.cache.inspection().liveHandles(), "only the creator's reference");
             first.get().close();
             assertEquals(0, f.provider.mock.counters().liveAhs(), "the count was not changed by the waiter");
         }

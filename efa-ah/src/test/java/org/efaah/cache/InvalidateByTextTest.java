@@ -4,8 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Issue 17 case 3: invalidate(pd, gid) takes the GID as text, as acquire and forGid do. */
+@ExtendWith(CacheInvariants.class)
 class InvalidateByTextTest {
 
     @Test

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import org.efaah.fixture.LogCapture;
 import org.efaah.verbs.DeviceEvent;
 import org.efaah.verbs.HardwareAddressHandle;
 import org.efaah.verbs.mock.DuplicatePolicy;
@@ -17,7 +18,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * Issue 10 item 3, the cache side: invalidation by call and by device event, on a device whose
  * AHs can go stale (a RoCE one: rxe, mlx5). EFA's invalidation is {@link EfaInvalidationTest}'s.
  */
-@ExtendWith(CapturedLog.Quiet.class)
+@ExtendWith(LogCapture.Quiet.class)
+@ExtendWith(CacheInvariants.class)
 class InvalidationTest {
     /** A RoCE device, which takes a second AH for a destination while the first is held. */
     static final MockConfig ROCE = MockFixture.strictDevice().efa(false).duplicatePolicy(DuplicatePolicy.LEGACY).build();
@@ -56,7 +58,7 @@ class InvalidationTest {
             f.cache.acquire(f.pd, peer(2)).close();
             assertEquals(2, f.cache.invalidateAll());
             assertEquals(0, f.provider.mock.counters().liveAhs());
-            assertEquals(0, f.cache.retainedEntries());
+            assertEquals(0, f.cache.inspection().retainedEntries());
             assertEquals(2, f.cache.stats().destroysBy(RemovalCause.INVALIDATED));
             f.cache.acquire(f.pd, peer(1)).close();
             assertEquals(3, f.provider.mock.counters().hardwareCreates());
@@ -192,7 +194,7 @@ class InvalidationTest {
             h.close();
             assertEquals(0, f.provider.mock.counters().liveAhs(), "destroyed at its last close, not retained");
             assertEquals(1, f.cache.stats().destroysBy(RemovalCause.INVALIDATED));
-            assertEquals(0, f.cache.retainedEntries());
+            assertEquals(0, f.cache.inspection().retainedEntries());
             assertTrue(f.cache.detached.isEmpty());
         }
     }

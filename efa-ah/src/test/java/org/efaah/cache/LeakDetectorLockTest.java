@@ -8,18 +8,21 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import ch.qos.logback.classic.Level;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import org.efaah.fixture.LogCapture;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Issue 22, seen item: the leak detector runs on the JVM's one shared Cleaner thread, which
  * took each leaked handle's entry lock with a blocking {@code lock()}: one entry lock held long
  * (a slow create or destroy of that key) held back every leak report in the JVM. It takes none.
  */
+@ExtendWith(CacheInvariants.class)
 class LeakDetectorLockTest {
 
     @Test
     void aLeakIsReportedWhileItsEntryLockIsHeldAndCountedOnce() throws Exception {
-        try (CapturedLog log = new CapturedLog()) {
+        try (LogCapture log = LogCapture.of(AddressHandleCache.class)) {
             MockFixture f = new MockFixture(MockFixture.strictDevice().build(), LeakDetection.PARANOID);
             AddressHandle kept = f.cache.acquire(f.pd, peer(7));
             Entry e = kept.entry;

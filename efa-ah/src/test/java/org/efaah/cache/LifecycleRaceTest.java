@@ -19,6 +19,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import org.efaah.fixture.LogCapture;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.VerbsException;
@@ -30,7 +31,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Closing a handle, the cache or a PD while other threads use them, and handles never closed. */
-@ExtendWith(CapturedLog.Quiet.class)
+@ExtendWith(LogCapture.Quiet.class)
+@ExtendWith(CacheInvariants.class)
 class LifecycleRaceTest {
 
     private static ExecutorService pool;
@@ -59,7 +61,7 @@ class LifecycleRaceTest {
                 a.get(10, TimeUnit.SECONDS);
                 b.get(10, TimeUnit.SECONDS);
                 // A second release of shared would have dropped keeper's reference and destroyed its AH.
-                assertEquals(1, f.cache.liveHandles(), "iteration " + i);
+                assertEquals(1, f.cache.inspection().liveHandles(), "iteration " + i);
                 assertEquals(1, f.mock.counters().liveAhs(), "iteration " + i);
                 keeper.nativeHandle();
                 keeper.close();
@@ -134,7 +136,7 @@ class LifecycleRaceTest {
                     h.close();
                 }
                 assertEquals(m, f.mock.counters(), "closing handles after the cache touches no device");
-                assertEquals(0, f.cache.liveHandles());
+                assertEquals(0, f.cache.inspection().liveHandles());
                 other.close();
             }
         }
@@ -189,7 +191,7 @@ class LifecycleRaceTest {
                 assertTrue(doomed.isClosed(), "round " + round + ": the PD was deallocated between AHs ("
                         + busy + " EBUSY)");
                 assertEquals(List.of(), wrong);
-                assertEquals(1, f.cache.liveHandles(), "only the other PD's handle is open");
+                assertEquals(1, f.cache.inspection().liveHandles(), "only the other PD's handle is open");
                 assertEquals(1, f.mock.counters().liveAhs(), "only the other PD's AH exists");
                 onTheOtherPd.nativeHandle();
                 onTheOtherPd.close();

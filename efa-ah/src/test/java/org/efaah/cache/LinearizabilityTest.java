@@ -162,7 +162,7 @@ class LinearizabilityTest {
             assertEquals(0, mock.counters().liveAhs(), "the last closes destroyed every AH");
             assertEquals(mock.counters().hardwareCreates(), mock.counters().hardwareDestroys());
             assertEquals(mock.counters().hardwareDestroys(), mock.counters().destroyCalls(), "nothing destroyed twice");
-            assertEquals(0, cache.liveHandles());
+            assertEquals(0, cache.inspection().liveHandles());
             cache.close();
             assertEquals(0, cache.stats().leaksReported());
             for (ProtectionDomain pd : pds) {

@@ -17,7 +17,7 @@ class MXBeanInfoTest {
     @Test
     void everyAttributeIsDescribedAndTheOperationsAreThere() throws Exception {
         try (AddressHandleCache cache = AddressHandleCache.create(LeakDetection.DISABLED)) {
-            ObjectName name = cache.registerMXBean("org.efaah:type=AddressHandleCache,name=MXBeanInfoTest");
+            ObjectName name = cache.inspection().registerMXBean("org.efaah:type=AddressHandleCache,name=MXBeanInfoTest");
             MBeanInfo info = ManagementFactory.getPlatformMBeanServer().getMBeanInfo(name);
             for (MBeanAttributeInfo a : info.getAttributes()) {
                 assertTrue(a.getDescription().contains(" "), a.getName() + " is described as '" + a.getDescription() + "'");

@@ -7,7 +7,7 @@ import org.efaah.verbs.mock.DuplicatePolicy;
 import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockVerbsProvider;
 
-/** A mock device, a PD and a cache, closed in the right order. */
+/** A mock device, a PD and a cache, closed in the right order; checked after the test by {@link CacheInvariants}. */
 final class MockFixture implements AutoCloseable {
     final MockVerbsProvider mock;
     final Device device;
@@ -35,6 +35,7 @@ final class MockFixture implements AutoCloseable {
         device = Device.openFirst(mock);
         pd = device.allocatePd();
         cache = AddressHandleCache.create(leakDetection);
+        CacheInvariants.track(cache, mock);
     }
 
     static AddressHandleAttributes peer(int n) {

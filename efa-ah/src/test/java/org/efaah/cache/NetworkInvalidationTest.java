@@ -24,6 +24,7 @@ import org.efaah.verbs.mock.MockVerbsProvider;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Issue 20 item 2 on the mock's RoCE device: the cache follows the network by itself. A
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.Test;
  * link those of the port, a refresh with the same MAC nothing; the next acquire creates one AH
  * with the current MAC. Before issue 20 the cache revived the old AH (no invalidation came).
  */
+@ExtendWith(CacheInvariants.class)
 class NetworkInvalidationTest {
     private static final Gid PEER = Gid.parse("::ffff:10.9.1.250");
     private static final Gid OTHER = Gid.parse("::ffff:10.9.1.249");

@@ -22,6 +22,7 @@ import org.efaah.verbs.mock.DuplicatePolicy;
 import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockNetwork;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Issue 20 done-when, mock half: neighbour MAC changes (and same-MAC refreshes, MTU changes and
@@ -34,6 +35,7 @@ import org.junit.jupiter.api.Test;
  * </ul>
  * Each MAC carries its version; the mock records the MAC every AH resolved at its create.
  */
+@ExtendWith(CacheInvariants.class)
 class NetworkStressTest {
     private static final int PEERS = 32;
 
@@ -186,7 +188,7 @@ class NetworkStressTest {
                     changes.get(), refreshes.get(), staleChecks.get(), s.hardwareCreates(), s.networkInvalidated(),
                     s.destroysByCause(), violations.size());
             assertEquals(List.of(), violations.subList(0, Math.min(5, violations.size())));
-            assertEquals(0, f.cache.liveHandles());
+            assertEquals(0, f.cache.inspection().liveHandles());
             assertTrue(staleChecks.get() > 1000, "stale checks " + staleChecks.get());
             assertTrue(changes.get() > 100 && s.networkInvalidated() > 0, "changes " + changes.get() + ", " + s);
             f.cache.close();

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.stream.Stream;
+import org.efaah.fixture.LogCapture;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -17,7 +18,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * Issue 11 case 1 and its kind: whatever a provider call throws (an {@link Error} included), the
  * cache stays consistent and the same key works afterwards. One test per provider call site.
  */
-@ExtendWith(CapturedLog.Quiet.class)
+@ExtendWith(LogCapture.Quiet.class)
+@ExtendWith(CacheInvariants.class)
 class ProviderThrowableTest {
 
     /** An unchecked exception the cache has no special case for. */
@@ -81,6 +83,7 @@ class ProviderThrowableTest {
         Throwable thrown = assertThrows(Throwable.class, f.cache::close);
         assertSame(t, thrown, "the provider's throwable reaches the caller of close");
         assertEquals(1, f.provider.mock.counters().liveAhs(), "the other AH was destroyed all the same");
+        assertEquals(0, f.cache.inspection().liveEntries(), "the AH left over is its device's, no longer the cache's");
         a.close();
         b.close();
         // The AH left over belongs to the device now, which destroys it at its own close.
@@ -124,7 +127,7 @@ class ProviderThrowableTest {
             assertEquals(t instanceof Error ? 2 : 1, f.provider.mock.counters().liveAhs());
             f.cache.acquire(f.pd, peer(1)).close();
             f.cache.acquire(f.pd, peer(2)).close();
-            assertEquals(1, f.cache.retainedEntries(), "the bound holds again");
+            assertEquals(1, f.cache.inspection().retainedEntries(), "the bound holds again");
         }
     }
 

@@ -139,9 +139,9 @@ final class RandomWorkload {
             }
             CacheStats s = cache.stats();
             MockCounters m = mock.counters();
-            assertEquals(2, cache.liveHandles(), "only the pinned handles are open: no reference leaked");
+            assertEquals(2, cache.inspection().liveHandles(), "only the pinned handles are open: no reference leaked");
             assertEquals(0, m.duplicatesRefused(), "the device never saw a duplicate create");
-            assertEquals(m.liveAhs(), cache.liveEntries(), "the device holds exactly the AHs the cache has entries for");
+            assertEquals(m.liveAhs(), cache.inspection().liveEntries(), "the device holds exactly the AHs the cache has entries for");
 
             // No entry stuck: every key can be acquired and released, and an AH kept after a failed
             // destroy goes with that release.
@@ -157,8 +157,8 @@ final class RandomWorkload {
             m = mock.counters();
             s = cache.stats();
             assertEquals(0, m.liveAhs());
-            assertEquals(0, cache.liveEntries());
-            assertEquals(0, cache.liveHandles());
+            assertEquals(0, cache.inspection().liveEntries());
+            assertEquals(0, cache.inspection().liveHandles());
 
             long injectedCreates = m.createCalls() - m.hardwareCreates();
             long injectedDestroys = m.injectedFailures() - injectedCreates;

@@ -18,15 +18,18 @@ import javax.management.MBeanServerDelegate;
 import javax.management.MBeanServerNotification;
 import javax.management.NotificationListener;
 import javax.management.ObjectName;
+import org.efaah.fixture.LogCapture;
 import org.efaah.verbs.DeviceEvent;
 import org.efaah.verbs.ProtectionDomain;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Issue 22 case 5 and issue 18's MXBean cases, one kind: every registration a cache makes (a
  * device listener, an MXBean) against a concurrent close, and a close that unregisters only what
  * the cache itself registered.
  */
+@ExtendWith(CacheInvariants.class)
 class RegistrationRaceTest {
     private static final MBeanServer SERVER = ManagementFactory.getPlatformMBeanServer();
 
@@ -38,7 +41,7 @@ class RegistrationRaceTest {
     @Test
     void closeRacingTheFirstAcquireOnANewPdLeavesTheCacheListeningToNothing() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(2);
-        try (CapturedLog log = new CapturedLog()) {
+        try (LogCapture log = LogCapture.of(AddressHandleCache.class)) {
             FaultyFixture f = new FaultyFixture();
             ProtectionDomain old = f.device.allocatePd();
             f.cache.acquire(old, peer(1)).close(); // old's table is now empty: the next new PD tidies it
@@ -90,7 +93,7 @@ class RegistrationRaceTest {
     @Test
     void theFirstAcquireOnAPdWhoseDeviceIsClosingNeitherDeadlocksNorSucceeds() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(2);
-        try (CapturedLog log = new CapturedLog(AddressHandleCache.class, org.efaah.verbs.Device.class)) {
+        try (LogCapture log = LogCapture.of(AddressHandleCache.class, org.efaah.verbs.Device.class)) {
             FaultyFixture f = new FaultyFixture();
             ProtectionDomain fresh = f.device.allocatePd();
             CountDownLatch closing = new CountDownLatch(1);
@@ -127,9 +130,9 @@ class RegistrationRaceTest {
         try (MockFixture f = new MockFixture()) {
             AddressHandleCache a = AddressHandleCache.create(LeakDetection.DISABLED);
             AddressHandleCache b = AddressHandleCache.create(LeakDetection.DISABLED);
-            a.registerMXBean(name.toString());
+            a.inspection().registerMXBean(name.toString());
             SERVER.unregisterMBean(name);
-            b.registerMXBean(name.toString());
+            b.inspection().registerMXBean(name.toString());
             b.acquire(f.pd, peer(1)).close();
             a.close();
             assertTrue(SERVER.isRegistered(name), "A's close left B's bean");
@@ -166,7 +169,7 @@ class RegistrationRaceTest {
         };
         SERVER.addNotificationListener(MBeanServerDelegate.DELEGATE_NAME, hold, null, null);
         try {
-            Future<?> registering = pool.submit(() -> cache.registerMXBean(name.toString()));
+            Future<?> registering = pool.submit(() -> cache.inspection().registerMXBean(name.toString()));
             try {
                 registering.get(10, TimeUnit.SECONDS);
             } catch (ExecutionException e) {

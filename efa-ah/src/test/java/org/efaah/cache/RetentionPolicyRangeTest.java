@@ -30,7 +30,7 @@ class RetentionPolicyRangeTest {
     void theLongestIdleTimeBuildsACache() {
         RetentionPolicy p = RetentionPolicy.idle(Duration.ofNanos(Long.MAX_VALUE), 8);
         try (AddressHandleCache cache = AddressHandleCache.builder().retention(p).build()) {
-            assertEquals(p, cache.retention());
+            assertEquals(p, cache.inspection().retention());
         }
     }
 }

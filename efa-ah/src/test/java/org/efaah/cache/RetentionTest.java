@@ -8,14 +8,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Issue 10 item 1: idle retention with a bound, on a fake clock. */
+@ExtendWith(CacheInvariants.class)
 class RetentionTest {
 
     @Test
     void theDefaultKeepsNothing() {
         try (FaultyFixture f = new FaultyFixture()) {
-            assertFalse(f.cache.retention().retains());
+            assertFalse(f.cache.inspection().retention().retains());
             f.cache.acquire(f.pd, peer(1)).close();
             assertEquals(0, f.provider.mock.counters().liveAhs(), "destroyed at the last close, as before");
             assertEquals(1, f.cache.stats().destroysBy(RemovalCause.CLOSED));
@@ -29,7 +31,7 @@ class RetentionTest {
             int ahn = h.ahn();
             h.close();
             assertEquals(1, f.provider.mock.counters().liveAhs(), "kept");
-            assertEquals(1, f.cache.retainedEntries());
+            assertEquals(1, f.cache.inspection().retainedEntries());
             f.advanceSeconds(29);
             assertEquals(0, f.cache.cleanUp(), "not idle long enough");
             try (AddressHandle again = f.cache.acquire(f.pd, peer(1))) {
@@ -46,7 +48,7 @@ class RetentionTest {
             assertEquals(1, f.cache.cleanUp());
             assertEquals(0, f.provider.mock.counters().liveAhs());
             assertEquals(1, f.cache.stats().destroysBy(RemovalCause.IDLE));
-            assertEquals(0, f.cache.retainedEntries());
+            assertEquals(0, f.cache.inspection().retainedEntries());
         }
     }
 
@@ -73,7 +75,7 @@ class RetentionTest {
             a.close();
             b.close();
             c.close();
-            assertEquals(2, f.cache.retainedEntries());
+            assertEquals(2, f.cache.inspection().retainedEntries());
             assertEquals(1, f.cache.stats().destroysBy(RemovalCause.SIZE));
             try (AddressHandle again = f.cache.acquire(f.pd, peer(2))) {
                 assertEquals(ahnB, again.ahn(), "peer 2 was kept: peer 1, closed first, went");

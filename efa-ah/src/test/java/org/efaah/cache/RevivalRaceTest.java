@@ -14,15 +14,18 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.efaah.fixture.LogCapture;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.VerbsException;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Issue 22 cases 2 and 4, and their kind: every revival path (acquire, acquireByAhn) against a
  * concurrent revival of the same AH, and against its device closed underneath.
  */
+@ExtendWith(CacheInvariants.class)
 class RevivalRaceTest {
 
     /**
@@ -34,7 +37,7 @@ class RevivalRaceTest {
     @Test
     void lookUpsByAhnWaitingBehindALockHolderAllGetTheAhWhoeverRevivesItFirst() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(4);
-        try (CapturedLog log = new CapturedLog(); FaultyFixture f = FaultyFixture.withRetention(3600, 100)) {
+        try (LogCapture log = LogCapture.of(AddressHandleCache.class); FaultyFixture f = FaultyFixture.withRetention(3600, 100)) {
             AddressHandle first = f.cache.acquire(f.pd, peer(1));
             int ahn = first.ahn();
             Entry e = first.entry;
@@ -68,7 +71,7 @@ class RevivalRaceTest {
                 h.close();
             }
             assertEquals(1, f.provider.mock.counters().hardwareCreates());
-            assertEquals(1, f.cache.retainedEntries());
+            assertEquals(1, f.cache.inspection().retainedEntries());
             assertEquals(1, log.count(Level.WARN, "destroy of AH[ahn=" + ahn));
         } finally {
             pool.shutdownNow();
@@ -82,7 +85,7 @@ class RevivalRaceTest {
      */
     @Test
     void afterAForcedDeviceCloseNoAhOfItIsHandedOutOrCounted() {
-        try (CapturedLog log = new CapturedLog(AddressHandleCache.class, Device.class)) {
+        try (LogCapture log = LogCapture.of(AddressHandleCache.class, Device.class)) {
             FaultyFixture f = FaultyFixture.withRetention(3600, 100);
             AddressHandle retained = f.cache.acquire(f.pd, peer(1));
             int retainedAhn = retained.ahn();
@@ -95,12 +98,12 @@ class RevivalRaceTest {
             assertThrows(IllegalStateException.class, () -> f.cache.acquire(f.pd, peer(3)), "a miss");
             assertThrows(IllegalStateException.class, () -> f.cache.acquireByAhn(f.pd, retainedAhn));
             assertThrows(IllegalStateException.class, () -> f.cache.acquireByAhn(f.pd, heldAhn));
-            assertEquals(0, f.cache.liveEntries(), "no AH of a closed device counts as live");
-            assertEquals(0, f.cache.retainedEntries());
+            assertEquals(0, f.cache.inspection().liveEntries(), "no AH of a closed device counts as live");
+            assertEquals(0, f.cache.inspection().retainedEntries());
             IllegalStateException refused = assertThrows(IllegalStateException.class, held::nativeHandle);
             assertTrue(refused.getMessage().contains("device"), refused.getMessage());
             held.close();
-            assertEquals(0, f.cache.liveHandles());
+            assertEquals(0, f.cache.inspection().liveHandles());
             f.cache.close();
             assertEquals(0, f.cache.stats().leaksReported());
             assertEquals(0, f.provider.mock.counters().liveAhs());

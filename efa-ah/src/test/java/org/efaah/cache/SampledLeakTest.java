@@ -9,7 +9,9 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.classic.spi.IThrowableProxy;
 import ch.qos.logback.classic.spi.StackTraceElementProxy;
 import java.util.concurrent.TimeUnit;
+import org.efaah.fixture.LogCapture;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Issue 19: at the default level, {@link LeakDetection#SAMPLED}, a tracked handle is watched
@@ -17,13 +19,14 @@ import org.junit.jupiter.api.Test;
  * in place needs no heap object). The guarantee stays: a sampled handle dropped without close is
  * reported with its acquire site, and a closed one never is.
  */
+@ExtendWith(CacheInvariants.class)
 class SampledLeakTest {
     /** Enough handles that missing every sampled one is a 1-in-e^16 event. */
     private static final int HANDLES = 16 * LeakDetection.SAMPLING_INTERVAL;
 
     @Test
     void aSampledHandleDroppedWithoutCloseIsReportedWithItsAcquireSite() throws Exception {
-        try (CapturedLog log = new CapturedLog();
+        try (LogCapture log = LogCapture.of(AddressHandleCache.class);
              MockFixture f = new MockFixture(MockFixture.strictDevice().build(), LeakDetection.SAMPLED)) {
             try (AddressHandle kept = f.cache.acquire(f.pd, peer(1))) {
                 for (int i = 0; i < HANDLES; i++) {
@@ -48,7 +51,7 @@ class SampledLeakTest {
 
     @Test
     void closedSampledHandlesAreNeverReported() throws Exception {
-        try (CapturedLog log = new CapturedLog();
+        try (LogCapture log = LogCapture.of(AddressHandleCache.class);
              MockFixture f = new MockFixture(MockFixture.strictDevice().build(), LeakDetection.SAMPLED)) {
             // Its own peer: the other test's dropped handles may still be reported meanwhile (the
             // Cleaner is the JVM's), into this test's log but not for this peer nor this cache.

@@ -12,8 +12,10 @@ import javax.management.ObjectName;
 import javax.management.openmbean.TabularData;
 import org.efaah.verbs.Errno;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Issue 10 item 5: counters-only stats with minus() and per-cause/per-errno counts; the MXBean. */
+@ExtendWith(CacheInvariants.class)
 class StatsTest {
 
     @Test
@@ -61,7 +63,7 @@ class StatsTest {
         try (FaultyFixture f = new FaultyFixture(MockFixture.strictDevice().build(), AddressHandleCache.builder().recordStats(false))) {
             f.cache.acquire(f.pd, peer(1)).close();
             assertEquals(0, f.cache.stats().requests());
-            assertEquals(0, f.cache.liveEntries(), "cache queries still answer");
+            assertEquals(0, f.cache.inspection().liveEntries(), "cache queries still answer");
         }
     }
 
@@ -70,7 +72,7 @@ class StatsTest {
         MBeanServer server = ManagementFactory.getPlatformMBeanServer();
         ObjectName name;
         try (FaultyFixture f = FaultyFixture.withRetention(3600, 100)) {
-            name = f.cache.registerMXBean("org.efaah:type=AddressHandleCache,name=statsTest");
+            name = f.cache.inspection().registerMXBean("org.efaah:type=AddressHandleCache,name=statsTest");
             AddressHandle h = f.cache.acquire(f.pd, peer(1));
             f.cache.acquire(f.pd, peer(1)).close();
             assertEquals(1L, server.getAttribute(name, "Hits"));
@@ -84,8 +86,8 @@ class StatsTest {
             TabularData byCause = (TabularData) server.getAttribute(name, "DestroysByCause");
             assertEquals(1, byCause.size());
             assertThrows(IllegalArgumentException.class,
-                    () -> f.cache.registerMXBean("org.efaah:type=AddressHandleCache,name=statsTest"), "taken");
-            assertThrows(IllegalArgumentException.class, () -> f.cache.registerMXBean("no colon"));
+                    () -> f.cache.inspection().registerMXBean("org.efaah:type=AddressHandleCache,name=statsTest"), "taken");
+            assertThrows(IllegalArgumentException.class, () -> f.cache.inspection().registerMXBean("no colon"));
         }
         assertTrue(!server.isRegistered(name), "unregistered at cache close");
     }

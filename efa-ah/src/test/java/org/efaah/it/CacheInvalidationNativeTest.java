@@ -21,6 +21,7 @@ import org.efaah.cache.CacheStats;
 import org.efaah.cache.LeakDetection;
 import org.efaah.cache.RemovalCause;
 import org.efaah.cache.RetentionPolicy;
+import org.efaah.fixture.CountingProvider;
 import org.efaah.ud.UdEndpoint;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
@@ -146,7 +147,7 @@ class CacheInvalidationNativeTest {
             List<HardwareAddressHandle> heldHw = hardware(held);
             List<HardwareAddressHandle> idleHw = hardware(idle);
             idle.forEach(AddressHandle::close);
-            assertEquals(8, cache.retainedEntries());
+            assertEquals(8, cache.inspection().retainedEntries());
             List<Heard> log = listen(device, cache, DeviceEvent.Kind.GID_CHANGE);
 
             CacheStats before = cache.stats();
@@ -159,7 +160,7 @@ class CacheInvalidationNativeTest {
             CacheStats changed = cache.stats().minus(before);
             assertEquals(16, changed.invalidated(), "port 1's 8 held and 8 retained AHs, each once");
             assertEquals(8, changed.destroysBy(RemovalCause.INVALIDATED), "the retained AHs, destroyed at once");
-            assertEquals(0, cache.retainedEntries());
+            assertEquals(0, cache.inspection().retainedEntries());
             idleHw.forEach(hw -> assertTrue(hw.isDestroyed(), "retained " + hw));
             for (int i = 0; i < held.size(); i++) {
                 assertSame(heldHw.get(i), held.get(i).hardware(), "a held handle keeps its AH");
@@ -184,7 +185,7 @@ class CacheInvalidationNativeTest {
             held.forEach(AddressHandle::close);
             heldHw.forEach(hw -> assertTrue(hw.isDestroyed(), "held " + hw + " after its last close"));
             assertEquals(16, cache.stats().minus(before).destroysBy(RemovalCause.INVALIDATED));
-            assertEquals(16, cache.liveEntries(), "the fresh AHs only");
+            assertEquals(16, cache.inspection().liveEntries(), "the fresh AHs only");
             List<AddressHandle> again = acquireAll(cache, pd, peers);
             for (int i = 0; i < peers.size(); i++) {
                 assertSame(fresh.get(i).hardware(), again.get(i).hardware(), "a hit on the fresh AH");
@@ -208,8 +209,8 @@ class CacheInvalidationNativeTest {
             assertEquals(8, removed.destroysBy(RemovalCause.INVALIDATED));
             fresh.subList(0, 8).forEach(AddressHandle::close);
             freshHw.forEach(hw -> assertTrue(hw.isDestroyed()));
-            assertEquals(0, cache.liveEntries());
-            assertEquals(0, cache.liveHandles());
+            assertEquals(0, cache.inspection().liveEntries());
+            assertEquals(0, cache.inspection().liveHandles());
             assertEquals(createsBefore + 16, provider.creates.get());
             assertEquals(0, cache.stats().destroyFailures());
             NativeDevice.figure(addFigure);
@@ -273,7 +274,7 @@ class CacheInvalidationNativeTest {
                 oldAh = a.hardware();
                 otherAh = b.hardware();
             }
-            assertEquals(2, cache.retainedEntries());
+            assertEquals(2, cache.inspection().retainedEntries());
             DeviceEventsNativeTest.run("ip", "neigh", "replace", ip, "lladdr", "02:00:0a:09:ff:fa", "dev", NETDEV,
                     "nud", "permanent");
             replaced = true;
@@ -333,7 +334,7 @@ class CacheInvalidationNativeTest {
             device.setCloseOnFatal(true);
             List<AddressHandle> held = acquireAll(cache, pd, peers.subList(0, 8));
             acquireAll(cache, pd, peers.subList(8, 16)).forEach(AddressHandle::close);
-            assertEquals(8, cache.retainedEntries());
+            assertEquals(8, cache.inspection().retainedEntries());
             List<Heard> log = listen(device, cache, DeviceEvent.Kind.DEVICE_FATAL);
             CacheStats before = cache.stats();
 
@@ -361,8 +362,8 @@ class CacheInvalidationNativeTest {
             // The held handles refuse use (their AHs went with the device); closing them and the cache works.
             assertThrows(IllegalStateException.class, () -> held.get(0).nativeHandle());
             held.forEach(AddressHandle::close);
-            assertEquals(0, cache.liveHandles());
-            assertEquals(0, cache.liveEntries());
+            assertEquals(0, cache.inspection().liveHandles());
+            assertEquals(0, cache.inspection().liveEntries());
             cache.close();
             assertEquals(0, cache.stats().destroyFailures());
             assertEquals(0, cache.stats().leaksReported());

@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
 import org.efaah.cache.LeakDetection;
+import org.efaah.fixture.CountingProvider;
 import org.efaah.ud.Datagram;
 import org.efaah.ud.EndpointInterruptedException;
 import org.efaah.ud.TestDatagrams;

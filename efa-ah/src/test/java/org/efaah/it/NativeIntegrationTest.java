@@ -19,6 +19,7 @@ import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
 import org.efaah.cache.CacheStats;
 import org.efaah.cache.LeakDetection;
+import org.efaah.fixture.CountingProvider;
 import org.efaah.ud.Datagram;
 import org.efaah.ud.UdEndpoint;
 import org.efaah.verbs.AddressHandleAttributes;
@@ -135,7 +136,7 @@ class NativeIntegrationTest {
         long createsBeforeTiming = provider.creates.get();
         CacheStats s = cache.stats();
         assertEquals(threads * repeats * peers.size(), s.requests());
-        assertEquals(peers.size(), cache.liveEntries());
+        assertEquals(peers.size(), cache.inspection().liveEntries());
         // The hit path, timed alone: acquire + close of a key another handle keeps alive, through a
         // cache with the default (sampled) leak detection; this test's own cache tracks every handle.
         AddressHandleAttributes hot = peer(peers.get(0));
@@ -157,7 +158,7 @@ class NativeIntegrationTest {
         all.forEach(AddressHandle::close);
         assertEquals(peers.size() + 1, provider.destroys.get(),
                 "every AH destroyed exactly once at the end (plus the timed cache's own)");
-        assertEquals(0, cache.liveEntries());
+        assertEquals(0, cache.inspection().liveEntries());
         NativeDevice.figure(String.format("%s: native ibv_create_ah mean %.1f µs, ibv_destroy_ah mean %.1f µs "
                         + "(%d peers); cache hit (acquire+close, sampled leak detection) %.0f ns, in the same run",
                 device.name(), provider.createNanos.get() / 1e3 / (peers.size() + 1),
@@ -204,8 +205,8 @@ class NativeIntegrationTest {
         assertNotEquals(Errno.UNKNOWN, e.errno(), e.getMessage());
         assertEquals("ibv_create_ah", e.operation());
         NativeDevice.figure("AH to a GID with no neighbour: " + e.getMessage());
-        assertEquals(0, cache.liveEntries());
-        assertEquals(0, cache.liveHandles());
+        assertEquals(0, cache.inspection().liveEntries());
+        assertEquals(0, cache.inspection().liveHandles());
         assertEquals(1, cache.stats().createFailures());
         // The failure left nothing stuck: the same cache and PD still work.
         try (AddressHandle ok = cache.acquire(pd, peer(NativeDevice.peers(device, 1).get(0)))) {
@@ -240,8 +241,8 @@ class NativeIntegrationTest {
                 () -> cache.acquire(pd, base.toBuilder().sgidIndex(index).build()));
         assertNotEquals(Errno.UNKNOWN, e.errno(), e.getMessage());
         NativeDevice.figure("AH from the empty GID slot " + index + ": " + e.getMessage());
-        assertEquals(0, cache.liveEntries());
-        assertEquals(0, cache.liveHandles());
+        assertEquals(0, cache.inspection().liveEntries());
+        assertEquals(0, cache.inspection().liveHandles());
     }
 
     @Test

@@ -23,6 +23,7 @@ import org.efaah.cache.CacheStats;
 import org.efaah.cache.LeakDetection;
 import org.efaah.cache.RemovalCause;
 import org.efaah.cache.RetentionPolicy;
+import org.efaah.fixture.CountingProvider;
 import org.efaah.ud.UdEndpoint;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
@@ -116,7 +117,7 @@ class NetworkFollowingNativeTest {
                 oldAh = a.hardware();
                 otherAh = b.hardware();
             }
-            assertEquals(2, cache.retainedEntries());
+            assertEquals(2, cache.inspection().retainedEntries());
             BlockingQueue<Heard> log = listen(device, cache);
             long t0 = System.nanoTime();
             NetworkWatchers.awaitTablesRead(provider, 60);

@@ -195,7 +195,7 @@ class MetricsStayTrueTest {
             cacheLog.addAppender(logs);
             cacheLog.setAdditive(false);
             try {
-                cache.addListener(new org.efaah.cache.AddressHandleCacheListener() {
+                cache.inspection().addListener(new org.efaah.cache.AddressHandleCacheListener() {
                     @Override
                     public void created(long nanos) {
                         throw new IllegalStateException("listener bug");
@@ -203,7 +203,7 @@ class MetricsStayTrueTest {
                 });
                 acquireAndClose(cache, pd, "fe80::1");
                 assertEquals(1, cache.stats().hardwareCreates());
-                assertEquals(0, cache.liveEntries());
+                assertEquals(0, cache.inspection().liveEntries());
             } finally {
                 cacheLog.detachAppender(logs);
                 cacheLog.setAdditive(true);

@@ -17,7 +17,7 @@ import java.util.function.Predicate;
 import org.efaah.health.HealthCheck;
 import org.efaah.health.HealthStatus;
 import org.efaah.health.HealthThresholds;
-import org.efaah.testlog.LogCapture;
+import org.efaah.fixture.LogCapture;
 import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockVerbsProvider;
 import org.junit.jupiter.api.Test;

@@ -8,7 +8,7 @@ import ch.qos.logback.classic.Level;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.efaah.testlog.LogCapture;
+import org.efaah.fixture.LogCapture;
 import org.efaah.verbs.mock.MockVerbsProvider;
 import org.junit.jupiter.api.Test;
 
