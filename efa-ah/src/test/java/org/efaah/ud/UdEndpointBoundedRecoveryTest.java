@@ -101,6 +101,33 @@ class UdEndpointBoundedRecoveryTest {
         }
     }
 
+    /** poll never waits: it throws after the first recovery step, and a later call takes the recovery on. */
+    @Test
+    void aPollThatMeetsTheErrorLeavesTheRecoveryToLaterCalls() throws Exception {
+        try (MockEndpoints m = new MockEndpoints(MockConfig.builder().deviceCount(2).flushOnError(false).build())) {
+            ProtectionDomain pd1 = m.pd(1);
+            UdEndpoint small = m.endpoint(m.pd(0), UdEndpoint.Options.defaults().withMaxMessageSize(512));
+            UdEndpoint big = m.endpoint(pd1, UdEndpoint.Options.defaults());
+            try (AddressHandle toSmall = m.cache.acquire(pd1, attributes(small.address()))) {
+                big.send(toSmall, small.address(), ByteBuffer.allocate(1024));
+                long start = System.nanoTime();
+                WorkCompletionException e = null;
+                while (e == null && System.nanoTime() - start < TimeUnit.SECONDS.toNanos(5)) {
+                    try {
+                        small.poll(d -> { }, 1);
+                    } catch (WorkCompletionException thrown) {
+                        e = thrown;
+                    }
+                }
+                assertNotNull(e, "poll reports the error");
+                assertTrue(System.nanoTime() - start < BOUND_NANOS / 2, "poll waited for the recovery");
+                assertEquals(0, small.counters().recoveries());
+                assertEquals(null, small.receive(BOUND_NANOS + TimeUnit.SECONDS.toNanos(1), TimeUnit.NANOSECONDS));
+                assertEquals(1, small.counters().recoveries(), "the receive took the recovery on");
+            }
+        }
+    }
+
     /**
      * The held-back case: sends whose completions never come (the mock holding them, as a device
      * that flushes nothing). The recovery waited for them without end, and so did {@code flush()}.
