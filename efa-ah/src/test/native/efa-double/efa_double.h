@@ -22,6 +22,15 @@
  *   EFA_DOUBLE_DEV_PATH=PATH         every device's dev_path (default a sysfs path this host
  *                                    lacks, /sys/class/infiniband_verbs/uverbsN)
  *   EFA_DOUBLE_RNR_RETRY_CAP=1|0     efadv reports the RNR_RETRY capability (default 1)
+ * and, to shape what the device does to the traffic:
+ *   EFA_DOUBLE_RNR_STALL=K:MS        a receiver that falls behind for a moment: once K datagrams
+ *                                    have reached SRD QPs, for MS milliseconds every SRD QP shows
+ *                                    no posted receive, so each send meets RNR (ended RNR at once
+ *                                    with a finite rnr_retry, kept until the stall ends with 7);
+ *                                    one line on stderr, when it ends, counts the sends it met
+ *   EFA_DOUBLE_HOLD_SENDS=N          the first N sends of the process are held by the device:
+ *                                    never delivered, never completed, until their QP is
+ *                                    destroyed (or flushed at ERR with EFA_DOUBLE_ERR=flush)
  * Misuse that real rdma-core answers with a hang or memory corruption (destroying a CQ whose
  * events are unacknowledged; a completion polled across a RESET handing a slot back twice)
  * aborts with a message instead, so that a test run shows it.

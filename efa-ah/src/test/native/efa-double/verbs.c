@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "efa_double.h"
@@ -48,6 +49,10 @@ static int len_err_to_err;
 static int cq_notifications = 1;
 static int rnr_retry_cap = 1;
 static int max_ah = 1024;
+/* EFA_DOUBLE_RNR_STALL=K:MS (stall_after -1: none) and EFA_DOUBLE_HOLD_SENDS=N; under lock after init. */
+static long stall_after = -1;
+static long stall_millis;
+static long hold_sends;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
 static int env_int(const char *name, int fallback)
@@ -65,6 +70,13 @@ static void init_devices(void)
     cq_notifications = env_int("EFA_DOUBLE_CQ_NOTIFICATIONS", 1) != 0;
     rnr_retry_cap = env_int("EFA_DOUBLE_RNR_RETRY_CAP", 1) != 0;
     max_ah = env_int("EFA_DOUBLE_MAX_AH", 1024);
+    const char *stall = getenv("EFA_DOUBLE_RNR_STALL");
+    if (stall != NULL && *stall != '\0'
+        && (sscanf(stall, "%ld:%ld", &stall_after, &stall_millis) != 2 || stall_after < 0 || stall_millis < 0)) {
+        fprintf(stderr, "efa double: EFA_DOUBLE_RNR_STALL=%s is not K:MS (datagrams, then milliseconds)\n", stall);
+        abort();
+    }
+    hold_sends = env_int("EFA_DOUBLE_HOLD_SENDS", 0);
     device_count = env_int("EFA_DOUBLE_DEVICES", 1);
     if (device_count < 0 || device_count > MAX_DEVICES) {
         device_count = 1;
@@ -217,7 +229,10 @@ struct qp {
     struct qp *next;
 };
 
-/* An SRD send waiting for its receiver to post a receive (rnr_retry 7: retry forever). */
+/*
+ * An SRD send waiting for its receiver to post a receive (rnr_retry 7: retry forever), or, to
+ * NULL, a send the device holds (EFA_DOUBLE_HOLD_SENDS): it ends only by a flush or a destroy.
+ */
 struct pending {
     struct qp *from;
     struct qp *to;
@@ -243,6 +258,56 @@ static void *fail(int err)
 {
     errno = err;
     return NULL;
+}
+
+/*
+ * EFA_DOUBLE_RNR_STALL: a receiver that falls behind for a moment, as an application that stops
+ * posting receives does. The device answers a send that finds no receive posted with RNR
+ * (efa_io_defs.h: EFA_IO_COMP_STATUS_REMOTE_ERROR_RNR), retries it rnr_retry times, then
+ * completes it with that status, IBV_WC_RNR_RETRY_EXC_ERR by libefa's to_ibv_status. The stall
+ * starts once stall_after datagrams have reached SRD QPs and lasts stall_millis; receives posted
+ * meanwhile stay out of sight, as if not yet posted. All under lock.
+ */
+enum { STALL_BEFORE, STALL_ON, STALL_OVER };
+static int stall_phase;
+static uint64_t stall_end_ns;
+static uint64_t srd_delivered;
+static unsigned long long stall_rnrs;
+
+static void retry_pending(struct qp *to);
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Whether SRD receivers are stalled now; the stall's end lets the sends kept for RNR go. */
+static int stalled(void)
+{
+    if (stall_phase == STALL_BEFORE) {
+        if (stall_after < 0 || srd_delivered < (uint64_t)stall_after) {
+            return 0;
+        }
+        stall_phase = STALL_ON;
+        stall_end_ns = now_ns() + (uint64_t)stall_millis * 1000000u;
+    }
+    if (stall_phase == STALL_OVER) {
+        return 0;
+    }
+    if (now_ns() < stall_end_ns) {
+        return 1;
+    }
+    stall_phase = STALL_OVER;
+    fprintf(stderr, "efa double: SRD receivers stalled %ld ms after %ld datagrams; %llu sends met RNR\n",
+            stall_millis, stall_after, stall_rnrs);
+    for (struct qp *q = qps; q != NULL; q = q->next) {
+        if (q->srd && q->fifo_len > 0) {
+            retry_pending(q);
+        }
+    }
+    return 0;
 }
 
 /* ---- devices and contexts ---- */
@@ -875,6 +940,9 @@ static uint64_t take(struct cqe *e)
 
 static int pop(struct cq *c, struct cqe *out, uint64_t *wr_id)
 {
+    if (stall_phase == STALL_ON) {
+        (void)stalled(); /* a poll is when the device is seen to make progress */
+    }
     if (c->len == 0) {
         return 0;
     }
@@ -1139,6 +1207,20 @@ static void to_error(struct qp *q)
     }
 }
 
+/* Under lock: the sends q's device still keeps (RNR, held) are dropped, uncompleted. */
+static void forget_kept(struct qp *q)
+{
+    for (struct pending **p = &pendings; *p != NULL;) {
+        struct pending *s = *p;
+        if (s->from == q) {
+            *p = s->next;
+            free(s);
+        } else {
+            p = &s->next;
+        }
+    }
+}
+
 /*
  * The core's ib_modify_qp_is_ok for UD-like QPs (RESET->INIT needs PKEY_INDEX, PORT, QKEY;
  * RTR->RTS needs SQ_PSN) and the kernel's efa_modify_qp_validate (port 1, P_Key index 0, else
@@ -1189,6 +1271,7 @@ int ibv_modify_qp(struct ibv_qp *ibv, struct ibv_qp_attr *attr, int mask)
         }
         if (to == IBV_QPS_RESET) {
             /* efa_modify_qp: efa_qp_init_indices. Whatever was posted is forgotten, not completed. */
+            forget_kept(q);
             wq_rewind(&q->sq);
             wq_rewind(&q->rq);
             q->fifo_head = q->fifo_len = 0;
@@ -1294,6 +1377,9 @@ static enum efa_status deliver(struct qp *from, struct qp *to, const uint8_t *da
     struct recv *r = &to->fifo[to->fifo_head];
     to->fifo_head = (to->fifo_head + 1) % to->rq.cnt;
     to->fifo_len--;
+    if (to->srd) {
+        srd_delivered++;
+    }
     uint32_t prefix = to->srd ? 0 : EFA_DOUBLE_UD_PREFIX;
     uint64_t room = 0;
     int lkeys_ok = 1;
@@ -1340,6 +1426,9 @@ static enum efa_status deliver(struct qp *from, struct qp *to, const uint8_t *da
 /* Under lock: SRD sends that met RNR go out, in order, as to posts receives. */
 static void retry_pending(struct qp *to)
 {
+    if (stalled()) {
+        return;
+    }
     /* Unlinked before its delivery, which may flush (to_error) and so change the list: restart. */
     for (struct pending **p = &pendings; *p != NULL && to->fifo_len > 0;) {
         struct pending *s = *p;
@@ -1354,6 +1443,28 @@ static void retry_pending(struct qp *to)
     }
 }
 
+/* Under lock: a send kept by the device, after those kept before it. */
+static void keep(struct qp *from, struct qp *to, uint32_t slot, const uint8_t *data, uint32_t len)
+{
+    struct pending *s = malloc(sizeof(*s) + len);
+    if (s == NULL) {
+        abort_with("out of memory keeping a send");
+    }
+    s->from = from;
+    s->to = to;
+    s->slot = slot;
+    s->len = len;
+    if (len > 0) {
+        memcpy(s->data, data, len);
+    }
+    s->next = NULL;
+    struct pending **tail = &pendings;
+    while (*tail != NULL) {
+        tail = &(*tail)->next;
+    }
+    *tail = s;
+}
+
 static int receiving(const struct qp *q)
 {
     return q->ibv.state == IBV_QPS_RTR || q->ibv.state == IBV_QPS_RTS;
@@ -1365,10 +1476,16 @@ static int receiving(const struct qp *q)
  * LOCAL_ERROR_INVALID_LKEY (EFA_LOCAL_INVALID_LKEY). UD to no QP, a Q_Key mismatch or a QP not
  * receiving is lost and still completes; SRD to no QP ends BAD_DEST_QPN. SRD without a posted
  * receive meets RNR: kept and resent as receives come with rnr_retry 7, otherwise ended
- * REMOTE_ERROR_RNR (EFA_REMOTE_RNR) at once, the retries counted as spent.
+ * REMOTE_ERROR_RNR (EFA_REMOTE_RNR) at once, the retries counted as spent. The first
+ * EFA_DOUBLE_HOLD_SENDS sends are held, whatever they are.
  */
 static void send_one(struct qp *q, struct ibv_send_wr *wr, uint32_t slot)
 {
+    if (hold_sends > 0) {
+        hold_sends--;
+        keep(q, NULL, slot, NULL, 0);
+        return;
+    }
     struct ah *a = to_ah(wr->wr.ud.ah);
     uint8_t data[MAX_MSG_SZ];
     uint32_t len = 0;
@@ -1398,7 +1515,8 @@ static void send_one(struct qp *q, struct ibv_send_wr *wr, uint32_t slot)
         complete(q, 1, slot, q->srd ? EFA_REMOTE_BAD_DEST_QPN : EFA_OK);
         return;
     }
-    if (to->fifo_len > 0) {
+    int stall = to->srd && stalled();
+    if (to->fifo_len > 0 && !stall) {
         complete(q, 1, slot, deliver(q, to, data, len));
         return;
     }
@@ -1406,25 +1524,12 @@ static void send_one(struct qp *q, struct ibv_send_wr *wr, uint32_t slot)
         complete(q, 1, slot, EFA_OK);
         return;
     }
+    stall_rnrs += (unsigned long long)stall;
     if (q->rnr_retry < 7) {
         complete(q, 1, slot, EFA_REMOTE_RNR);
         return;
     }
-    struct pending *s = malloc(sizeof(*s) + len);
-    if (s == NULL) {
-        abort_with("out of memory keeping a send for RNR");
-    }
-    s->from = q;
-    s->to = to;
-    s->slot = slot;
-    s->len = len;
-    memcpy(s->data, data, len);
-    s->next = NULL;
-    struct pending **tail = &pendings;
-    while (*tail != NULL) {
-        tail = &(*tail)->next;
-    }
-    *tail = s;
+    keep(q, to, slot, data, len);
 }
 
 static uint32_t outstanding(const struct wq *w)

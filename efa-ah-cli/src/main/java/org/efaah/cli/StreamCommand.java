@@ -295,6 +295,7 @@ final class StreamCommand implements Callable<Integer> {
         try (AddressHandle ah = cache.acquire(sender.pd(),
                 AddressHandleAttributes.builder().dgid(to.gid()).sgidIndex(sgidIndex).build())) {
             long sleeps = sender.counters().sendSleeps();
+            long resendsBefore = sender.counters().rnrResends();
             long postedBefore = sender.counters().sent();
             long start = System.nanoTime();
             boolean stopped = false;
@@ -343,12 +344,17 @@ final class StreamCommand implements Callable<Integer> {
             }
             flush(sender, 1);
             long failed = receiverNotReady;
+            long resends = sender.counters().rnrResends() - resendsBefore;
             String of = sent == count ? String.format("%,d", sent) : String.format("%,d of %,d", sent, count);
             String rate = Rates.measurable(elapsed) ? String.format("%,.0f messages/s, %.2f MB/s", sent * 1e9 / elapsed,
                     (double) sent * size * 1e3 / elapsed) : Rates.tooShort(elapsed, of + " datagrams");
             report.line("sent %s datagrams of %d bytes in %.3f s, window %d: %s, %.3f sleeps per datagram (%s)%s", of,
                     size, elapsed / 1e9, window, rate, (double) sleeps / Math.max(1, sent), where,
                     stopped ? " (interrupted)" : "");
+            if (sender.transport() == QueuePairType.SRD) {
+                report.line("%,d RNR resends (sends that met a receiver with no receive posted, sent again after a "
+                        + "backoff)", resends);
+            }
             if (failed > 0) {
                 report.line("%,d sends failed: receiver not ready (RNR: the receiver fell behind; SRD says so where UD "
                         + "drops)", failed);
@@ -356,7 +362,8 @@ final class StreamCommand implements Callable<Integer> {
             report.put("sent", sent).put("size_bytes", size).put("window", window).put("send_elapsed_ns", elapsed)
                     .put("send_messages_per_s", Rates.perSecond(sent, elapsed))
                     .put("send_mb_per_s", Rates.perSecond(sent * (double) size / 1e6, elapsed))
-                    .put("send_sleeps", sleeps).put("send_failures_rnr", failed);
+                    .put("send_sleeps", sleeps).put("send_failures_rnr", failed)
+                    .put("send_rnr_resends", resends);
         }
     }
 

@@ -76,9 +76,13 @@ class StreamCommandTest {
         assertEquals(20_000, received + failed, c::toString);
         System.out.println("FIGURE stream --transport srd on the mock:\n" + c.out().strip());
         assertTrue(c.out().contains("(efa_0, SRD)"), c::toString);
+        assertTrue(Pattern.compile("\n[\\d,]+ RNR resends \\(").matcher(c.out()).find(), c::toString);
         Cli json = Cli.run("stream", "--provider", "mock", "--transport", "SRD", "-n", "100", "--json").expect(0);
         assertTrue(json.out().contains("\"transport\":\"srd\""), json::toString);
-        assertTrue(Cli.run("stream", "--provider", "mock", "-n", "100").expect(0).out().contains("(efa_0, UD)"));
+        assertTrue(json.out().matches("(?s).*\"send_rnr_resends\":\\d+.*"), json::toString);
+        Cli ud = Cli.run("stream", "--provider", "mock", "-n", "100").expect(0);
+        assertTrue(ud.out().contains("(efa_0, UD)"), ud::toString);
+        assertTrue(!ud.out().contains("RNR resends"), "UD has no RNR:\n" + ud);
     }
 
     /** The same option as pingpong's, refused the same way in both commands, before any device opens. */

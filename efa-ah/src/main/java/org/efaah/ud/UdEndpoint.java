@@ -860,7 +860,9 @@ public final class UdEndpoint implements AutoCloseable {
      * @return the datagram, or null on timeout
      * @throws WorkCompletionException      if the receive completed with an error (the slot is
      *                                      reposted; if the QP went into the error state it has
-     *                                      been recovered by the time this is thrown)
+     *                                      been recovered by the time this is thrown, which can
+     *                                      take up to {@link Options#recoveryFlushNanos()} where
+     *                                      the error state flushes nothing: see the class comment)
      * @throws EndpointInterruptedException if interrupted while waiting (flag set again)
      * @throws IllegalStateException        if the endpoint is closed, also by another thread while waiting
      */
@@ -914,7 +916,8 @@ public final class UdEndpoint implements AutoCloseable {
      * @param limit   datagrams at most, 1..{@link Integer#MAX_VALUE}
      * @return the datagrams handed to {@code handler}, 0 when none was there
      * @throws IllegalArgumentException if {@code limit} is below 1
-     * @throws WorkCompletionException  as {@link #receive(DatagramHandler, int, long, TimeUnit)}
+     * @throws WorkCompletionException  as {@link #receive(DatagramHandler, int, long, TimeUnit)}, but
+     *                                  without waiting for a recovery it begins: later calls take it on
      * @throws IllegalStateException    if the endpoint is closed
      * @throws RuntimeException         what {@code handler} throws, as there
      */
@@ -931,8 +934,45 @@ public final class UdEndpoint implements AutoCloseable {
         }
     }
 
-    /** Lent datagrams, up to {@code limit}, once at least one came; null at the deadline. */
+    /**
+     * Lent datagrams, up to {@code limit}, once at least one came; null at the deadline. An error
+     * completion is thrown once the recovery it began is over (see {@link #finishRecovery}).
+     */
     private DatagramView await(int limit, long deadline) {
+        try {
+            return awaitLent(limit, deadline);
+        } catch (WorkCompletionException e) {
+            finishRecovery(e);
+            throw e;
+        }
+    }
+
+    /*
+     * The receive's Javadoc promises the QP recovered when its error is thrown, so that address()
+     * then names the QP that receives (a new QPN after a remake). One recovery step drains a QP
+     * whose ERR flushes; where ERR flushes nothing (EFA as documented) the QP is remade only past
+     * the flush bound, so the steps go on here, parked between them, until then. What stops the
+     * wait (an interrupt, a close, a remake that failed) rides on the error as suppressed; a later
+     * call takes the recovery on.
+     */
+    private void finishRecovery(WorkCompletionException e) {
+        if (!recovery.needsRecovery()) {
+            return;
+        }
+        try {
+            receiveWaiter.await(() -> {
+                recovery.recoverIfNeeded();
+                return !recovery.needsRecovery();
+            }, System.nanoTime() + options.recoveryFlushNanos() + RECOVERY_MARGIN_NANOS, "receive");
+        } catch (RuntimeException stopped) {
+            e.addSuppressed(stopped);
+        }
+    }
+
+    /** Beyond the flush bound, the time a recovery's last step (destroy and remake) may take. */
+    private static final long RECOVERY_MARGIN_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    private DatagramView awaitLent(int limit, long deadline) {
         DatagramView v = lendStep(limit);
         if (v != null) {
             return v;

@@ -1,0 +1,153 @@
+package org.efaah.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.efaah.cache.AddressHandle;
+import org.efaah.cache.AddressHandleCache;
+import org.efaah.ud.SendFailure;
+import org.efaah.ud.UdEndpoint;
+import org.efaah.ud.WorkCompletionException;
+import org.efaah.verbs.AddressHandleAttributes;
+import org.efaah.verbs.Device;
+import org.efaah.verbs.ProtectionDomain;
+import org.efaah.verbs.VerbsProvider;
+import org.efaah.verbs.VerbsProviders;
+import org.efaah.verbs.WorkCompletion;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Issue 29, the held-back recovery case over the EFA double (UdEndpointBoundedRecoveryTest has it
+ * on the mock): sends whose completions never come, then the QP in error. The recovery waits for
+ * them at most its bound, reports them failed and goes on; flush() never waits for them again.
+ * The double holds the first sends of a process (EFA_DOUBLE_HOLD_SENDS), so each case runs in a
+ * child JVM of its own, both of the double's ERR behaviours: none (EFA as documented: the QP is
+ * destroyed and made anew) and flush (the held sends flushed at ERR: the QP is reset). No device
+ * can be told to hold sends: elsewhere this skips.
+ */
+@Tag("native")
+class HeldSendsNativeTest {
+    private static final int HELD = 3;
+    private static final long BOUND_NANOS = UdEndpoint.DEFAULT_RECOVERY_FLUSH_NANOS;
+
+    @ParameterizedTest(name = "EFA_DOUBLE_ERR={0}")
+    @ValueSource(strings = {"none", "flush"})
+    void sendsWhoseCompletionsNeverComeAreReportedFailedWithinTheBound(String err) throws Exception {
+        try (VerbsProvider provider = NativeDevice.provider(); Device device = NativeDevice.open(provider)) {
+            Assumptions.assumeTrue(device.attributes().fwVer().endsWith("(efa double)"),
+                    "needs the EFA double, whose EFA_DOUBLE_HOLD_SENDS holds sends: " + device.name() + " has fw_ver "
+                            + device.attributes().fwVer());
+        }
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
+                .toString(), "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path")));
+        String cacheDir = System.getProperty("org.bytedeco.javacpp.cachedir");
+        if (cacheDir != null) {
+            command.add("-Dorg.bytedeco.javacpp.cachedir=" + cacheDir);
+        }
+        command.add(Child.class.getName());
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+        builder.environment().put("EFA_DOUBLE_HOLD_SENDS", Integer.toString(HELD));
+        builder.environment().put("EFA_DOUBLE_ERR", err);
+        builder.environment().put("EFA_DOUBLE_LEN_ERR", "err");
+        Process p = builder.start();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (InputStream in = p.getInputStream()) {
+            in.transferTo(out);
+        }
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the child JVM did not end");
+        String text = out.toString(StandardCharsets.UTF_8);
+        System.out.print(text); // its FIGURE line, for scripts/efa-host-report
+        assertEquals(0, p.exitValue(), text);
+    }
+
+    /** One case, in a JVM whose double holds its first {@value #HELD} sends; exits 1 on a failed check. */
+    static final class Child {
+        public static void main(String[] args) {
+            try {
+                run();
+            } catch (Throwable t) {
+                t.printStackTrace(System.out);
+                System.exit(1);
+            }
+            System.exit(0);
+        }
+
+        private static void run() {
+            boolean flushes = "flush".equals(System.getenv("EFA_DOUBLE_ERR"));
+            try (VerbsProvider provider = VerbsProviders.factory("native").create();
+                 Device device = Device.openFirst(provider);
+                 ProtectionDomain pd0 = device.allocatePd();
+                 ProtectionDomain pd1 = device.allocatePd();
+                 AddressHandleCache cache = AddressHandleCache.create();
+                 UdEndpoint small = UdEndpoint.open(pd0, cache, UdEndpoint.Options.defaults().withMaxMessageSize(512));
+                 UdEndpoint big = UdEndpoint.open(pd1, cache, UdEndpoint.Options.defaults());
+                 AddressHandle toSmall = cache.acquire(pd1, attributes(small));
+                 AddressHandle toBig = cache.acquire(pd0, attributes(big))) {
+                int qpn = small.address().qpn();
+                for (int i = 0; i < HELD; i++) {
+                    small.send(toBig, big.address(), ByteBuffer.allocate(16)); // held: no completion comes
+                }
+                check(small.sendsInFlight() == HELD, "held sends in flight: " + small.sendsInFlight());
+                // A receive too short: the double's EFA_DOUBLE_LEN_ERR=err puts small's QP in ERR.
+                big.send(toSmall, small.address(), ByteBuffer.allocate(1024));
+                long start = System.nanoTime();
+                WorkCompletionException received = expectFailure(() -> small.receive(5, TimeUnit.SECONDS));
+                check(received.status() == WorkCompletion.LOC_LEN_ERR, "receive: " + received.getMessage());
+                WorkCompletionException flushed = expectFailure(() -> small.flush(5, TimeUnit.SECONDS));
+                long millis = (System.nanoTime() - start) / 1_000_000;
+                check(millis < TimeUnit.NANOSECONDS.toMillis(BOUND_NANOS) + 2000, "past the bound: " + millis + " ms");
+                check(flushed.failures().size() == HELD, "failures: " + flushed.getMessage());
+                for (SendFailure f : flushed.failures()) {
+                    check(f.status() == WorkCompletion.WR_FLUSH_ERR && f.remoteQpn() == big.address().qpn(),
+                            f.toString());
+                }
+                check(small.sendsInFlight() == 0, "in flight after: " + small.sendsInFlight());
+                check(small.flush(1, TimeUnit.SECONDS), "flush waits for nothing the recovery gave up");
+                long remade = small.counters().qpsRemade();
+                check(remade == (flushes ? 0 : 1), "QPs remade: " + remade);
+                check(small.counters().recoveries() == 1, "recoveries: " + small.counters().recoveries());
+                small.send(toBig, big.address(), ByteBuffer.allocate(16).put(0, (byte) 5));
+                check(small.flush(5, TimeUnit.SECONDS), "a later send completes");
+                var d = big.receive(5, TimeUnit.SECONDS);
+                check(d != null && d.payload()[0] == 5, "a later send arrives: " + d);
+                System.out.printf("FIGURE %s, EFA_DOUBLE_ERR=%s: %d sends whose completions never came reported "
+                        + "failed (%s) %d ms after the error (bound %d ms), the QP %s (QPN %d -> %d); a later send "
+                        + "arrived%n", device.name(), flushes ? "flush" : "none", HELD,
+                        WorkCompletion.statusName(WorkCompletion.WR_FLUSH_ERR), millis,
+                        TimeUnit.NANOSECONDS.toMillis(BOUND_NANOS), remade > 0 ? "made anew" : "reset",
+                        qpn, small.address().qpn());
+            }
+        }
+
+        private static AddressHandleAttributes attributes(UdEndpoint e) {
+            return AddressHandleAttributes.builder().dgid(e.address().gid()).build();
+        }
+
+        private static WorkCompletionException expectFailure(Runnable r) {
+            try {
+                r.run();
+            } catch (WorkCompletionException e) {
+                return e;
+            }
+            throw new AssertionError("expected a WorkCompletionException");
+        }
+
+        private static void check(boolean ok, String what) {
+            if (!ok) {
+                throw new AssertionError(what);
+            }
+        }
+    }
+}
