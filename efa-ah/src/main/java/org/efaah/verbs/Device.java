@@ -222,7 +222,8 @@ public final class Device implements AutoCloseable {
      * @return the type; {@link GidType#IB} on InfiniBand and EFA
      * @throws IllegalArgumentException if the port or index is out of range
      * @throws IllegalStateException    if the device is closed
-     * @throws VerbsException           if the query fails (an empty slot on newer kernels)
+     * @throws VerbsException           if the query fails (an empty slot on newer kernels); EOPNOTSUPP
+     *                                  where the provider cannot tell GID types
      */
     public GidType gidType(int portNum, int index) {
         checkPort(portNum);
@@ -283,7 +284,8 @@ public final class Device implements AutoCloseable {
      *
      * @throws IllegalArgumentException if the port is out of range, or on RoCE no RoCE v2 GID of
      *                                  the destination's family is in the table (the message
-     *                                  names the device, port and dgid)
+     *                                  names the device, port and dgid) or the provider cannot
+     *                                  tell GID types
      * @throws IllegalStateException    if the device is closed
      * @param attributes the attributes, with or without sgid_index
      * @return attributes with sgid_index set where the AH is global, else {@code attributes} itself
@@ -321,7 +323,12 @@ public final class Device implements AutoCloseable {
             try {
                 type = provider.queryGidType(context, port, i);
                 gid = provider.queryGid(context, port, i);
-            } catch (VerbsException emptySlot) {
+            } catch (VerbsException e) {
+                if (e.errno() == Errno.EOPNOTSUPP) {
+                    throw new IllegalArgumentException("sgid_index: not given, and " + name() + " port " + port
+                            + " cannot tell GID types (" + e.getMessage() + "), so no RoCE v2 GID can be chosen;"
+                            + " give sgid_index", e);
+                }
                 continue; // ENODATA: nothing at this index
             }
             if (type != GidType.ROCE_V2 || gid.isZero()) {
@@ -641,11 +648,12 @@ public final class Device implements AutoCloseable {
                     if (ifindex > 0) {
                         found.set(ifindex);
                     }
-                } catch (VerbsException emptySlot) {
+                } catch (VerbsException e) {
+                    if (e.errno() == Errno.EOPNOTSUPP) {
+                        LOG.debug("device {}: GID netdevs unknown, no network events: {}", name(), e.getMessage());
+                        break;
+                    }
                     // ENODATA: nothing at this index
-                } catch (UnsupportedOperationException e) {
-                    LOG.debug("device {}: GID netdevs unknown, no network events: {}", name(), e.getMessage());
-                    break;
                 }
             }
             return found.stream().toArray();

@@ -35,10 +35,11 @@ final class DeviceEventReader implements BackgroundReader.Agent {
         long channel;
         try {
             channel = provider.openAsyncEvents(context);
-        } catch (UnsupportedOperationException e) {
-            LOG.debug("device {}: no asynchronous events ({})", deviceName, e.getMessage());
-            return null;
         } catch (VerbsException e) {
+            if (e.errno() == Errno.EOPNOTSUPP) {
+                LOG.debug("device {}: no asynchronous events ({})", deviceName, e.getMessage());
+                return null;
+            }
             // The device still works without its events; say so rather than refuse to open it.
             LOG.warn("device {}: asynchronous events unavailable, none will be delivered: {}", deviceName, e.getMessage());
             return null;

@@ -241,10 +241,11 @@ final class NetworkWatcher {
             long channel;
             try {
                 channel = watcher.provider.openNetworkChanges();
-            } catch (UnsupportedOperationException e) {
-                LOG.debug("no network watcher: {}", e.getMessage());
-                return null;
             } catch (VerbsException e) {
+                if (e.errno() == Errno.EOPNOTSUPP) {
+                    LOG.debug("no network watcher: {}", e.getMessage());
+                    return null;
+                }
                 LOG.warn("network changes unavailable; AHs will not follow neighbour and link changes: {}", e.getMessage());
                 return null;
             }

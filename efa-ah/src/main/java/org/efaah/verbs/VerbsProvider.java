@@ -12,7 +12,9 @@ import java.util.List;
  * parents, no handle used after it is freed); implementations may therefore assume that every
  * handle they receive is live and was returned by them. Implementations must be thread-safe.
  *
- * <p>Every method reports failure with {@link VerbsException} carrying the errno.
+ * <p>Every method reports failure with {@link VerbsException} carrying the errno. A capability the
+ * provider lacks answers {@link VerbsException} with {@link Errno#EOPNOTSUPP} and nothing else (as
+ * rdma-core's {@code libibverbs/dummy_ops.c} does for every op a provider leaves out).
  */
 public interface VerbsProvider extends AutoCloseable {
 
@@ -501,7 +503,7 @@ public interface VerbsProvider extends AutoCloseable {
      * @param context a handle {@link #openDevice} returned
      * @return a channel handle, closed with {@link #closeAsyncEvents} before the context
      * @throws VerbsException with the errno of the system call that failed to set the channel up
-     * @throws UnsupportedOperationException if the provider reads no events
+     * @throws VerbsException EOPNOTSUPP if the provider reads no events
      */
     default long openAsyncEvents(long context) {
         throw noAsyncEvents();
@@ -515,7 +517,7 @@ public interface VerbsProvider extends AutoCloseable {
      * @param channel       a handle {@link #openAsyncEvents} returned
      * @param timeoutMillis the longest wait, ms; 0 polls
      * @return the pending events, oldest first; empty on timeout or wake
-     * @throws UnsupportedOperationException if the provider reads no events
+     * @throws VerbsException EOPNOTSUPP if the provider reads no events
      */
     default List<AsyncEvent> awaitAsyncEvents(long channel, int timeoutMillis) {
         throw noAsyncEvents();
@@ -525,7 +527,7 @@ public interface VerbsProvider extends AutoCloseable {
      * Makes a wait on the channel, in progress or next, return promptly. Any thread, any time before close.
      *
      * @param channel a handle {@link #openAsyncEvents} returned
-     * @throws UnsupportedOperationException if the provider reads no events
+     * @throws VerbsException EOPNOTSUPP if the provider reads no events
      */
     default void wakeAsyncEvents(long channel) {
         throw noAsyncEvents();
@@ -535,14 +537,15 @@ public interface VerbsProvider extends AutoCloseable {
      * Frees the channel; no wait may be in progress.
      *
      * @param channel a handle {@link #openAsyncEvents} returned; invalid afterwards
-     * @throws UnsupportedOperationException if the provider reads no events
+     * @throws VerbsException EOPNOTSUPP if the provider reads no events
      */
     default void closeAsyncEvents(long channel) {
         throw noAsyncEvents();
     }
 
-    private UnsupportedOperationException noAsyncEvents() {
-        return new UnsupportedOperationException("the " + name() + " provider reads no asynchronous events");
+    private VerbsException noAsyncEvents() {
+        return new VerbsException("ibv_get_async_event", Errno.EOPNOTSUPP, "the " + name()
+                + " provider reads no asynchronous events");
     }
 
     /**
@@ -554,10 +557,10 @@ public interface VerbsProvider extends AutoCloseable {
      * @param index   the GID table index (sgid_index)
      * @return the slot's type (IB/RoCE v1 or RoCE v2)
      * @throws VerbsException ENODATA when the slot is empty, EINVAL for a port or index out of range
-     * @throws UnsupportedOperationException if the provider cannot tell GID types
+     * @throws VerbsException EOPNOTSUPP if the provider cannot tell GID types
      */
     default GidType queryGidType(long context, int portNum, int index) {
-        throw new UnsupportedOperationException("the " + name() + " provider cannot tell GID types");
+        throw new VerbsException("ibv_query_gid_ex", Errno.EOPNOTSUPP, "the " + name() + " provider cannot tell GID types");
     }
 
     // Network changes under RoCE ports (rtnetlink(7)), read by one thread per provider; a provider
@@ -572,10 +575,10 @@ public interface VerbsProvider extends AutoCloseable {
      * @param index   the GID table index
      * @return the netdev's ifindex; 0 where the GID has none (InfiniBand)
      * @throws VerbsException ENODATA when the slot is empty, EINVAL for a port or index out of range
-     * @throws UnsupportedOperationException if the provider cannot tell
+     * @throws VerbsException EOPNOTSUPP if the provider cannot tell
      */
     default int queryGidNetdev(long context, int portNum, int index) {
-        throw new UnsupportedOperationException("the " + name() + " provider cannot tell a GID's netdev");
+        throw new VerbsException("ibv_query_gid_ex", Errno.EOPNOTSUPP, "the " + name() + " provider cannot tell a GID's netdev");
     }
 
     /**
@@ -595,7 +598,7 @@ public interface VerbsProvider extends AutoCloseable {
      *
      * @return a channel handle, closed with {@link #closeNetworkChanges}
      * @throws VerbsException with the errno of the system call that failed
-     * @throws UnsupportedOperationException if the provider reads no network changes
+     * @throws VerbsException EOPNOTSUPP if the provider reads no network changes
      */
     default long openNetworkChanges() {
         throw noNetworkChanges();
@@ -609,7 +612,7 @@ public interface VerbsProvider extends AutoCloseable {
      * @param channel a handle {@link #openNetworkChanges} returned
      * @param links   true for links ({@code RTM_GETLINK}), false for neighbours ({@code RTM_GETNEIGH})
      * @throws VerbsException with the errno of the request
-     * @throws UnsupportedOperationException if the provider reads no network changes
+     * @throws VerbsException EOPNOTSUPP if the provider reads no network changes
      */
     default void requestNetworkDump(long channel, boolean links) {
         throw noNetworkChanges();
@@ -624,7 +627,7 @@ public interface VerbsProvider extends AutoCloseable {
      * @param timeoutMillis the longest wait, ms; 0 polls
      * @return the changes, oldest first
      * @throws VerbsException with the errno of a failed read, or of an error answer to a dump request
-     * @throws UnsupportedOperationException if the provider reads no network changes
+     * @throws VerbsException EOPNOTSUPP if the provider reads no network changes
      */
     default List<NetworkChange> awaitNetworkChanges(long channel, int timeoutMillis) {
         throw noNetworkChanges();
@@ -634,7 +637,7 @@ public interface VerbsProvider extends AutoCloseable {
      * Makes a wait on the channel, in progress or next, return promptly. Any thread, any time before close.
      *
      * @param channel a handle {@link #openNetworkChanges} returned
-     * @throws UnsupportedOperationException if the provider reads no network changes
+     * @throws VerbsException EOPNOTSUPP if the provider reads no network changes
      */
     default void wakeNetworkChanges(long channel) {
         throw noNetworkChanges();
@@ -644,14 +647,14 @@ public interface VerbsProvider extends AutoCloseable {
      * Frees the channel; no wait may be in progress.
      *
      * @param channel a handle {@link #openNetworkChanges} returned; invalid afterwards
-     * @throws UnsupportedOperationException if the provider reads no network changes
+     * @throws VerbsException EOPNOTSUPP if the provider reads no network changes
      */
     default void closeNetworkChanges(long channel) {
         throw noNetworkChanges();
     }
 
-    private UnsupportedOperationException noNetworkChanges() {
-        return new UnsupportedOperationException("the " + name() + " provider reads no network changes");
+    private VerbsException noNetworkChanges() {
+        return new VerbsException("rtnetlink", Errno.EOPNOTSUPP, "the " + name() + " provider reads no network changes");
     }
 
     /** Releases provider-wide resources; does not close devices (their owners do). */

@@ -567,8 +567,7 @@ final class NativeVerbsProvider implements VerbsProvider {
     /**
      * {@code ibv_query_gid_ex(3)}'s {@code gid_type}.
      *
-     * @throws VerbsException                ENODATA for an empty slot
-     * @throws UnsupportedOperationException where libibverbs has no {@code ibv_query_gid_ex}
+     * @throws VerbsException ENODATA for an empty slot; EOPNOTSUPP where libibverbs has no {@code ibv_query_gid_ex}
      */
     @Override
     public org.efaah.verbs.GidType queryGidType(long context, int portNum, int index) {
@@ -576,7 +575,7 @@ final class NativeVerbsProvider implements VerbsProvider {
         int[] type = new int[1];
         int rc = NativeVerbs.efa_ah_query_gid_type(context, portNum, index, type);
         if (rc == -org.efaah.verbs.Errno.EOPNOTSUPP.value()) {
-            throw new UnsupportedOperationException("this libibverbs has no ibv_query_gid_ex");
+            throw new VerbsException("ibv_query_gid_ex", org.efaah.verbs.Errno.EOPNOTSUPP, "this libibverbs has no ibv_query_gid_ex");
         }
         check(rc, "ibv_query_gid_ex", "port " + portNum + " index " + index);
         return org.efaah.verbs.GidType.of(type[0]);
@@ -628,8 +627,7 @@ final class NativeVerbsProvider implements VerbsProvider {
     /**
      * {@code ibv_query_gid_ex(3)}'s {@code ndev_ifindex}.
      *
-     * @throws VerbsException                ENODATA for an empty slot
-     * @throws UnsupportedOperationException where libibverbs has no {@code ibv_query_gid_ex}
+     * @throws VerbsException ENODATA for an empty slot; EOPNOTSUPP where libibverbs has no {@code ibv_query_gid_ex}
      */
     @Override
     public int queryGidNetdev(long context, int portNum, int index) {
@@ -637,7 +635,7 @@ final class NativeVerbsProvider implements VerbsProvider {
         int[] ifindex = new int[1];
         int rc = NativeVerbs.efa_ah_query_gid_ndev(context, portNum, index, ifindex);
         if (rc == -org.efaah.verbs.Errno.EOPNOTSUPP.value()) {
-            throw new UnsupportedOperationException("this libibverbs has no ibv_query_gid_ex");
+            throw new VerbsException("ibv_query_gid_ex", org.efaah.verbs.Errno.EOPNOTSUPP, "this libibverbs has no ibv_query_gid_ex");
         }
         check(rc, "ibv_query_gid_ex", "port " + portNum + " index " + index);
         return ifindex[0];

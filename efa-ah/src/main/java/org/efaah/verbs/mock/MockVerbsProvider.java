@@ -521,7 +521,7 @@ public final class MockVerbsProvider implements VerbsProvider {
     /**
      * From now on (true) every GID type and netdev query fails as the native provider's does on a
      * libibverbs without {@code ibv_query_gid_ex} (rdma-core older than 32, which added it): with
-     * {@link UnsupportedOperationException}; false answers them again. {@code ibv_query_gid} still
+     * {@link VerbsException} EOPNOTSUPP; false answers them again. {@code ibv_query_gid} still
      * answers, as it does there.
      *
      * @param lacking true to answer as such a libibverbs
@@ -536,7 +536,7 @@ public final class MockVerbsProvider implements VerbsProvider {
      * _ibv_query_gid_ex becomes this exception, message included. */
     private void checkQueryGidEx() {
         if (lackQueryGidEx) {
-            throw new UnsupportedOperationException("this libibverbs has no ibv_query_gid_ex");
+            throw new VerbsException("ibv_query_gid_ex", Errno.EOPNOTSUPP, "this libibverbs has no ibv_query_gid_ex");
         }
     }
 
