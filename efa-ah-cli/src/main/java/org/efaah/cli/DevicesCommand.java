@@ -14,7 +14,7 @@ import org.efaah.verbs.IbDeviceLimits;
 import org.efaah.verbs.PortAttributes;
 import org.efaah.verbs.PortDetails;
 import org.efaah.verbs.VerbsException;
-import org.efaah.verbs.VerbsProvider;
+import org.efaah.verbs.spi.VerbsProvider;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;

@@ -12,7 +12,7 @@ import org.efaah.cache.AddressHandleCache;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.EfaDeviceAttributes;
-import org.efaah.verbs.EfaVerbs;
+import org.efaah.verbs.spi.EfaVerbs;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.Grh;

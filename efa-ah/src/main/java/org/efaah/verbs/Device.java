@@ -1,5 +1,7 @@
 package org.efaah.verbs;
 
+import org.efaah.verbs.spi.AsyncEvent;
+import org.efaah.verbs.spi.VerbsProvider;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -407,7 +409,7 @@ public final class Device implements AutoCloseable {
         return creating("ibv_create_cq", () -> {
             long handle;
             try {
-                handle = provider.createCq(context, entries);
+                handle = provider.datagrams().createCq(context, entries);
             } catch (VerbsException e) {
                 throw e.withContext(FailureContext.resource(this, null));
             }
@@ -454,13 +456,13 @@ public final class Device implements AutoCloseable {
             long channel;
             long handle;
             try {
-                channel = provider.createCompletionChannel(context);
+                channel = provider.completionChannels().createCompletionChannel(context);
                 try {
                     handle = withSourceGid ? provider.efa().createCqWithSourceGid(context, entries, channel)
-                            : provider.createCq(context, entries, channel);
+                            : provider.completionChannels().createCq(context, entries, channel);
                 } catch (RuntimeException e) {
                     try {
-                        provider.destroyCompletionChannel(channel);
+                        provider.completionChannels().destroyCompletionChannel(channel);
                     } catch (RuntimeException suppressed) {
                         e.addSuppressed(suppressed);
                     }
@@ -521,7 +523,7 @@ public final class Device implements AutoCloseable {
     public AddressHandleAttributes initAhFromWc(int portNum, WorkCompletion wc, MemoryRegion mr, int grhOffset) {
         checkPort(portNum);
         mr.checkRange(grhOffset, 40);
-        return guard.get(() -> mr.guard().get(() -> provider.initAhFromWc(context, portNum, wc, mr.handle, grhOffset)));
+        return guard.get(() -> mr.guard().get(() -> provider.datagrams().initAhFromWc(context, portNum, wc, mr.handle, grhOffset)));
     }
 
     /**
@@ -644,7 +646,7 @@ public final class Device implements AutoCloseable {
             java.util.BitSet found = new java.util.BitSet();
             for (int i = 0; i < gidTableLengths[port]; i++) {
                 try {
-                    int ifindex = provider.queryGidNetdev(context, port, i);
+                    int ifindex = provider.networkChanges().queryGidNetdev(context, port, i);
                     if (ifindex > 0) {
                         found.set(ifindex);
                     }

@@ -1,5 +1,7 @@
 package org.efaah.verbs;
 
+import org.efaah.verbs.spi.AsyncEvent;
+import org.efaah.verbs.spi.VerbsProvider;
 import java.util.function.Consumer;
 import org.efaah.health.HealthCheck;
 import org.slf4j.Logger;
@@ -34,7 +36,7 @@ final class DeviceEventReader implements BackgroundReader.Agent {
     static DeviceEventReader start(VerbsProvider provider, long context, String deviceName, Consumer<AsyncEvent> sink) {
         long channel;
         try {
-            channel = provider.openAsyncEvents(context);
+            channel = provider.asyncEvents().openAsyncEvents(context);
         } catch (VerbsException e) {
             if (e.errno() == Errno.EOPNOTSUPP) {
                 LOG.debug("device {}: no asynchronous events ({})", deviceName, e.getMessage());
@@ -51,7 +53,7 @@ final class DeviceEventReader implements BackgroundReader.Agent {
 
     @Override
     public boolean doWork() {
-        for (AsyncEvent event : provider.awaitAsyncEvents(channel, WAIT_MILLIS)) {
+        for (AsyncEvent event : provider.asyncEvents().awaitAsyncEvents(channel, WAIT_MILLIS)) {
             sink.accept(event);
             if (event.eventType() == DeviceEvent.Kind.DEVICE_FATAL.value()) {
                 return false; // nothing more comes from a dead device
@@ -62,12 +64,12 @@ final class DeviceEventReader implements BackgroundReader.Agent {
 
     @Override
     public void wake() {
-        provider.wakeAsyncEvents(channel);
+        provider.asyncEvents().wakeAsyncEvents(channel);
     }
 
     @Override
     public void onClose() {
-        provider.closeAsyncEvents(channel);
+        provider.asyncEvents().closeAsyncEvents(channel);
     }
 
     /** See {@link BackgroundReader#stop()}. */
