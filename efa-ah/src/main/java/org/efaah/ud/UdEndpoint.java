@@ -18,7 +18,7 @@ import org.efaah.verbs.Gid;
 import org.efaah.verbs.Grh;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.QueuePairType;
-import org.efaah.verbs.Ranges;
+import org.efaah.internal.Ranges;
 import org.efaah.verbs.UdQueuePair;
 import org.efaah.verbs.VerbsException;
 

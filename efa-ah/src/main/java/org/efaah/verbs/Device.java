@@ -1,5 +1,6 @@
 package org.efaah.verbs;
 
+import org.efaah.internal.Ranges;
 import org.efaah.verbs.spi.AsyncEvent;
 import org.efaah.verbs.spi.VerbsProvider;
 import java.util.ArrayList;

@@ -1,5 +1,6 @@
 package org.efaah.verbs;
 
+import org.efaah.internal.BackgroundReader;
 import org.efaah.verbs.spi.AsyncEvent;
 import org.efaah.verbs.spi.VerbsProvider;
 import java.util.function.Consumer;

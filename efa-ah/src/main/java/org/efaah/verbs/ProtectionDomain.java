@@ -1,5 +1,6 @@
 package org.efaah.verbs;
 
+import org.efaah.internal.Ranges;
 import org.efaah.verbs.spi.CreatedAh;
 import org.efaah.verbs.spi.QueuePairNumbers;
 import java.util.ArrayList;

@@ -6,7 +6,7 @@ import org.efaah.verbs.EfaDeviceAttributes;
 import org.efaah.verbs.spi.EfaVerbs;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.spi.QueuePairNumbers;
-import org.efaah.verbs.Ranges;
+import org.efaah.internal.Ranges;
 import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.WorkCompletion;
 

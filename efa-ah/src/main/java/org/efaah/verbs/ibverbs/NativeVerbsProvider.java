@@ -21,7 +21,7 @@ import org.efaah.verbs.IbDeviceLimits;
 import org.efaah.verbs.PortAttributes;
 import org.efaah.verbs.PortDetails;
 import org.efaah.verbs.spi.QueuePairNumbers;
-import org.efaah.verbs.Ranges;
+import org.efaah.internal.Ranges;
 import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.spi.VerbsProvider;
 import org.efaah.verbs.WorkCompletion;

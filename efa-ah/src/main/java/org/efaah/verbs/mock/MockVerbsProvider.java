@@ -21,7 +21,7 @@ import org.efaah.verbs.DeviceAttributes;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.PortAttributes;
-import org.efaah.verbs.Ranges;
+import org.efaah.internal.Ranges;
 import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.spi.VerbsProvider;
 
