@@ -47,7 +47,8 @@ class ReadmeSnippetsTest {
             "import org.efaah.cache.*;",
             "import org.efaah.metrics.*;",
             "import org.efaah.ud.*;",
-            "import org.efaah.verbs.*;", "");
+            "import org.efaah.verbs.*;",
+            "import org.efaah.verbs.spi.*;", "");
 
     @TempDir
     Path dir;

@@ -23,7 +23,7 @@ import org.efaah.verbs.Gid;
 import org.efaah.verbs.HardwareAddressHandle;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.VerbsException;
-import org.efaah.verbs.VerbsProvider;
+import org.efaah.verbs.spi.VerbsProvider;
 import org.efaah.verbs.mock.MockCounters;
 import org.efaah.verbs.mock.MockVerbsProvider;
 import picocli.CommandLine.Command;

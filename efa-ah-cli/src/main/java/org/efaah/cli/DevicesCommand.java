@@ -14,7 +14,7 @@ import org.efaah.verbs.IbDeviceLimits;
 import org.efaah.verbs.PortAttributes;
 import org.efaah.verbs.PortDetails;
 import org.efaah.verbs.VerbsException;
-import org.efaah.verbs.VerbsProvider;
+import org.efaah.verbs.spi.VerbsProvider;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -206,12 +206,11 @@ final class DevicesCommand implements Callable<Integer> {
 
     /**
      * Whether a GID type query failed because the libibverbs cannot tell types at all: it has no
-     * {@code ibv_query_gid_ex} (rdma-core older than 32), which the provider says with
-     * UnsupportedOperationException or EOPNOTSUPP (the C stub's answer).
+     * {@code ibv_query_gid_ex} (rdma-core older than 32), which the provider says with EOPNOTSUPP,
+     * its one "unsupported" answer.
      */
-    static boolean typeUnknown(RuntimeException e) {
-        return e instanceof UnsupportedOperationException
-                || e instanceof VerbsException v && v.errno() == org.efaah.verbs.Errno.EOPNOTSUPP;
+    static boolean typeUnknown(VerbsException e) {
+        return e.errno() == org.efaah.verbs.Errno.EOPNOTSUPP;
     }
 
     /**
@@ -299,7 +298,7 @@ final class DevicesCommand implements Callable<Integer> {
                     boolean line = true;
                     try {
                         type = device.gidType(port, i);
-                    } catch (VerbsException | UnsupportedOperationException e) {
+                    } catch (VerbsException e) {
                         // ibv_devinfo prints no line for a GID whose type query failed (rdma-core 31's
                         // print_all_port_gids).
                         line = typeUnknown(e);

@@ -13,7 +13,7 @@ import org.efaah.health.HealthStatus;
 import org.efaah.health.HealthThresholds;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.DeviceHealth;
-import org.efaah.verbs.VerbsProvider;
+import org.efaah.verbs.spi.VerbsProvider;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;

@@ -2,8 +2,8 @@ package org.efaah.cli;
 
 import java.util.List;
 import org.efaah.verbs.Device;
-import org.efaah.verbs.VerbsProvider;
-import org.efaah.verbs.VerbsProviderFactory;
+import org.efaah.verbs.spi.VerbsProvider;
+import org.efaah.verbs.spi.VerbsProviderFactory;
 import org.efaah.verbs.mock.DuplicatePolicy;
 import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockVerbsProvider;

@@ -16,7 +16,7 @@ import org.efaah.verbs.Errno;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.VerbsException;
-import org.efaah.verbs.VerbsProvider;
+import org.efaah.verbs.spi.VerbsProvider;
 import org.efaah.verbs.mock.DuplicatePolicy;
 import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockCounters;

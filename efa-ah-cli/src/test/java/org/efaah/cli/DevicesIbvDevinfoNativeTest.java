@@ -14,7 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import org.efaah.verbs.VerbsProvider;
+import org.efaah.verbs.spi.VerbsProvider;
 import org.efaah.verbs.VerbsProviders;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;

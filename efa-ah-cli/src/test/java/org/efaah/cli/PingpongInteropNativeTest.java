@@ -18,7 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.efaah.verbs.VerbsProvider;
+import org.efaah.verbs.spi.VerbsProvider;
 import org.efaah.verbs.VerbsProviders;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;

@@ -12,7 +12,7 @@ import org.efaah.ud.UdEndpoint;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.ProtectionDomain;
-import org.efaah.verbs.VerbsProvider;
+import org.efaah.verbs.spi.VerbsProvider;
 import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockVerbsProvider;
 import org.openjdk.jmh.annotations.Benchmark;

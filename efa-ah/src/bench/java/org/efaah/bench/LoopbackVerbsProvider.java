@@ -5,7 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.ForwardingVerbsProvider;
-import org.efaah.verbs.QueuePairNumbers;
+import org.efaah.verbs.spi.QueuePairNumbers;
 import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.WorkCompletion;
 import org.efaah.verbs.mock.MockVerbsProvider;
@@ -132,28 +132,28 @@ final class LoopbackVerbsProvider extends ForwardingVerbsProvider {
 
     @Override
     public long createCq(long context, int entries) {
-        long h = delegate().createCq(context, entries);
+        long h = delegate().datagrams().createCq(context, entries);
         cqs.add(new Cq(h, entries));
         return h;
     }
 
     @Override
     public long createCq(long context, int entries, long channel) {
-        long h = delegate().createCq(context, entries, channel);
+        long h = delegate().completionChannels().createCq(context, entries, channel);
         cqs.add(new Cq(h, entries));
         return h;
     }
 
     @Override
     public long registerMemory(long pd, ByteBuffer buffer) {
-        long h = delegate().registerMemory(pd, buffer);
+        long h = delegate().datagrams().registerMemory(pd, buffer);
         mrs.add(new Mr(h, buffer));
         return h;
     }
 
     @Override
     public QueuePairNumbers createUdQp(long pd, long sendCq, long recvCq, int maxSendWr, int maxRecvWr) {
-        QueuePairNumbers n = delegate().createUdQp(pd, sendCq, recvCq, maxSendWr, maxRecvWr);
+        QueuePairNumbers n = delegate().datagrams().createUdQp(pd, sendCq, recvCq, maxSendWr, maxRecvWr);
         qps.add(new Qp(n.handle(), n.qpn(), cq(sendCq), cq(recvCq), maxRecvWr));
         return n;
     }

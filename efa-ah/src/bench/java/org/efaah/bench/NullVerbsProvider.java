@@ -3,14 +3,14 @@ package org.efaah.bench;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import org.efaah.verbs.AddressHandleAttributes;
-import org.efaah.verbs.CreatedAh;
+import org.efaah.verbs.spi.CreatedAh;
 import org.efaah.verbs.DeviceAttributes;
 import org.efaah.verbs.DeviceLimits;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.IbDeviceLimits;
 import org.efaah.verbs.PortAttributes;
 import org.efaah.verbs.PortDetails;
-import org.efaah.verbs.VerbsProvider;
+import org.efaah.verbs.spi.VerbsProvider;
 
 /**
  * A provider that keeps nothing and has no max_ah, for the scale figures only: the mock caps

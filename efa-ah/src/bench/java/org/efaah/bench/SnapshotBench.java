@@ -66,16 +66,16 @@ public class SnapshotBench {
 
     @Benchmark
     public List<AddressHandleEntry> all() {
-        return cache.entries(EntryFilter.ALL, entries);
+        return cache.inspection().entries(EntryFilter.ALL, entries);
     }
 
     @Benchmark
     public List<AddressHandleEntry> filterOneGid() {
-        return cache.entries(oneGid, entries);
+        return cache.inspection().entries(oneGid, entries);
     }
 
     @Benchmark
     public List<AddressHandleEntry> first100() {
-        return cache.entries(EntryFilter.ALL, 100);
+        return cache.inspection().entries(EntryFilter.ALL, 100);
     }
 }

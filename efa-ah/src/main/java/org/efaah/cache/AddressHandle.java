@@ -1,7 +1,7 @@
 package org.efaah.cache;
 
 import org.efaah.verbs.AddressHandleAttributes;
-import org.efaah.verbs.CreatedAh;
+import org.efaah.verbs.spi.CreatedAh;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.HardwareAddressHandle;
 import org.efaah.verbs.ProtectionDomain;

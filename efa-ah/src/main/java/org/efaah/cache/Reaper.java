@@ -4,7 +4,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
-import org.efaah.verbs.BackgroundReader;
+import org.efaah.internal.BackgroundReader;
 
 /**
  * A cache's reaper (with retention only): a daemon thread that, every half idle time (1 ms to

@@ -1,5 +1,6 @@
 package org.efaah.ud;
 
+import org.efaah.verbs.spi.CompletionChannelVerbs;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.spi.AbstractSelectableChannel;
@@ -11,7 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import org.efaah.verbs.CompletionQueue;
-import org.efaah.verbs.VerbsProvider;
+import org.efaah.verbs.spi.VerbsProvider;
 
 /**
  * How an endpoint's callers wait for a CQ's next completion between steps (a poll, a post): spin for
@@ -129,7 +130,7 @@ final class CompletionWaiter {
                 } finally {
                     interruptHook.exit();
                 }
-                if (events == VerbsProvider.CHANNEL_STOPPED) {
+                if (events == CompletionChannelVerbs.CHANNEL_STOPPED) {
                     endpoint.checkOpen(); // stopped by close: this throws; else the device went, and the step says so
                 }
             }

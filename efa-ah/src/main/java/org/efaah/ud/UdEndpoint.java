@@ -12,13 +12,13 @@ import org.efaah.cache.AddressHandleCache;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.EfaDeviceAttributes;
-import org.efaah.verbs.EfaVerbs;
+import org.efaah.verbs.spi.EfaVerbs;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.Grh;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.QueuePairType;
-import org.efaah.verbs.Ranges;
+import org.efaah.internal.Ranges;
 import org.efaah.verbs.UdQueuePair;
 import org.efaah.verbs.VerbsException;
 

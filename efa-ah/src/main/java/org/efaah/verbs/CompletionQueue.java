@@ -1,5 +1,9 @@
 package org.efaah.verbs;
 
+import org.efaah.verbs.spi.CompletionChannelVerbs;
+import org.efaah.verbs.spi.EfaVerbs;
+import org.efaah.verbs.spi.VerbsProvider;
+
 /**
  * A completion queue ({@code struct ibv_cq}), made by {@link Device#createCq(int)}, or with a
  * completion channel of its own by {@link Device#createCqWithEvents(int)}: then a thread can sleep
@@ -44,7 +48,7 @@ public final class CompletionQueue implements AutoCloseable {
         requireEvents();
         guard.enter();
         try {
-            device.provider().requestCqNotification(handle);
+            device.provider().completionChannels().requestCqNotification(handle);
         } finally {
             guard.exit();
         }
@@ -56,7 +60,7 @@ public final class CompletionQueue implements AutoCloseable {
      * ends it. One waiter at a time.
      *
      * @param timeoutMillis the longest wait, ms; 0 does not wait
-     * @return the events taken (0 on timeout); {@link VerbsProvider#CHANNEL_STOPPED} once
+     * @return the events taken (0 on timeout); {@link CompletionChannelVerbs#CHANNEL_STOPPED} once
      *         {@link #stopWaiting()} or {@link #close()} was called
      * @throws IllegalStateException if closed, or the CQ has no channel
      * @throws VerbsException        with the errno of the failing call
@@ -65,7 +69,7 @@ public final class CompletionQueue implements AutoCloseable {
         requireEvents();
         guard.enter();
         try {
-            return device.provider().awaitCqEvents(channel, timeoutMillis);
+            return device.provider().completionChannels().awaitCqEvents(channel, timeoutMillis);
         } finally {
             guard.exit();
         }
@@ -81,7 +85,7 @@ public final class CompletionQueue implements AutoCloseable {
             return;
         }
         try {
-            device.provider().wakeCompletionChannel(channel);
+            device.provider().completionChannels().wakeCompletionChannel(channel);
         } finally {
             guard.exit();
         }
@@ -101,7 +105,7 @@ public final class CompletionQueue implements AutoCloseable {
             return;
         }
         try {
-            device.provider().stopCompletionChannel(channel);
+            device.provider().completionChannels().stopCompletionChannel(channel);
         } finally {
             guard.exit();
         }
@@ -116,7 +120,7 @@ public final class CompletionQueue implements AutoCloseable {
      */
     public int eventFd() {
         requireEvents();
-        return guard.get(() -> device.provider().completionChannelFd(channel));
+        return guard.get(() -> device.provider().completionChannels().completionChannelFd(channel));
     }
 
     private void requireEvents() {
@@ -157,7 +161,7 @@ public final class CompletionQueue implements AutoCloseable {
         guard.enter();
         try {
             return withSourceGid ? device.provider().efa().pollCqWithSourceGid(handle, into)
-                    : device.provider().pollCq(handle, into);
+                    : device.provider().datagrams().pollCq(handle, into);
         } finally {
             guard.exit();
         }
@@ -185,7 +189,7 @@ public final class CompletionQueue implements AutoCloseable {
         stopWaiting();
         RuntimeException[] channelFailure = {null};
         guard.close(() -> {
-            device.provider().destroyCq(handle);
+            device.provider().datagrams().destroyCq(handle);
             device.forget(this);
             channelFailure[0] = destroyChannel();
         });
@@ -200,7 +204,7 @@ public final class CompletionQueue implements AutoCloseable {
             return null;
         }
         try {
-            device.provider().destroyCompletionChannel(channel);
+            device.provider().completionChannels().destroyCompletionChannel(channel);
             return null;
         } catch (RuntimeException e) {
             return e;
@@ -215,7 +219,7 @@ public final class CompletionQueue implements AutoCloseable {
         stopWaiting();
         RuntimeException[] channelFailure = {null};
         RuntimeException failure = Device.closeAnyway(guard, () -> {
-            device.provider().destroyCq(handle);
+            device.provider().datagrams().destroyCq(handle);
             channelFailure[0] = destroyChannel();
         });
         return failure != null ? failure : channelFailure[0];

@@ -1,5 +1,8 @@
 package org.efaah.verbs;
 
+import org.efaah.internal.Ranges;
+import org.efaah.verbs.spi.AsyncEvent;
+import org.efaah.verbs.spi.VerbsProvider;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -222,7 +225,8 @@ public final class Device implements AutoCloseable {
      * @return the type; {@link GidType#IB} on InfiniBand and EFA
      * @throws IllegalArgumentException if the port or index is out of range
      * @throws IllegalStateException    if the device is closed
-     * @throws VerbsException           if the query fails (an empty slot on newer kernels)
+     * @throws VerbsException           if the query fails (an empty slot on newer kernels); EOPNOTSUPP
+     *                                  where the provider cannot tell GID types
      */
     public GidType gidType(int portNum, int index) {
         checkPort(portNum);
@@ -283,7 +287,8 @@ public final class Device implements AutoCloseable {
      *
      * @throws IllegalArgumentException if the port is out of range, or on RoCE no RoCE v2 GID of
      *                                  the destination's family is in the table (the message
-     *                                  names the device, port and dgid)
+     *                                  names the device, port and dgid) or the provider cannot
+     *                                  tell GID types
      * @throws IllegalStateException    if the device is closed
      * @param attributes the attributes, with or without sgid_index
      * @return attributes with sgid_index set where the AH is global, else {@code attributes} itself
@@ -321,7 +326,12 @@ public final class Device implements AutoCloseable {
             try {
                 type = provider.queryGidType(context, port, i);
                 gid = provider.queryGid(context, port, i);
-            } catch (VerbsException emptySlot) {
+            } catch (VerbsException e) {
+                if (e.errno() == Errno.EOPNOTSUPP) {
+                    throw new IllegalArgumentException("sgid_index: not given, and " + name() + " port " + port
+                            + " cannot tell GID types (" + e.getMessage() + "), so no RoCE v2 GID can be chosen;"
+                            + " give sgid_index", e);
+                }
                 continue; // ENODATA: nothing at this index
             }
             if (type != GidType.ROCE_V2 || gid.isZero()) {
@@ -400,7 +410,7 @@ public final class Device implements AutoCloseable {
         return creating("ibv_create_cq", () -> {
             long handle;
             try {
-                handle = provider.createCq(context, entries);
+                handle = provider.datagrams().createCq(context, entries);
             } catch (VerbsException e) {
                 throw e.withContext(FailureContext.resource(this, null));
             }
@@ -447,13 +457,13 @@ public final class Device implements AutoCloseable {
             long channel;
             long handle;
             try {
-                channel = provider.createCompletionChannel(context);
+                channel = provider.completionChannels().createCompletionChannel(context);
                 try {
                     handle = withSourceGid ? provider.efa().createCqWithSourceGid(context, entries, channel)
-                            : provider.createCq(context, entries, channel);
+                            : provider.completionChannels().createCq(context, entries, channel);
                 } catch (RuntimeException e) {
                     try {
-                        provider.destroyCompletionChannel(channel);
+                        provider.completionChannels().destroyCompletionChannel(channel);
                     } catch (RuntimeException suppressed) {
                         e.addSuppressed(suppressed);
                     }
@@ -514,7 +524,7 @@ public final class Device implements AutoCloseable {
     public AddressHandleAttributes initAhFromWc(int portNum, WorkCompletion wc, MemoryRegion mr, int grhOffset) {
         checkPort(portNum);
         mr.checkRange(grhOffset, 40);
-        return guard.get(() -> mr.guard().get(() -> provider.initAhFromWc(context, portNum, wc, mr.handle, grhOffset)));
+        return guard.get(() -> mr.guard().get(() -> provider.datagrams().initAhFromWc(context, portNum, wc, mr.handle, grhOffset)));
     }
 
     /**
@@ -637,15 +647,16 @@ public final class Device implements AutoCloseable {
             java.util.BitSet found = new java.util.BitSet();
             for (int i = 0; i < gidTableLengths[port]; i++) {
                 try {
-                    int ifindex = provider.queryGidNetdev(context, port, i);
+                    int ifindex = provider.networkChanges().queryGidNetdev(context, port, i);
                     if (ifindex > 0) {
                         found.set(ifindex);
                     }
-                } catch (VerbsException emptySlot) {
+                } catch (VerbsException e) {
+                    if (e.errno() == Errno.EOPNOTSUPP) {
+                        LOG.debug("device {}: GID netdevs unknown, no network events: {}", name(), e.getMessage());
+                        break;
+                    }
                     // ENODATA: nothing at this index
-                } catch (UnsupportedOperationException e) {
-                    LOG.debug("device {}: GID netdevs unknown, no network events: {}", name(), e.getMessage());
-                    break;
                 }
             }
             return found.stream().toArray();

@@ -1,5 +1,6 @@
 package org.efaah.verbs;
 
+import org.efaah.internal.Ranges;
 import java.util.Objects;
 
 /**

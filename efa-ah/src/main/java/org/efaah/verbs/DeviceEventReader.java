@@ -1,5 +1,8 @@
 package org.efaah.verbs;
 
+import org.efaah.internal.BackgroundReader;
+import org.efaah.verbs.spi.AsyncEvent;
+import org.efaah.verbs.spi.VerbsProvider;
 import java.util.function.Consumer;
 import org.efaah.health.HealthCheck;
 import org.slf4j.Logger;
@@ -34,11 +37,12 @@ final class DeviceEventReader implements BackgroundReader.Agent {
     static DeviceEventReader start(VerbsProvider provider, long context, String deviceName, Consumer<AsyncEvent> sink) {
         long channel;
         try {
-            channel = provider.openAsyncEvents(context);
-        } catch (UnsupportedOperationException e) {
-            LOG.debug("device {}: no asynchronous events ({})", deviceName, e.getMessage());
-            return null;
+            channel = provider.asyncEvents().openAsyncEvents(context);
         } catch (VerbsException e) {
+            if (e.errno() == Errno.EOPNOTSUPP) {
+                LOG.debug("device {}: no asynchronous events ({})", deviceName, e.getMessage());
+                return null;
+            }
             // The device still works without its events; say so rather than refuse to open it.
             LOG.warn("device {}: asynchronous events unavailable, none will be delivered: {}", deviceName, e.getMessage());
             return null;
@@ -50,7 +54,7 @@ final class DeviceEventReader implements BackgroundReader.Agent {
 
     @Override
     public boolean doWork() {
-        for (AsyncEvent event : provider.awaitAsyncEvents(channel, WAIT_MILLIS)) {
+        for (AsyncEvent event : provider.asyncEvents().awaitAsyncEvents(channel, WAIT_MILLIS)) {
             sink.accept(event);
             if (event.eventType() == DeviceEvent.Kind.DEVICE_FATAL.value()) {
                 return false; // nothing more comes from a dead device
@@ -61,12 +65,12 @@ final class DeviceEventReader implements BackgroundReader.Agent {
 
     @Override
     public void wake() {
-        provider.wakeAsyncEvents(channel);
+        provider.asyncEvents().wakeAsyncEvents(channel);
     }
 
     @Override
     public void onClose() {
-        provider.closeAsyncEvents(channel);
+        provider.asyncEvents().closeAsyncEvents(channel);
     }
 
     /** See {@link BackgroundReader#stop()}. */

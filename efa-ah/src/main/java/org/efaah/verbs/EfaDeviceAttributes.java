@@ -1,5 +1,7 @@
 package org.efaah.verbs;
 
+import org.efaah.verbs.spi.EfaVerbs;
+
 /**
  * What {@code efadv_query_device(3)} reports about an EFA device ({@code struct efadv_device_attr}
  * in {@code efadv.h}), obtained from {@link EfaVerbs#queryDevice}.

@@ -1,5 +1,8 @@
 package org.efaah.verbs;
 
+import org.efaah.verbs.spi.CreatedAh;
+import org.efaah.verbs.spi.VerbsProvider;
+
 /**
  * One AH that exists on the device ({@code struct ibv_ah}), made by
  * {@link ProtectionDomain#createAh}. Destroyed only by an explicit {@link #destroy()}: no garbage

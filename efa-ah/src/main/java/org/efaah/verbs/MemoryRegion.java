@@ -61,13 +61,13 @@ public final class MemoryRegion implements AutoCloseable {
     @Override
     public void close() {
         guard.close(() -> {
-            pd.device().provider().deregisterMemory(handle);
+            pd.device().provider().datagrams().deregisterMemory(handle);
             pd.forget(this);
         });
     }
 
     /** For a forced close of the device: deregisters, counting it closed whatever the provider says. */
     RuntimeException closeUnderDevice() {
-        return Device.closeAnyway(guard, () -> pd.device().provider().deregisterMemory(handle));
+        return Device.closeAnyway(guard, () -> pd.device().provider().datagrams().deregisterMemory(handle));
     }
 }

@@ -1,5 +1,8 @@
 package org.efaah.verbs;
 
+import org.efaah.internal.BackgroundReader;
+import org.efaah.verbs.spi.NetworkChange;
+import org.efaah.verbs.spi.VerbsProvider;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -86,7 +89,7 @@ final class NetworkWatcher {
         Subscription s = new Subscription(device, sink);
         s.refresh();
         synchronized (WATCHERS) {
-            NetworkWatcher watcher = WATCHERS.computeIfAbsent(device.provider().networkSource(),
+            NetworkWatcher watcher = WATCHERS.computeIfAbsent(device.provider().networkChanges().networkSource(),
                     source -> new NetworkWatcher(device.provider()));
             s.watcher = watcher;
             watcher.subscriptions.add(s);
@@ -104,7 +107,7 @@ final class NetworkWatcher {
             if (subscriptions.remove(s) && subscriptions.isEmpty()) {
                 stopping = reader;
                 reader = null;
-                WATCHERS.remove(provider.networkSource(), this);
+                WATCHERS.remove(provider.networkChanges().networkSource(), this);
             }
         }
         if (stopping != null) {
@@ -131,7 +134,7 @@ final class NetworkWatcher {
     /** The watcher of {@code provider}, or null when none runs; for tests. */
     static NetworkWatcher of(VerbsProvider provider) {
         synchronized (WATCHERS) {
-            return WATCHERS.get(provider.networkSource());
+            return WATCHERS.get(provider.networkChanges().networkSource());
         }
     }
 
@@ -240,11 +243,12 @@ final class NetworkWatcher {
         static Reader start(NetworkWatcher watcher) {
             long channel;
             try {
-                channel = watcher.provider.openNetworkChanges();
-            } catch (UnsupportedOperationException e) {
-                LOG.debug("no network watcher: {}", e.getMessage());
-                return null;
+                channel = watcher.provider.networkChanges().openNetworkChanges();
             } catch (VerbsException e) {
+                if (e.errno() == Errno.EOPNOTSUPP) {
+                    LOG.debug("no network watcher: {}", e.getMessage());
+                    return null;
+                }
                 LOG.warn("network changes unavailable; AHs will not follow neighbour and link changes: {}", e.getMessage());
                 return null;
             }
@@ -265,7 +269,7 @@ final class NetworkWatcher {
 
         @Override
         public boolean doWork() {
-            for (NetworkChange c : provider.awaitNetworkChanges(channel, WAIT_MILLIS)) {
+            for (NetworkChange c : provider.networkChanges().awaitNetworkChanges(channel, WAIT_MILLIS)) {
                 if (thread.stopping()) {
                     break;
                 }
@@ -276,17 +280,17 @@ final class NetworkWatcher {
 
         @Override
         public void wake() {
-            provider.wakeNetworkChanges(channel);
+            provider.networkChanges().wakeNetworkChanges(channel);
         }
 
         @Override
         public void onClose() {
-            provider.closeNetworkChanges(channel);
+            provider.networkChanges().closeNetworkChanges(channel);
         }
 
         private void dump(Dump what) {
             dumping = what;
-            provider.requestNetworkDump(channel, what == Dump.LINKS);
+            provider.networkChanges().requestNetworkDump(channel, what == Dump.LINKS);
         }
 
         private void handle(NetworkChange c) {

@@ -1,5 +1,8 @@
 package org.efaah.verbs;
 
+import org.efaah.internal.Ranges;
+import org.efaah.verbs.spi.CreatedAh;
+import org.efaah.verbs.spi.QueuePairNumbers;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -102,7 +105,7 @@ public final class ProtectionDomain implements AutoCloseable {
         return creating("ibv_reg_mr", () -> {
             long mrHandle;
             try {
-                mrHandle = device.provider().registerMemory(handle, buffer);
+                mrHandle = device.provider().datagrams().registerMemory(handle, buffer);
             } catch (VerbsException e) {
                 throw e.withContext(FailureContext.resource(device, this));
             }
@@ -164,7 +167,7 @@ public final class ProtectionDomain implements AutoCloseable {
             try {
                 created = srd
                         ? device.provider().efa().createSrdQp(handle, sendCq.handle, recvCq.handle, maxSendWr, maxRecvWr)
-                        : device.provider().createUdQp(handle, sendCq.handle, recvCq.handle, maxSendWr, maxRecvWr);
+                        : device.provider().datagrams().createUdQp(handle, sendCq.handle, recvCq.handle, maxSendWr, maxRecvWr);
             } catch (VerbsException e) {
                 throw e.withContext(FailureContext.resource(device, this));
             }

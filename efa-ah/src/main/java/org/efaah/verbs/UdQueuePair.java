@@ -1,5 +1,8 @@
 package org.efaah.verbs;
 
+import org.efaah.internal.Ranges;
+import org.efaah.verbs.spi.EfaVerbs;
+
 /**
  * A datagram queue pair ({@code struct ibv_qp}): Unreliable Datagram ({@code IBV_QPT_UD}) or, on
  * EFA, Scalable Reliable Datagram ({@code efadv_create_qp_ex}), made by {@link ProtectionDomain}.
@@ -81,7 +84,7 @@ public final class UdQueuePair implements AutoCloseable {
         } else if (rnrRetry != EfaVerbs.RNR_RETRY_DEVICE_DEFAULT) {
             throw new IllegalArgumentException("rnr_retry: " + rnrRetry + " applies to SRD QPs only; this QP is UD");
         } else {
-            guard.run(() -> pd.device().provider().activateUdQp(handle, portNum, pkeyIndex, (int) qkey));
+            guard.run(() -> pd.device().provider().datagrams().activateUdQp(handle, portNum, pkeyIndex, (int) qkey));
         }
     }
 
@@ -111,7 +114,7 @@ public final class UdQueuePair implements AutoCloseable {
             try {
                 ah.guard().enter();
                 try {
-                    pd.device().provider().postSend(handle, ah.handleForProvider(), remoteQpn, (int) remoteQkey,
+                    pd.device().provider().datagrams().postSend(handle, ah.handleForProvider(), remoteQpn, (int) remoteQkey,
                             mr.handle, offset, length, wrId);
                 } finally {
                     ah.guard().exit();
@@ -167,7 +170,7 @@ public final class UdQueuePair implements AutoCloseable {
             try {
                 ah.guard().enter();
                 try {
-                    return pd.device().provider().postSends(handle, ah.handleForProvider(), remoteQpn,
+                    return pd.device().provider().datagrams().postSends(handle, ah.handleForProvider(), remoteQpn,
                             (int) remoteQkey, mr.handle, offsets, lengths, wrIds, count);
                 } finally {
                     ah.guard().exit();
@@ -205,7 +208,7 @@ public final class UdQueuePair implements AutoCloseable {
         try {
             mr.guard().enter();
             try {
-                pd.device().provider().postReceive(handle, mr.handle, offset, length, wrId);
+                pd.device().provider().datagrams().postReceive(handle, mr.handle, offset, length, wrId);
             } finally {
                 mr.guard().exit();
             }
@@ -253,7 +256,7 @@ public final class UdQueuePair implements AutoCloseable {
         try {
             mr.guard().enter();
             try {
-                return pd.device().provider().postReceives(handle, mr.handle, offsets, length, wrIds, count);
+                return pd.device().provider().datagrams().postReceives(handle, mr.handle, offsets, length, wrIds, count);
             } finally {
                 mr.guard().exit();
             }
@@ -273,7 +276,7 @@ public final class UdQueuePair implements AutoCloseable {
 
     /** {@return {@code ibv_query_qp(3)}: the current {@link QueuePairState}} */
     public int state() {
-        return guard.get(() -> pd.device().provider().queryQpState(handle));
+        return guard.get(() -> pd.device().provider().datagrams().queryQpState(handle));
     }
 
     /**
@@ -281,7 +284,7 @@ public final class UdQueuePair implements AutoCloseable {
      * Follow with {@link #activate} and fresh receives: how a QP in the error state is recovered.
      */
     public void reset() {
-        guard.run(() -> pd.device().provider().resetQp(handle));
+        guard.run(() -> pd.device().provider().datagrams().resetQp(handle));
     }
 
     /**
@@ -292,20 +295,20 @@ public final class UdQueuePair implements AutoCloseable {
      * @throws VerbsException with the errno of {@code ibv_modify_qp}
      */
     public void moveToError() {
-        guard.run(() -> pd.device().provider().moveQpToError(handle));
+        guard.run(() -> pd.device().provider().datagrams().moveQpToError(handle));
     }
 
     /** {@code ibv_destroy_qp(3)}. */
     @Override
     public void close() {
         guard.close(() -> {
-            pd.device().provider().destroyQp(handle);
+            pd.device().provider().datagrams().destroyQp(handle);
             pd.forget(this);
         });
     }
 
     /** For a forced close of the device: destroys the QP, counting it closed whatever the provider says. */
     RuntimeException closeUnderDevice() {
-        return Device.closeAnyway(guard, () -> pd.device().provider().destroyQp(handle));
+        return Device.closeAnyway(guard, () -> pd.device().provider().datagrams().destroyQp(handle));
     }
 }

@@ -1,5 +1,7 @@
 package org.efaah.verbs;
 
+import org.efaah.verbs.spi.VerbsProvider;
+import org.efaah.verbs.spi.VerbsProviderFactory;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,11 +1,9 @@
 /**
- * The provider boundary: what efa-ah needs from RDMA verbs, and nothing of any implementation.
+ * RDMA verbs for users: the owning objects over a provider, and nothing of any implementation.
  *
- * <p>{@link org.efaah.verbs.VerbsProvider} is the service-provider interface, one method per
- * verb (named after the libibverbs call it mirrors, e.g. {@code ibv_create_ah(3)}), with objects
- * passed as opaque {@code long} handles. Providers are found with {@link java.util.ServiceLoader}
- * through {@link org.efaah.verbs.VerbsProviderFactory} and chosen by
- * {@link org.efaah.verbs.VerbsProviders}. Above the SPI sit the owning objects applications use:
+ * <p>Providers implement {@link org.efaah.verbs.spi.VerbsProvider} (package
+ * {@code org.efaah.verbs.spi}, for provider writers), are found with {@link java.util.ServiceLoader}
+ * and chosen by {@link org.efaah.verbs.VerbsProviders}. Above the SPI sit the owning objects applications use:
  * {@link org.efaah.verbs.Device} ({@code ibv_context}), {@link org.efaah.verbs.ProtectionDomain}
  * ({@code ibv_pd}) and the values describing AHs: {@link org.efaah.verbs.Gid} (16 bytes, network
  * order) and {@link org.efaah.verbs.AddressHandleAttributes} ({@code struct ibv_ah_attr}).

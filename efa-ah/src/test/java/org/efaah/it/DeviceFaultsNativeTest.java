@@ -17,7 +17,7 @@ import org.efaah.verbs.GidType;
 import org.efaah.verbs.PortAttributes;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.VerbsException;
-import org.efaah.verbs.VerbsProvider;
+import org.efaah.verbs.spi.VerbsProvider;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;

@@ -1,5 +1,6 @@
 package org.efaah.it;
 
+import org.efaah.verbs.spi.CompletionChannelVerbs;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -23,7 +24,7 @@ import org.efaah.verbs.Errno;
 import org.efaah.verbs.ForwardingVerbsProvider;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.VerbsException;
-import org.efaah.verbs.VerbsProvider;
+import org.efaah.verbs.spi.VerbsProvider;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -112,7 +113,7 @@ class NativeCompletionEventsTest {
         }
         CompletionQueue stopped = device.createCqWithEvents(16);
         stopped.stopWaiting();
-        assertEquals(VerbsProvider.CHANNEL_STOPPED, stopped.awaitEvents(10_000));
+        assertEquals(CompletionChannelVerbs.CHANNEL_STOPPED, stopped.awaitEvents(10_000));
         stopped.close();
     }
 

@@ -10,8 +10,8 @@ import java.util.ArrayList;
 import java.util.List;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.Gid;
-import org.efaah.verbs.VerbsProvider;
-import org.efaah.verbs.VerbsProviderFactory;
+import org.efaah.verbs.spi.VerbsProvider;
+import org.efaah.verbs.spi.VerbsProviderFactory;
 import org.efaah.verbs.VerbsProviders;
 import org.junit.jupiter.api.Assumptions;
 

@@ -47,7 +47,7 @@ class DatagramCrossingsTest {
                              long[] wrIds, int count) {
             posts.incrementAndGet();
             // Past the count: the mock's own loop of single posts, not counted again.
-            return delegate().postSends(qp, ah, remoteQpn, remoteQkey, mr, offsets, lengths, wrIds, count);
+            return delegate().datagrams().postSends(qp, ah, remoteQpn, remoteQkey, mr, offsets, lengths, wrIds, count);
         }
 
         @Override

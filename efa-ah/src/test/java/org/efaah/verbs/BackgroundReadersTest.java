@@ -1,5 +1,8 @@
 package org.efaah.verbs;
 
+import org.efaah.internal.BackgroundReader;
+import org.efaah.verbs.spi.AsyncEvent;
+import org.efaah.verbs.spi.NetworkChange;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;

@@ -135,6 +135,30 @@ class DeviceFaultsTest {
         }
     }
 
+    /**
+     * Issue 28 (one "unsupported" signal): a provider that cannot tell GID types (a libibverbs
+     * without ibv_query_gid_ex) answers EOPNOTSUPP; resolve then says to give sgid_index instead
+     * of letting the provider's exception escape, and a given sgid_index still works.
+     */
+    @Test
+    void sgidIndexNotGivenOnAProviderWithoutGidTypesAsksForOne() {
+        MockVerbsProvider mock = roce();
+        mock.lackQueryGidEx(true);
+        try (Device d = Device.openFirst(mock)) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> d.resolve(AddressHandleAttributes.forGid("::ffff:10.0.0.5")));
+            assertTrue(e.getMessage().startsWith("sgid_index: not given") && e.getMessage().contains("roce_0 port 1")
+                    && e.getMessage().contains("cannot tell GID types"), e.getMessage());
+            VerbsException type = assertThrows(VerbsException.class, () -> d.gidType(1, 3));
+            assertEquals(Errno.EOPNOTSUPP, type.errno());
+            AddressHandleAttributes given = AddressHandleAttributes.forGid("::ffff:10.0.0.5").withSgidIndex(3);
+            assertEquals(given, d.resolve(given));
+            mock.lackQueryGidEx(false);
+            assertEquals(3, d.resolve(AddressHandleAttributes.forGid("::ffff:10.0.0.5")).sgidIndex(),
+                    "the refusal is not remembered");
+        }
+    }
+
     @Test
     void onEfaSgidIndexNotGivenIsZero() {
         try (Device d = Device.openFirst(new MockVerbsProvider(MockConfig.builder().gidTableLength(4).build()))) {

@@ -1,5 +1,6 @@
 package org.efaah.verbs;
 
+import org.efaah.verbs.spi.VerbsProvider;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.lang.reflect.Method;

@@ -1,5 +1,6 @@
 package org.efaah.verbs;
 
+import org.efaah.verbs.spi.VerbsProvider;
 import java.util.concurrent.TimeUnit;
 
 /** What tests of other packages may ask of a provider's network watcher. */

@@ -1,5 +1,7 @@
 package org.efaah.verbs;
 
+import org.efaah.verbs.spi.VerbsProvider;
+import org.efaah.verbs.spi.VerbsProviderFactory;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -3,10 +3,10 @@ package org.efaah.verbs.ibverbs;
 import java.nio.ByteBuffer;
 import java.util.Objects;
 import org.efaah.verbs.EfaDeviceAttributes;
-import org.efaah.verbs.EfaVerbs;
+import org.efaah.verbs.spi.EfaVerbs;
 import org.efaah.verbs.Errno;
-import org.efaah.verbs.QueuePairNumbers;
-import org.efaah.verbs.Ranges;
+import org.efaah.verbs.spi.QueuePairNumbers;
+import org.efaah.internal.Ranges;
 import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.WorkCompletion;
 

@@ -1,5 +1,9 @@
 package org.efaah.verbs.ibverbs;
 
+import org.efaah.verbs.spi.AsyncEventVerbs;
+import org.efaah.verbs.spi.CompletionChannelVerbs;
+import org.efaah.verbs.spi.DatagramVerbs;
+import org.efaah.verbs.spi.NetworkVerbs;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -9,17 +13,17 @@ import java.util.Objects;
 import org.bytedeco.javacpp.BytePointer;
 import org.bytedeco.javacpp.IntPointer;
 import org.efaah.verbs.AddressHandleAttributes;
-import org.efaah.verbs.CreatedAh;
+import org.efaah.verbs.spi.CreatedAh;
 import org.efaah.verbs.DeviceAttributes;
 import org.efaah.verbs.DeviceLimits;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.IbDeviceLimits;
 import org.efaah.verbs.PortAttributes;
 import org.efaah.verbs.PortDetails;
-import org.efaah.verbs.QueuePairNumbers;
-import org.efaah.verbs.Ranges;
+import org.efaah.verbs.spi.QueuePairNumbers;
+import org.efaah.internal.Ranges;
 import org.efaah.verbs.VerbsException;
-import org.efaah.verbs.VerbsProvider;
+import org.efaah.verbs.spi.VerbsProvider;
 import org.efaah.verbs.WorkCompletion;
 
 /**
@@ -39,7 +43,8 @@ import org.efaah.verbs.WorkCompletion;
  * memory use a per-thread one ({@link Scratch}). Obtain it from {@link NativeVerbsProviderFactory} or
  * {@code VerbsProviders.open("native")}.
  */
-final class NativeVerbsProvider implements VerbsProvider {
+final class NativeVerbsProvider 
+        implements VerbsProvider, DatagramVerbs, CompletionChannelVerbs, AsyncEventVerbs, NetworkVerbs {
     /** Longest device name, in bytes, that libibverbs can report (its sysfs name limit less the NUL). */
     static final int MAX_DEVICE_NAME_LENGTH = NativeVerbs.NAME_MAX - 1;
     private static final int INITIAL_NAME_CAPACITY = 8;
@@ -496,12 +501,33 @@ final class NativeVerbsProvider implements VerbsProvider {
         check(NativeVerbs.efa_ah_error_qp(qp), "ibv_modify_qp", "to ERR");
     }
 
+    /** This provider has every facet but EFA's, which {@link #efa()} answers by the model. */
+    @Override
+    public DatagramVerbs datagrams() {
+        return this;
+    }
+
+    @Override
+    public CompletionChannelVerbs completionChannels() {
+        return this;
+    }
+
+    @Override
+    public AsyncEventVerbs asyncEvents() {
+        return this;
+    }
+
+    @Override
+    public NetworkVerbs networkChanges() {
+        return this;
+    }
+
     /**
      * The EFA extensions through libefa; each call answers EOPNOTSUPP where libefa lacks it or
      * the device is not EFA.
      */
     @Override
-    public org.efaah.verbs.EfaVerbs efa() {
+    public org.efaah.verbs.spi.EfaVerbs efa() {
         return efaVerbs;
     }
 
@@ -567,8 +593,7 @@ final class NativeVerbsProvider implements VerbsProvider {
     /**
      * {@code ibv_query_gid_ex(3)}'s {@code gid_type}.
      *
-     * @throws VerbsException                ENODATA for an empty slot
-     * @throws UnsupportedOperationException where libibverbs has no {@code ibv_query_gid_ex}
+     * @throws VerbsException ENODATA for an empty slot; EOPNOTSUPP where libibverbs has no {@code ibv_query_gid_ex}
      */
     @Override
     public org.efaah.verbs.GidType queryGidType(long context, int portNum, int index) {
@@ -576,7 +601,7 @@ final class NativeVerbsProvider implements VerbsProvider {
         int[] type = new int[1];
         int rc = NativeVerbs.efa_ah_query_gid_type(context, portNum, index, type);
         if (rc == -org.efaah.verbs.Errno.EOPNOTSUPP.value()) {
-            throw new UnsupportedOperationException("this libibverbs has no ibv_query_gid_ex");
+            throw new VerbsException("ibv_query_gid_ex", org.efaah.verbs.Errno.EOPNOTSUPP, "this libibverbs has no ibv_query_gid_ex");
         }
         check(rc, "ibv_query_gid_ex", "port " + portNum + " index " + index);
         return org.efaah.verbs.GidType.of(type[0]);
@@ -598,19 +623,19 @@ final class NativeVerbsProvider implements VerbsProvider {
      * for every context to close) is reported as one {@code IBV_EVENT_DEVICE_FATAL}.
      */
     @Override
-    public List<org.efaah.verbs.AsyncEvent> awaitAsyncEvents(long channel, int timeoutMillis) {
+    public List<org.efaah.verbs.spi.AsyncEvent> awaitAsyncEvents(long channel, int timeoutMillis) {
         int[] types = new int[EVENTS_PER_WAIT];
         int[] ports = new int[EVENTS_PER_WAIT];
         int[] count = new int[1];
         int rc = NativeVerbs.efa_ah_async_wait(channel, timeoutMillis, types, ports, EVENTS_PER_WAIT, count);
         if (rc == -org.efaah.verbs.Errno.ENODEV.value()) {
             // Removed by a driver that sends no event for it (rxe): report what it amounts to.
-            return List.of(new org.efaah.verbs.AsyncEvent(org.efaah.verbs.DeviceEvent.Kind.DEVICE_FATAL.value(), 0));
+            return List.of(new org.efaah.verbs.spi.AsyncEvent(org.efaah.verbs.DeviceEvent.Kind.DEVICE_FATAL.value(), 0));
         }
         check(rc, "ibv_get_async_event", null);
-        List<org.efaah.verbs.AsyncEvent> events = new ArrayList<>(count[0]);
+        List<org.efaah.verbs.spi.AsyncEvent> events = new ArrayList<>(count[0]);
         for (int i = 0; i < count[0]; i++) {
-            events.add(new org.efaah.verbs.AsyncEvent(types[i], ports[i]));
+            events.add(new org.efaah.verbs.spi.AsyncEvent(types[i], ports[i]));
         }
         return events;
     }
@@ -628,8 +653,7 @@ final class NativeVerbsProvider implements VerbsProvider {
     /**
      * {@code ibv_query_gid_ex(3)}'s {@code ndev_ifindex}.
      *
-     * @throws VerbsException                ENODATA for an empty slot
-     * @throws UnsupportedOperationException where libibverbs has no {@code ibv_query_gid_ex}
+     * @throws VerbsException ENODATA for an empty slot; EOPNOTSUPP where libibverbs has no {@code ibv_query_gid_ex}
      */
     @Override
     public int queryGidNetdev(long context, int portNum, int index) {
@@ -637,7 +661,7 @@ final class NativeVerbsProvider implements VerbsProvider {
         int[] ifindex = new int[1];
         int rc = NativeVerbs.efa_ah_query_gid_ndev(context, portNum, index, ifindex);
         if (rc == -org.efaah.verbs.Errno.EOPNOTSUPP.value()) {
-            throw new UnsupportedOperationException("this libibverbs has no ibv_query_gid_ex");
+            throw new VerbsException("ibv_query_gid_ex", org.efaah.verbs.Errno.EOPNOTSUPP, "this libibverbs has no ibv_query_gid_ex");
         }
         check(rc, "ibv_query_gid_ex", "port " + portNum + " index " + index);
         return ifindex[0];
@@ -667,15 +691,15 @@ final class NativeVerbsProvider implements VerbsProvider {
     }
 
     @Override
-    public List<org.efaah.verbs.NetworkChange> awaitNetworkChanges(long channel, int timeoutMillis) {
+    public List<org.efaah.verbs.spi.NetworkChange> awaitNetworkChanges(long channel, int timeoutMillis) {
         int[] count = new int[1];
         try (NativeVerbs.NetEvent events = new NativeVerbs.NetEvent(CHANGES_PER_WAIT)) {
             check(NativeVerbs.efa_ah_net_wait(channel, timeoutMillis, events, CHANGES_PER_WAIT, count),
                     "recvmsg(NETLINK_ROUTE)", null);
             ByteBuffer view = events.capacity(CHANGES_PER_WAIT).asByteBuffer().order(ByteOrder.nativeOrder());
-            List<org.efaah.verbs.NetworkChange> changes = new ArrayList<>(count[0]);
+            List<org.efaah.verbs.spi.NetworkChange> changes = new ArrayList<>(count[0]);
             for (int i = 0; i < count[0]; i++) {
-                org.efaah.verbs.NetworkChange c = networkChange(view, i * NativeVerbs.NetEvent.SIZE);
+                org.efaah.verbs.spi.NetworkChange c = networkChange(view, i * NativeVerbs.NetEvent.SIZE);
                 if (c != null) {
                     changes.add(c);
                 }
@@ -684,7 +708,7 @@ final class NativeVerbsProvider implements VerbsProvider {
         }
     }
 
-    private static org.efaah.verbs.NetworkChange networkChange(ByteBuffer view, int base) {
+    private static org.efaah.verbs.spi.NetworkChange networkChange(ByteBuffer view, int base) {
         int type = view.getInt(base + NativeVerbs.NetEvent.TYPE);
         int ifindex = view.getInt(base + NativeVerbs.NetEvent.IFINDEX);
         int state = view.getInt(base + NativeVerbs.NetEvent.STATE);
@@ -693,22 +717,22 @@ final class NativeVerbsProvider implements VerbsProvider {
         view.get(base + NativeVerbs.NetEvent.LLADDR, lladdr);
         switch (type) {
             case NativeVerbs.NetEvent.DUMP_DONE:
-                return org.efaah.verbs.NetworkChange.mark(
+                return org.efaah.verbs.spi.NetworkChange.mark(
                         (view.getInt(base + NativeVerbs.NetEvent.FLAGS) & NativeVerbs.NetEvent.DUMP_INTR) != 0
-                                ? org.efaah.verbs.NetworkChange.Type.DUMP_INTERRUPTED
-                                : org.efaah.verbs.NetworkChange.Type.DUMP_DONE);
+                                ? org.efaah.verbs.spi.NetworkChange.Type.DUMP_INTERRUPTED
+                                : org.efaah.verbs.spi.NetworkChange.Type.DUMP_DONE);
             case NativeVerbs.NetEvent.LOST:
-                return org.efaah.verbs.NetworkChange.mark(org.efaah.verbs.NetworkChange.Type.LOST);
+                return org.efaah.verbs.spi.NetworkChange.mark(org.efaah.verbs.spi.NetworkChange.Type.LOST);
             case NativeVerbs.NetEvent.NEWLINK, NativeVerbs.NetEvent.DELLINK: {
                 byte[] name = new byte[NativeVerbs.NetEvent.IFNAME_MAX];
                 view.get(base + NativeVerbs.NetEvent.IFNAME, name);
-                return org.efaah.verbs.NetworkChange.link(type == NativeVerbs.NetEvent.DELLINK, ifindex,
+                return org.efaah.verbs.spi.NetworkChange.link(type == NativeVerbs.NetEvent.DELLINK, ifindex,
                         cString(name, 0, name.length), state, view.getInt(base + NativeVerbs.NetEvent.MTU), lladdr, fromDump);
             }
             case NativeVerbs.NetEvent.NEWNEIGH, NativeVerbs.NetEvent.DELNEIGH: {
                 byte[] address = new byte[view.getInt(base + NativeVerbs.NetEvent.ADDR_LEN) == 4 ? 4 : 16];
                 view.get(base + NativeVerbs.NetEvent.ADDR, address);
-                return org.efaah.verbs.NetworkChange.neighbour(type == NativeVerbs.NetEvent.DELNEIGH, ifindex, address,
+                return org.efaah.verbs.spi.NetworkChange.neighbour(type == NativeVerbs.NetEvent.DELNEIGH, ifindex, address,
                         state, lladdr, fromDump);
             }
             default:

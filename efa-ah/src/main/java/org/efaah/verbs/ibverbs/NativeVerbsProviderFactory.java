@@ -1,7 +1,7 @@
 package org.efaah.verbs.ibverbs;
 
-import org.efaah.verbs.VerbsProvider;
-import org.efaah.verbs.VerbsProviderFactory;
+import org.efaah.verbs.spi.VerbsProvider;
+import org.efaah.verbs.spi.VerbsProviderFactory;
 import org.efaah.verbs.VerbsProviders;
 
 /**

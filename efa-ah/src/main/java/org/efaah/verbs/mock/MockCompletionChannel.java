@@ -1,6 +1,7 @@
 package org.efaah.verbs.mock;
 
-import org.efaah.verbs.VerbsProvider;
+import org.efaah.verbs.spi.CompletionChannelVerbs;
+import org.efaah.verbs.spi.VerbsProvider;
 
 /**
  * A completion channel of the mock ({@code struct ibv_comp_channel} as the native stub uses it: one
@@ -77,7 +78,7 @@ final class MockCompletionChannel {
                 }
             }
             if (stopped) {
-                return VerbsProvider.CHANNEL_STOPPED;
+                return CompletionChannelVerbs.CHANNEL_STOPPED;
             }
             woken = false;
             int n = pending;

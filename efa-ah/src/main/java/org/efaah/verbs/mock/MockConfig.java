@@ -7,7 +7,7 @@ import org.efaah.verbs.EfaDeviceAttributes;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.GidType;
-import org.efaah.verbs.Ranges;
+import org.efaah.internal.Ranges;
 
 /**
  * Configuration of a {@link MockVerbsProvider}: how many EFA-like devices, their GID tables,

@@ -5,7 +5,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.efaah.verbs.AsyncEvent;
+import org.efaah.verbs.spi.AsyncEvent;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.VerbsException;
 

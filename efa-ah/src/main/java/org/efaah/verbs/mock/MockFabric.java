@@ -15,7 +15,7 @@ import org.efaah.verbs.Gid;
 import org.efaah.verbs.Grh;
 import org.efaah.verbs.QueuePairState;
 import org.efaah.verbs.QueuePairType;
-import org.efaah.verbs.QueuePairNumbers;
+import org.efaah.verbs.spi.QueuePairNumbers;
 import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.WorkCompletion;
 

@@ -9,7 +9,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.Gid;
-import org.efaah.verbs.NetworkChange;
+import org.efaah.verbs.spi.NetworkChange;
 import org.efaah.verbs.VerbsException;
 
 /**

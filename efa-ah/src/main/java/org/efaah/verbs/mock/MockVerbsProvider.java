@@ -1,5 +1,9 @@
 package org.efaah.verbs.mock;
 
+import org.efaah.verbs.spi.AsyncEventVerbs;
+import org.efaah.verbs.spi.CompletionChannelVerbs;
+import org.efaah.verbs.spi.DatagramVerbs;
+import org.efaah.verbs.spi.NetworkVerbs;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.HashMap;
@@ -12,14 +16,14 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import org.efaah.verbs.AddressHandleAttributes;
-import org.efaah.verbs.CreatedAh;
+import org.efaah.verbs.spi.CreatedAh;
 import org.efaah.verbs.DeviceAttributes;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.PortAttributes;
-import org.efaah.verbs.Ranges;
+import org.efaah.internal.Ranges;
 import org.efaah.verbs.VerbsException;
-import org.efaah.verbs.VerbsProvider;
+import org.efaah.verbs.spi.VerbsProvider;
 
 /**
  * A {@link VerbsProvider} that behaves like a current EFA host (new-generation hardware under a
@@ -53,7 +57,8 @@ import org.efaah.verbs.VerbsProvider;
  * {@link #failNextDestroys}, or at random through {@link MockConfig#failureProbability()} and
  * {@link #injectRandomFaults}.
  */
-public final class MockVerbsProvider implements VerbsProvider {
+public final class MockVerbsProvider 
+        implements VerbsProvider, DatagramVerbs, CompletionChannelVerbs, AsyncEventVerbs, NetworkVerbs {
     private final MockConfig config;
     private final List<MockDevice> devices = new ArrayList<>();
     private final Map<Long, MockContext> contexts = new ConcurrentHashMap<>();
@@ -521,7 +526,7 @@ public final class MockVerbsProvider implements VerbsProvider {
     /**
      * From now on (true) every GID type and netdev query fails as the native provider's does on a
      * libibverbs without {@code ibv_query_gid_ex} (rdma-core older than 32, which added it): with
-     * {@link UnsupportedOperationException}; false answers them again. {@code ibv_query_gid} still
+     * {@link VerbsException} EOPNOTSUPP; false answers them again. {@code ibv_query_gid} still
      * answers, as it does there.
      *
      * @param lacking true to answer as such a libibverbs
@@ -536,7 +541,7 @@ public final class MockVerbsProvider implements VerbsProvider {
      * _ibv_query_gid_ex becomes this exception, message included. */
     private void checkQueryGidEx() {
         if (lackQueryGidEx) {
-            throw new UnsupportedOperationException("this libibverbs has no ibv_query_gid_ex");
+            throw new VerbsException("ibv_query_gid_ex", Errno.EOPNOTSUPP, "this libibverbs has no ibv_query_gid_ex");
         }
     }
 
@@ -662,7 +667,7 @@ public final class MockVerbsProvider implements VerbsProvider {
     }
 
     @Override
-    public org.efaah.verbs.QueuePairNumbers createUdQp(long pd, long sendCq, long recvCq, int maxSendWr, int maxRecvWr) {
+    public org.efaah.verbs.spi.QueuePairNumbers createUdQp(long pd, long sendCq, long recvCq, int maxSendWr, int maxRecvWr) {
         return fabric.createQp(org.efaah.verbs.QueuePairType.UD, pd(pd, "ibv_create_qp"), sendCq, recvCq, maxSendWr,
                 maxRecvWr);
     }
@@ -717,12 +722,33 @@ public final class MockVerbsProvider implements VerbsProvider {
         fabric.moveQpToError(qp);
     }
 
+    /** This provider has every facet but EFA's, which {@link #efa()} answers by the model. */
+    @Override
+    public DatagramVerbs datagrams() {
+        return this;
+    }
+
+    @Override
+    public CompletionChannelVerbs completionChannels() {
+        return this;
+    }
+
+    @Override
+    public AsyncEventVerbs asyncEvents() {
+        return this;
+    }
+
+    @Override
+    public NetworkVerbs networkChanges() {
+        return this;
+    }
+
     /**
      * The EFA extensions of the EFA model; EOPNOTSUPP when the mock models RoCE, as libefa
      * answers for a device that is not EFA.
      */
     @Override
-    public org.efaah.verbs.EfaVerbs efa() {
+    public org.efaah.verbs.spi.EfaVerbs efa() {
         if (!config.efa()) {
             throw new VerbsException("efadv", Errno.EOPNOTSUPP, "the mock's devices model RoCE, not EFA");
         }
@@ -731,7 +757,7 @@ public final class MockVerbsProvider implements VerbsProvider {
 
     private volatile boolean cqNotifications = true;
 
-    private final org.efaah.verbs.EfaVerbs efaVerbs = new org.efaah.verbs.EfaVerbs() {
+    private final org.efaah.verbs.spi.EfaVerbs efaVerbs = new org.efaah.verbs.spi.EfaVerbs() {
         @Override
         public long createCqWithSourceGid(long context, int entries) {
             MockContext c = context(context, "efadv_create_cq");
@@ -759,7 +785,7 @@ public final class MockVerbsProvider implements VerbsProvider {
         }
 
         @Override
-        public org.efaah.verbs.QueuePairNumbers createSrdQp(long pd, long sendCq, long recvCq, int maxSendWr,
+        public org.efaah.verbs.spi.QueuePairNumbers createSrdQp(long pd, long sendCq, long recvCq, int maxSendWr,
                                                             int maxRecvWr) {
             return fabric.createQp(org.efaah.verbs.QueuePairType.SRD, pd(pd, "efadv_create_qp_ex"), sendCq, recvCq,
                     maxSendWr, maxRecvWr);
@@ -843,7 +869,7 @@ public final class MockVerbsProvider implements VerbsProvider {
     }
 
     @Override
-    public List<org.efaah.verbs.AsyncEvent> awaitAsyncEvents(long channel, int timeoutMillis) {
+    public List<org.efaah.verbs.spi.AsyncEvent> awaitAsyncEvents(long channel, int timeoutMillis) {
         return events.await(channel, timeoutMillis);
     }
 
@@ -885,7 +911,7 @@ public final class MockVerbsProvider implements VerbsProvider {
     }
 
     @Override
-    public List<org.efaah.verbs.NetworkChange> awaitNetworkChanges(long channel, int timeoutMillis) {
+    public List<org.efaah.verbs.spi.NetworkChange> awaitNetworkChanges(long channel, int timeoutMillis) {
         return network.await(channel, timeoutMillis);
     }
 
@@ -920,7 +946,7 @@ public final class MockVerbsProvider implements VerbsProvider {
                 open.add(handle);
             }
         });
-        events.raise(open, new org.efaah.verbs.AsyncEvent(kind.value(), portNum));
+        events.raise(open, new org.efaah.verbs.spi.AsyncEvent(kind.value(), portNum));
     }
 
     /**

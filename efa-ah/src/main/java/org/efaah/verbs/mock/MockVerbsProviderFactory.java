@@ -1,7 +1,7 @@
 package org.efaah.verbs.mock;
 
-import org.efaah.verbs.VerbsProvider;
-import org.efaah.verbs.VerbsProviderFactory;
+import org.efaah.verbs.spi.VerbsProvider;
+import org.efaah.verbs.spi.VerbsProviderFactory;
 
 /** Makes the mock provider, configured by {@link MockConfig#fromSystemProperties()}. Always available. */
 public final class MockVerbsProviderFactory implements VerbsProviderFactory {

@@ -3,8 +3,8 @@ package org.efaah.verbs.ibverbs;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
-import org.efaah.verbs.EfaVerbs;
-import org.efaah.verbs.QueuePairNumbers;
+import org.efaah.verbs.spi.EfaVerbs;
+import org.efaah.verbs.spi.QueuePairNumbers;
 import org.efaah.verbs.QueuePairType;
 import org.efaah.verbs.WorkCompletion;
 

@@ -11,7 +11,7 @@ import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.efaah.verbs.AddressHandleAttributes;
-import org.efaah.verbs.CreatedAh;
+import org.efaah.verbs.spi.CreatedAh;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.DeviceAttributes;
 import org.efaah.verbs.Errno;
@@ -19,9 +19,9 @@ import org.efaah.verbs.Gid;
 import org.efaah.verbs.HardwareAddressHandle;
 import org.efaah.verbs.PortAttributes;
 import org.efaah.verbs.ProtectionDomain;
-import org.efaah.verbs.QueuePairNumbers;
+import org.efaah.verbs.spi.QueuePairNumbers;
 import org.efaah.verbs.VerbsException;
-import org.efaah.verbs.VerbsProvider;
+import org.efaah.verbs.spi.VerbsProvider;
 import org.efaah.verbs.VerbsProviders;
 import org.efaah.verbs.WorkCompletion;
 import org.junit.jupiter.api.BeforeEach;
@@ -109,23 +109,23 @@ class NativeDeviceTest {
         try (VerbsProvider p = VerbsProviders.open("native")) {
             long context = p.openDevice(p.deviceNames().get(0));
             long pd = p.allocatePd(context);
-            long sendCq = p.createCq(context, 16);
-            long recvCq = p.createCq(context, 16);
+            long sendCq = p.datagrams().createCq(context, 16);
+            long recvCq = p.datagrams().createCq(context, 16);
             ByteBuffer memory = ByteBuffer.allocateDirect(4096);
-            long mr = p.registerMemory(pd, memory);
-            QueuePairNumbers qp = p.createUdQp(pd, sendCq, recvCq, 8, 8);
+            long mr = p.datagrams().registerMemory(pd, memory);
+            QueuePairNumbers qp = p.datagrams().createUdQp(pd, sendCq, recvCq, 8, 8);
             CreatedAh ah = null;
             try {
                 assertTrue(qp.qpn() > 0 && qp.qpn() <= 0xFFFFFF, "qpn " + qp.qpn());
-                p.activateUdQp(qp.handle(), 1, 0, 0x11111111);
-                p.postReceive(qp.handle(), mr, 2048, 40 + 100, 77);
+                p.datagrams().activateUdQp(qp.handle(), 1, 0, 0x11111111);
+                p.datagrams().postReceive(qp.handle(), mr, 2048, 40 + 100, 77);
                 for (int i = 0; i < 100; i++) {
                     memory.put(i, (byte) (i * 3 + 1));
                 }
                 Gid own = p.queryGid(context, 1, gidIndex);
                 CreatedAh toSelf = p.createAh(pd, AddressHandleAttributes.builder().dgid(own).sgidIndex(gidIndex).build());
                 ah = toSelf;
-                p.postSend(qp.handle(), toSelf.handle(), qp.qpn(), 0x11111111, mr, 0, 100, 55);
+                p.datagrams().postSend(qp.handle(), toSelf.handle(), qp.qpn(), 0x11111111, mr, 0, 100, 55);
 
                 WorkCompletion[] wc = {new WorkCompletion(), new WorkCompletion()};
                 WorkCompletion sent = pollOne(p, sendCq, wc);
@@ -147,7 +147,7 @@ class NativeDeviceTest {
                 for (int i = 0; i < 100; i++) {
                     assertEquals((byte) (i * 3 + 1), memory.get(2048 + 40 + i), "payload byte " + i);
                 }
-                AddressHandleAttributes back = p.initAhFromWc(context, 1, received, mr, 2048);
+                AddressHandleAttributes back = p.datagrams().initAhFromWc(context, 1, received, mr, 2048);
                 if (efa) {
                     assertFalse(back.isGlobal(), back.toString());
                     assertEquals(received.slid, back.dlid(), back.toString());
@@ -159,13 +159,13 @@ class NativeDeviceTest {
 
                 // Ranges outside the MR are refused by the stub, before libibverbs.
                 VerbsException outside = assertThrows(VerbsException.class,
-                        () -> p.postSend(qp.handle(), toSelf.handle(), qp.qpn(), 0, mr, 4000, 97, 1));
+                        () -> p.datagrams().postSend(qp.handle(), toSelf.handle(), qp.qpn(), 0, mr, 4000, 97, 1));
                 assertEquals(Errno.EINVAL, outside.errno());
                 assertEquals("ibv_post_send", outside.operation());
                 assertEquals(Errno.EINVAL, assertThrows(VerbsException.class,
-                        () -> p.initAhFromWc(context, 1, received, mr, 4057)).errno());
+                        () -> p.datagrams().initAhFromWc(context, 1, received, mr, 4057)).errno());
                 // The kernel keeps a CQ that a QP uses.
-                VerbsException busy = assertThrows(VerbsException.class, () -> p.destroyCq(sendCq));
+                VerbsException busy = assertThrows(VerbsException.class, () -> p.datagrams().destroyCq(sendCq));
                 assertEquals("ibv_destroy_cq", busy.operation());
 
                 assertPollingAllocatesNothing(p, recvCq, wc);
@@ -173,10 +173,10 @@ class NativeDeviceTest {
                 if (ah != null) {
                     p.destroyAh(ah.handle());
                 }
-                p.destroyQp(qp.handle());
-                p.deregisterMemory(mr);
-                p.destroyCq(recvCq);
-                p.destroyCq(sendCq);
+                p.datagrams().destroyQp(qp.handle());
+                p.datagrams().deregisterMemory(mr);
+                p.datagrams().destroyCq(recvCq);
+                p.datagrams().destroyCq(sendCq);
                 p.deallocatePd(pd);
                 p.closeDevice(context);
             }
@@ -186,7 +186,7 @@ class NativeDeviceTest {
     private static WorkCompletion pollOne(VerbsProvider p, long cq, WorkCompletion[] wc) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (System.nanoTime() < deadline) {
-            int n = p.pollCq(cq, wc);
+            int n = p.datagrams().pollCq(cq, wc);
             if (n > 0) {
                 assertEquals(1, n);
                 return wc[0];
@@ -200,11 +200,11 @@ class NativeDeviceTest {
         com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         long id = Thread.currentThread().getId();
         for (int i = 0; i < 20_000; i++) {
-            p.pollCq(cq, wc); // warm-up: this thread's scratch is made, the path compiled
+            p.datagrams().pollCq(cq, wc); // warm-up: this thread's scratch is made, the path compiled
         }
         long before = threads.getThreadAllocatedBytes(id);
         for (int i = 0; i < 100_000; i++) {
-            assertEquals(0, p.pollCq(cq, wc));
+            assertEquals(0, p.datagrams().pollCq(cq, wc));
         }
         long allocated = threads.getThreadAllocatedBytes(id) - before;
         // Not 0: the JIT may still allocate a little for the measuring loop itself.

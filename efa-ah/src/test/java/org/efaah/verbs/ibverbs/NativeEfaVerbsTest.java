@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import org.efaah.verbs.EfaVerbs;
+import org.efaah.verbs.spi.EfaVerbs;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.VerbsException;
 import org.junit.jupiter.api.Test;

@@ -8,7 +8,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.bytedeco.javacpp.Loader;
-import org.efaah.verbs.NetworkChange;
+import org.efaah.verbs.spi.NetworkChange;
 import org.junit.jupiter.api.Test;
 
 /**

@@ -20,7 +20,7 @@ import org.bytedeco.javacpp.Loader;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.VerbsException;
-import org.efaah.verbs.VerbsProviderFactory;
+import org.efaah.verbs.spi.VerbsProviderFactory;
 import org.efaah.verbs.VerbsProviders;
 import org.efaah.verbs.WorkCompletion;
 import org.junit.jupiter.api.Test;

@@ -1,5 +1,6 @@
 package org.efaah.verbs.mock;
 
+import org.efaah.verbs.spi.CompletionChannelVerbs;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -7,9 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.ByteBuffer;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Errno;
-import org.efaah.verbs.QueuePairNumbers;
+import org.efaah.verbs.spi.QueuePairNumbers;
 import org.efaah.verbs.VerbsException;
-import org.efaah.verbs.VerbsProvider;
+import org.efaah.verbs.spi.VerbsProvider;
 import org.efaah.verbs.WorkCompletion;
 import org.junit.jupiter.api.Test;
 
@@ -62,8 +63,8 @@ class MockCompletionChannelTest {
     @Test
     void aStopEndsEveryWaitNowAndLater() {
         mock.stopCompletionChannel(channel);
-        assertEquals(VerbsProvider.CHANNEL_STOPPED, mock.awaitCqEvents(channel, 10_000));
-        assertEquals(VerbsProvider.CHANNEL_STOPPED, mock.awaitCqEvents(channel, 10_000));
+        assertEquals(CompletionChannelVerbs.CHANNEL_STOPPED, mock.awaitCqEvents(channel, 10_000));
+        assertEquals(CompletionChannelVerbs.CHANNEL_STOPPED, mock.awaitCqEvents(channel, 10_000));
     }
 
     @Test

@@ -7,9 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
 import org.efaah.verbs.AddressHandleAttributes;
-import org.efaah.verbs.CreatedAh;
+import org.efaah.verbs.spi.CreatedAh;
 import org.efaah.verbs.Errno;
-import org.efaah.verbs.QueuePairNumbers;
+import org.efaah.verbs.spi.QueuePairNumbers;
 import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.WorkCompletion;
 import org.junit.jupiter.api.Test;

@@ -1,4 +1,4 @@
-package org.efaah.verbs;
+package org.efaah.verbs.spi;
 
 /**
  * What a provider returns from {@code ibv_create_ah}.

@@ -1,5 +1,7 @@
-package org.efaah.verbs;
+package org.efaah.verbs.spi;
 
+import org.efaah.verbs.Gid;
+import org.efaah.verbs.NetworkEvent;
 import java.util.Objects;
 
 /**

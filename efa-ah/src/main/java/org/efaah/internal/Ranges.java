@@ -1,4 +1,4 @@
-package org.efaah.verbs;
+package org.efaah.internal;
 
 /**
  * The one range check behind every {@link IllegalArgumentException} for an out-of-range number

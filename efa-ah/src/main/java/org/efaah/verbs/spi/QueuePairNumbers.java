@@ -1,4 +1,4 @@
-package org.efaah.verbs;
+package org.efaah.verbs.spi;
 
 /**
  * What {@code ibv_create_qp(3)} returns for a UD QP.

@@ -1,4 +1,9 @@
-package org.efaah.verbs;
+package org.efaah.verbs.spi;
+
+import org.efaah.verbs.EfaDeviceAttributes;
+import org.efaah.verbs.Errno;
+import org.efaah.verbs.VerbsException;
+import org.efaah.verbs.WorkCompletion;
 
 /**
  * The EFA-only verbs (libefa's {@code efadv.h}), obtained from {@link VerbsProvider#efa()}. Like

@@ -1,4 +1,6 @@
-package org.efaah.verbs;
+package org.efaah.verbs.spi;
+
+import org.efaah.verbs.DeviceEvent;
 
 /**
  * One asynchronous event as a provider reads it ({@code struct ibv_async_event}, already

@@ -1,4 +1,6 @@
-package org.efaah.verbs;
+package org.efaah.verbs.spi;
+
+import org.efaah.verbs.VerbsProviders;
 
 /**
  * Makes a {@link VerbsProvider}; found with {@link java.util.ServiceLoader}, so that the code

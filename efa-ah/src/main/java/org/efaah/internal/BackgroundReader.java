@@ -1,4 +1,4 @@
-package org.efaah.verbs;
+package org.efaah.internal;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -1,0 +1,93 @@
+package org.efaah.verbs.spi;
+
+import org.efaah.verbs.VerbsException;
+
+/**
+ * Completion channels: a thread sleeps until its CQ has a completion. A provider offers them
+ * through {@link VerbsProvider#completionChannels()}; without them its CQs are polled.
+ */
+public interface CompletionChannelVerbs {
+
+    /**
+     * {@code ibv_create_comp_channel(3)}: a channel for one CQ ({@link #createCq(long, int, long)}),
+     * with a stop signal ({@link #stopCompletionChannel}) beside it.
+     *
+     * @param context a handle {@link VerbsProvider#openDevice} returned
+     * @return a channel handle, destroyed with {@link #destroyCompletionChannel} after its CQ
+     * @throws VerbsException with the errno of the failing call; EOPNOTSUPP from a provider without channels
+     */
+    long createCompletionChannel(long context);
+
+    /**
+     * {@code ibv_create_cq(3)} whose completions are announced on {@code channel}; a channel takes one CQ.
+     * {@link DatagramVerbs#destroyCq} acknowledges the events still unacknowledged before it destroys the CQ
+     * ({@code ibv_destroy_cq} waits for every event it reported to be acknowledged).
+     *
+     * @param context a handle {@link VerbsProvider#openDevice} returned
+     * @param entries the minimum number of CQEs, 1 .. the device's {@code max_cqe}
+     * @param channel a handle {@link #createCompletionChannel} returned, with no CQ yet
+     * @return a CQ handle, freed with {@link DatagramVerbs#destroyCq}
+     * @throws VerbsException EBUSY when the channel has a CQ; on EFA EOPNOTSUPP where the device lacks
+     *                        CQ notifications ({@code efa_create_cq_ex}: {@code EFA_DEV_CAP(CQ_NOTIFICATIONS)})
+     */
+    long createCq(long context, int entries, long channel);
+
+    /**
+     * {@code ibv_req_notify_cq(3)} with {@code solicited_only} 0: the next completion added to the CQ
+     * puts one event on its channel. Completions already in the CQ give none: poll once more after it.
+     *
+     * @param cq a handle {@link #createCq(long, int, long)} returned
+     * @throws VerbsException with the provider's errno
+     */
+    void requestCqNotification(long cq);
+
+    /**
+     * Waits up to {@code timeoutMillis} for the channel's events ({@code ibv_get_cq_event(3)}), and
+     * takes every one pending; acknowledges them in batches. One waiter per channel at a time.
+     *
+     * @param channel       a handle {@link #createCompletionChannel} returned
+     * @param timeoutMillis the longest wait, ms; 0 does not wait
+     * @return the events taken, 0 on timeout or {@link #wakeCompletionChannel}; {@link #CHANNEL_STOPPED}
+     *         once {@link #stopCompletionChannel}
+     *         was called
+     * @throws VerbsException with the errno of the failing call
+     */
+    int awaitCqEvents(long channel, int timeoutMillis);
+
+    /** What {@link #awaitCqEvents} returns once its channel is stopped. */
+    int CHANNEL_STOPPED = -1;
+
+    /**
+     * Makes every wait on the channel, in progress or later, return {@link #CHANNEL_STOPPED} at once.
+     * Any thread, any time before the channel is destroyed.
+     *
+     * @param channel a handle {@link #createCompletionChannel} returned
+     */
+    void stopCompletionChannel(long channel);
+
+    /**
+     * Ends the wait on the channel in progress, or the next one, with 0 events: how a waiting
+     * thread's interrupt reaches a wait in {@code poll(2)}. Any thread, any time before the channel
+     * is destroyed.
+     *
+     * @param channel a handle {@link #createCompletionChannel} returned
+     */
+    void wakeCompletionChannel(long channel);
+
+    /**
+     * The channel's file descriptor, readable when an event is pending, for callers that wait on
+     * many channels with {@code poll(2)} or {@code epoll(7)}.
+     *
+     * @param channel a handle {@link #createCompletionChannel} returned
+     * @return the fd; -1 where the provider has none (the mock)
+     */
+    int completionChannelFd(long channel);
+
+    /**
+     * {@code ibv_destroy_comp_channel(3)}.
+     *
+     * @param channel a handle {@link #createCompletionChannel} returned; invalid after success
+     * @throws VerbsException EBUSY while its CQ exists
+     */
+    void destroyCompletionChannel(long channel);
+}
