@@ -213,20 +213,21 @@ public final class AddressHandleCache implements AutoCloseable {
         // object for a handle used in place): attributes this device validated before, whose key
         // needs no resolving (its PD table's key policy says: the dgid on EFA; elsewhere a request
         // that names its sgid_index).
-        EntryTables.PdTable t = device.hasValidated(attributes) ? tables.pdTable(pd) : null;
+        // The one read of the closed flag comes before the reference is taken, never after: a
+        // reference taken lock-free is handed out, so that close, which retires each entry's
+        // word, counts as open exactly the handles given out (see handOut). Closed: the slow
+        // path refuses.
+        EntryTables.PdTable t = !closed && device.hasValidated(attributes) ? tables.pdTable(pd) : null;
         if (t != null) {
             Object key = t.keys().plainKey(attributes);
             Entry e = key == null ? null : t.table().get(key);
             long word = e == null ? -1 : e.tryRetainHit(); // the hit is counted in the entry's word
             if (word >= 0) {
-                if (closed) {
-                    throw refuseHit(e);
-                }
                 if (Entry.hitsDue(word)) {
                     stats.recordHits(e.takeHits());
                 }
-                // handleFor's work, written out: the handle must be allocated in this method,
-                // which callers inline; handleFor, called from every path, may be compiled on its
+                // handOut's work, written out: the handle must be allocated in this method,
+                // which callers inline; handOut, called from every path, may be compiled on its
                 // own first and then not inlined here (seen: 32 B per hit in one JVM of four).
                 LeakTracker.Watch watch = leaks.maybeTrack(e);
                 return new AddressHandle(this, e, watch);
@@ -245,9 +246,10 @@ public final class AddressHandleCache implements AutoCloseable {
         KeyPolicy keys = t == null ? KeyPolicy.of(device) : t.keys();
         AddressHandleAttributes checked = keys.checked(device, attributes);
         Object key = keys.key(checked);
+        checkOpen();
         Entry e = t == null ? null : t.table().get(key);
         if (e != null && e.tryRetain()) {
-            return hitHandle(e, false);
+            return hit(e);
         }
         return acquireSlow(pd, keys, key, keys.createWith(device, checked));
     }
@@ -283,13 +285,13 @@ public final class AddressHandleCache implements AutoCloseable {
                 return null;
             }
             if (e.tryRetain()) {
-                return hitHandle(e, false);
+                return hit(e);
             }
             lockToWait(e);
             try {
                 int taken = e.state() == Entry.State.LIVE ? retainLocked(e) : NOT_TAKEN;
                 if (taken != NOT_TAKEN) {
-                    return hitHandle(e, taken == REVIVED);
+                    return hitLocked(e, taken == REVIVED);
                 }
             } finally {
                 e.unlock();
@@ -370,15 +372,21 @@ public final class AddressHandleCache implements AutoCloseable {
                 e = tables.putIfAbsent(table, fresh);
                 if (e == null) {
                     create(table, fresh, attributes);
+                    // Decided under the lock, which close takes after it sets the flag: the
+                    // reference is either dropped here, before close can count it, or handed out
+                    // and, if still open then, counted by close as the leak it is.
+                    if (closed) {
+                        throw releaseClosed(fresh);
+                    }
                 }
             } finally {
                 fresh.unlock();
             }
             if (e == null) {
-                return handleFor(fresh);
+                return handOut(fresh);
             }
             if (e.tryRetain()) {
-                return hitHandle(e, false);
+                return hit(e);
             }
             lockToWait(e);
             try {
@@ -386,7 +394,7 @@ public final class AddressHandleCache implements AutoCloseable {
                     case LIVE:
                         int taken = retainLocked(e);
                         if (taken != NOT_TAKEN) {
-                            return hitHandle(e, taken == REVIVED);
+                            return hitLocked(e, taken == REVIVED);
                         }
                         if (e.state() == Entry.State.LIVE) {
                             tables.detach(table, e); // invalidated and still referenced: its holders release it
@@ -469,41 +477,47 @@ public final class AddressHandleCache implements AutoCloseable {
         return copy;
     }
 
-    private AddressHandle handleFor(Entry e) {
-        if (closed) {
-            throw releaseClosed(e);
-        }
+    /**
+     * A handle for a reference taken (a create's, or a hit's, counted by the caller); never
+     * refused. Close counts as open handles the references it finds in each entry's word as it
+     * retires it, so a reference must not be taken for a handle that may then be refused: a
+     * lock-free retain is preceded by the caller's look at the closed flag (a reference taken
+     * after that look is taken before close, and close either counts it or makes the retain
+     * fail), and a reference taken under the entry's lock is refused, if at all, under that lock
+     * ({@link #hitLocked}, {@link #acquireSlow}'s create), which close takes after setting the
+     * flag.
+     */
+    private AddressHandle handOut(Entry e) {
         // The watch first: allocating the handle before a call that may deoptimise keeps C2
         // from scalar-replacing it (measured: 32 B per hit instead of 0 with detection off).
         LeakTracker.Watch watch = leaks.maybeTrack(e);
         return new AddressHandle(this, e, watch);
     }
 
+    /** A handle for a reference just taken lock-free, after the caller saw the cache open: a hit. */
+    private AddressHandle hit(Entry e) {
+        stats.recordHit();
+        return handOut(e);
+    }
+
     /**
-     * A handle for a reference just taken as a hit (or a revival), counted only if the handle is
-     * handed out: a refused acquire counts nothing (CacheStats' rules).
+     * A handle for a reference just taken with {@code e}'s lock held, still held: refused here if
+     * the cache closed meanwhile (close's count of {@code e} waits for the lock, so it never sees
+     * the reference), else counted as a hit (or a revival). A refused acquire counts nothing
+     * (CacheStats' rules).
      */
-    private AddressHandle hitHandle(Entry e, boolean revived) {
+    private AddressHandle hitLocked(Entry e, boolean revived) {
+        assert e.isHeldExclusively();
         if (closed) {
             throw releaseClosed(e);
         }
-        stats.recordHit();
         if (revived) {
             stats.recordRevived();
         }
-        LeakTracker.Watch watch = leaks.maybeTrack(e);
-        return new AddressHandle(this, e, watch);
+        return hit(e);
     }
 
-    /** The lock-free hit raced with close(): takes back the hit counted in the entry's word, and the reference. */
-    private IllegalStateException refuseHit(Entry e) {
-        if (!e.untakeHit()) {
-            stats.recordHits(-1); // folded or retired into the counter meanwhile
-        }
-        return releaseClosed(e);
-    }
-
-    /** Raced with close(): the reference just taken must not outlive the cache. */
+    /** Raced with close(), with the entry's lock held: the reference just taken must not outlive the cache. */
     private IllegalStateException releaseClosed(Entry e) {
         release(e);
         return new IllegalStateException("address handle cache is closed");

@@ -262,22 +262,6 @@ final class Entry extends AbstractQueuedSynchronizer {
         }
     }
 
-    /**
-     * Takes back one hit counted by {@link #tryRetainHit()} whose handle was refused; false if
-     * the word holds none any more (they were moved to the cache's counter meanwhile).
-     */
-    boolean untakeHit() {
-        for (;;) {
-            long w = word;
-            if (hitsOf(w) == 0) {
-                return false;
-            }
-            if (WORD.compareAndSet(this, w, w - HIT)) {
-                return true;
-            }
-        }
-    }
-
     /** Whether a word written by {@link #tryRetainHit()} holds hits enough to fold ({@link #takeHits()}). */
     static boolean hitsDue(long word) {
         return word >= FOLD_AT;
@@ -410,6 +394,11 @@ final class Entry extends AbstractQueuedSynchronizer {
 
     /** References held, whether or not the entry was invalidated; 0 once destroyed. */
     int references() {
+        return referencesIn(word);
+    }
+
+    /** {@link #references()} of a word read once (the one {@link #retireLocked()} returns). */
+    static int referencesIn(long word) {
         int r = refsOf(word);
         return r >= 0 ? r : r >= STALE ? r - STALE : 0;
     }

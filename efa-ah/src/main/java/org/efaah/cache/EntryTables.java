@@ -33,7 +33,10 @@ import org.efaah.verbs.ProtectionDomain;
  *    counter), leaves the idle list, the AHN index, the detached set and its table, in that
  *    order, under its lock. The live count drops when its AH is destroyed, or handed to its
  *    device's close (a destroy that failed at the cache's close, or under a closing device):
- *    hardwareGone, once per AH.
+ *    hardwareGone, once per AH. The cache's close counts as open handles the references in the
+ *    word its retire returns, so a reference is never taken for a handle that may then be refused
+ *    because the cache closed: a lock-free retain follows a look at the closed flag and is handed
+ *    out; a retain under the entry's lock (a create, a revival) is refused under that lock.
  *  - Revival. Every look-up that finds an entry without a reference (acquire, acquireByAhn)
  *    takes its lock and then either takes a reference (as a hit, or reviving it from 0), or
  *    finishes what an invalidation or a device close left to the lock holder; never null for
@@ -189,8 +192,12 @@ final class EntryTables {
         live.decrementAndGet();
     }
 
-    /** The one retire: see the class note. The AH is gone already ({@link #hardwareGone()}). */
-    void retire(Entry e) {
+    /**
+     * The one retire: see the class note. The AH is gone already ({@link #hardwareGone()}).
+     * Returns the word the entry held (its references as the retire found them: no retain
+     * succeeds after it).
+     */
+    long retire(Entry e) {
         assert e.isHeldExclusively();
         leaveIdle(e);
         long was = e.retireLocked();
@@ -203,6 +210,7 @@ final class EntryTables {
             detached.remove(e);
         }
         forgetInTable(e);
+        return was;
     }
 
     /** An entry found ended (DEAD or FAILED) by close: out of the set and its table. */

@@ -334,7 +334,6 @@ final class Reclaimer {
                 e.lock();
                 try {
                     if (e.state() == Entry.State.LIVE) {
-                        openHandles += Math.max(0, e.references() - e.sealCollectedLeaks());
                         tables.leaveIdle(e);
                         Throwable failure = destroyHardware(e, RemovalCause.CACHE_CLOSED);
                         if (failure == null) {
@@ -344,7 +343,12 @@ final class Reclaimer {
                             firstFailure = chain(firstFailure, failure);
                             tables.hardwareGone(); // handed to its device's close: no longer the cache's
                         }
-                        tables.retire(e);
+                        // The open handles are the references in the word the retire took: one
+                        // taken lock-free before it is a handle handed out (the cache looks at its
+                        // closed flag before a lock-free retain, never after), one after it fails.
+                        // References taken under this lock were refused or handed out before it.
+                        long was = tables.retire(e);
+                        openHandles += Math.max(0, Entry.referencesIn(was) - e.sealCollectedLeaks());
                     }
                     tables.forgetEnded(e); // DEAD or FAILED now, whoever ended it
                 } finally {

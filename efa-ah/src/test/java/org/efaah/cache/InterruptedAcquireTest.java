@@ -132,6 +132,7 @@ class InterruptedAcquireTest {
         assertTrue(w.thrown.get() instanceof IllegalStateException, "got " + w.thrown.get());
         assertTrue(returnedDuringTheCreate && waitedMillis < 1_000, "returned " + waitedMillis + " ms after close");
         assertEquals(0, f.provider.mock.counters().liveAhs(), "the late create was destroyed");
+        assertEquals(0, f.cache.stats().leaksReported(), "the create close refused counted as a handle left open");
         f.pd.close();
         f.device.close();
     }

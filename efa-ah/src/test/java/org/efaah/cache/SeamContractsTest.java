@@ -141,6 +141,55 @@ class SeamContractsTest {
         }
     }
 
+    /**
+     * The same kind on the miss path (InterruptedAcquireTest's flake): a create that close waits
+     * for, and then refuses, held its entry's reference for an instant after the entry lock was
+     * free; close, taking the lock then, counted that reference as a handle left open. Rounds,
+     * since before the fix the closer had to take the lock before the creator looked at the flag.
+     */
+    @Test
+    void aCreateThatCloseRefusesCountsNoLeak() throws Exception {
+        try (LogCapture log = LogCapture.of(AddressHandleCache.class)) {
+            for (int round = 0; round < 200; round++) {
+                FaultyFixture f = new FaultyFixture();
+                f.provider.createGate = new CountDownLatch(1);
+                f.provider.createEntered = new CountDownLatch(1);
+                AtomicReference<Throwable> refused = new AtomicReference<>();
+                Thread creator = new Thread(() -> {
+                    try {
+                        f.cache.acquire(f.pd, peer(1)).close();
+                    } catch (Throwable t) {
+                        refused.set(t);
+                    }
+                }, "creator");
+                creator.start();
+                assertTrue(f.provider.createEntered.await(10, TimeUnit.SECONDS));
+                Thread closer = new Thread(f.cache::close, "closer");
+                closer.start();
+                awaitParked(closer); // in close, waiting for the create's entry lock
+                f.provider.createGate.countDown();
+                creator.join(10_000);
+                closer.join(10_000);
+                assertTrue(refused.get() instanceof IllegalStateException, "got " + refused.get());
+                assertEquals(0, f.cache.stats().leaksReported(), "round " + round + ": a refused create counted a leak");
+                assertEquals(0, f.provider.mock.counters().liveAhs(), "the refused create's AH was destroyed");
+                f.pd.close();
+                f.device.close();
+            }
+            // (Another test's handle, collected meanwhile, may log its own LEAK line.)
+            assertEquals(0, log.count(Level.WARN, "handle(s) still open"), () -> log.messages(Level.WARN).toString());
+        }
+    }
+
+    /** Waits (bounded) until {@code t} parks: the closer in the entry lock's queue. */
+    private static void awaitParked(Thread t) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (t.getState() != Thread.State.WAITING) {
+            assertTrue(System.nanoTime() < deadline, "the closer never waited for the create");
+            Thread.sleep(1);
+        }
+    }
+
     // ---- a closed device or cache is reachable from nothing (cases 3 and 7)
 
     @Test
