@@ -16,8 +16,8 @@
 #include "efa_ah_native_internal.h"
 
 struct efa_ah_async_channel {
+    struct efa_ah_waker waker; /* first: see efa_ah_waker_wake_handle */
     struct ibv_context *context;
-    struct efa_ah_waker waker;
     int saved_flags;
     /* dev_path existed at open: only its disappearance later says the device went away. */
     int dev_path_seen;
@@ -35,21 +35,16 @@ int efa_ah_async_open(uint64_t context, uint64_t *channel)
     }
     *channel = 0;
     struct ibv_context *ctx = (struct ibv_context *)(uintptr_t)context;
-    struct efa_ah_async_channel *c = calloc(1, sizeof(*c));
+    int rc;
+    struct efa_ah_async_channel *c = efa_ah_waker_channel_new(sizeof(*c), 0, &rc);
     if (c == NULL) {
-        return -ENOMEM;
-    }
-    int rc = efa_ah_waker_open(&c->waker, 0);
-    if (rc < 0) {
-        free(c);
         return rc;
     }
     /* Changed last, so that no failure above leaves the context's fd altered. */
     int flags = fcntl(ctx->async_fd, F_GETFL);
     if (flags < 0 || fcntl(ctx->async_fd, F_SETFL, flags | O_NONBLOCK) < 0) {
         int saved = errno;
-        efa_ah_waker_close(&c->waker);
-        free(c);
+        efa_ah_waker_channel_free(c);
         return -saved;
     }
     c->saved_flags = flags;
@@ -122,10 +117,7 @@ int efa_ah_async_wait(uint64_t channel, int32_t timeout_ms, uint32_t *types, uin
 
 int efa_ah_async_wake(uint64_t channel)
 {
-    if (channel == 0) {
-        return -EINVAL;
-    }
-    return efa_ah_waker_wake(&as_channel(channel)->waker);
+    return efa_ah_waker_wake_handle(channel);
 }
 
 int efa_ah_async_close(uint64_t channel)
@@ -139,7 +131,6 @@ int efa_ah_async_close(uint64_t channel)
      * never look alive after this call. F_SETFL on a valid fd with flags it gave cannot fail.
      */
     (void)fcntl(c->context->async_fd, F_SETFL, c->saved_flags);
-    efa_ah_waker_close(&c->waker);
-    free(c);
+    efa_ah_waker_channel_free(c);
     return 0;
 }

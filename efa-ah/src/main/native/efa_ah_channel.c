@@ -24,10 +24,10 @@
 #define EFA_AH_ACK_BATCH 64u
 
 struct efa_ah_comp_channel {
+    /* First (see efa_ah_waker_wake_handle). A wake ends one wait (a Java interrupt); a stop ends every wait. */
+    struct efa_ah_waker waker;
     struct ibv_comp_channel *channel;
     struct ibv_cq *cq;
-    /* A wake ends one wait (a Java interrupt); a stop ends every wait from then on. */
-    struct efa_ah_waker waker;
     /* Events read and not yet acknowledged; touched only by the one waiter and by the CQ's destroy. */
     unsigned int unacked;
 };
@@ -43,28 +43,23 @@ int efa_ah_channel_create(uint64_t context, uint64_t *channel)
         return -EINVAL;
     }
     *channel = 0;
-    struct efa_ah_comp_channel *c = calloc(1, sizeof(*c));
+    int rc;
+    struct efa_ah_comp_channel *c = efa_ah_waker_channel_new(sizeof(*c), 1, &rc);
     if (c == NULL) {
-        return -ENOMEM;
+        return rc;
     }
     errno = 0;
     c->channel = ibv_create_comp_channel((struct ibv_context *)(uintptr_t)context);
     if (c->channel == NULL) {
-        int saved = errno;
-        free(c);
-        return efa_ah_error_from_rc(0, saved);
+        rc = efa_ah_error_from_rc(0, errno);
+        efa_ah_waker_channel_free(c);
+        return rc;
     }
     int flags = fcntl(c->channel->fd, F_GETFL);
     if (flags < 0 || fcntl(c->channel->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
-        int saved = errno;
+        rc = -errno;
         ibv_destroy_comp_channel(c->channel);
-        free(c);
-        return -saved;
-    }
-    int rc = efa_ah_waker_open(&c->waker, 1);
-    if (rc < 0) {
-        ibv_destroy_comp_channel(c->channel);
-        free(c);
+        efa_ah_waker_channel_free(c);
         return rc;
     }
     *channel = (uint64_t)(uintptr_t)c;
@@ -158,18 +153,12 @@ int efa_ah_channel_wait(uint64_t channel, int32_t timeout_ms, int32_t *events)
 
 int efa_ah_channel_wake(uint64_t channel)
 {
-    if (channel == 0) {
-        return -EINVAL;
-    }
-    return efa_ah_waker_wake(&as_channel(channel)->waker);
+    return efa_ah_waker_wake_handle(channel);
 }
 
 int efa_ah_channel_stop(uint64_t channel)
 {
-    if (channel == 0) {
-        return -EINVAL;
-    }
-    return efa_ah_waker_stop(&as_channel(channel)->waker);
+    return efa_ah_waker_stop_handle(channel);
 }
 
 uint64_t efa_ah_channel_release_cq(uint64_t cq)
@@ -203,8 +192,7 @@ int efa_ah_channel_destroy(uint64_t channel)
     if (rc != 0) {
         return efa_ah_error_from_rc(rc, errno); /* EBUSY while its CQ exists */
     }
-    efa_ah_waker_close(&c->waker);
-    free(c);
+    efa_ah_waker_channel_free(c);
     return 0;
 }
 

@@ -122,19 +122,29 @@ struct efa_ah_waker {
 #define EFA_AH_WAIT_WOKEN 2 /* efa_ah_waker_wake was called (and is now consumed) */
 #define EFA_AH_WAIT_STOPPED 4 /* efa_ah_waker_stop was called */
 
-/* Makes the eventfds (a stop one when with_stop); 0, or -errno with nothing left open. */
-int efa_ah_waker_open(struct efa_ah_waker *w, int with_stop);
+/*
+ * A zeroed channel struct of size bytes whose first member is its struct efa_ah_waker, the
+ * waker's eventfds made (a stop one when with_stop): how every channel here starts, so that a
+ * channel handle also points at its waker (C11 6.7.2.1). NULL with *rc = -errno on failure.
+ */
+void *efa_ah_waker_channel_new(size_t size, int with_stop, int *rc);
 
-/* Closes what efa_ah_waker_open made. */
-void efa_ah_waker_close(struct efa_ah_waker *w);
+/* Closes the waker of a struct from efa_ah_waker_channel_new and frees it; NULL does nothing. */
+void efa_ah_waker_channel_free(void *channel);
 
 /* Polls fd and the waker for up to timeout_ms (negative: no bound): EFA_AH_WAIT_* bits, or -errno. */
 int efa_ah_waker_wait(const struct efa_ah_waker *w, int fd, int32_t timeout_ms);
 
-/* Ends the wait in progress, or the next one. 0, or -errno. */
-int efa_ah_waker_wake(const struct efa_ah_waker *w);
+/*
+ * Ends the wait in progress, or the next one, on a channel handle (efa_ah_waker_channel_new).
+ * 0, -EINVAL for 0, or -errno.
+ */
+int efa_ah_waker_wake_handle(uint64_t channel);
 
-/* Makes every wait, in progress or later, return EFA_AH_WAIT_STOPPED. 0, or -errno. */
-int efa_ah_waker_stop(const struct efa_ah_waker *w);
+/*
+ * Makes every wait on the channel handle, in progress or later, return EFA_AH_WAIT_STOPPED.
+ * 0, -EINVAL for 0 or a channel without a stop signal, or -errno.
+ */
+int efa_ah_waker_stop_handle(uint64_t channel);
 
 #endif /* EFA_AH_NATIVE_INTERNAL_H */

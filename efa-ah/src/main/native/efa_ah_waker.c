@@ -5,38 +5,46 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "efa_ah_native_internal.h"
 
-int efa_ah_waker_open(struct efa_ah_waker *w, int with_stop)
+void *efa_ah_waker_channel_new(size_t size, int with_stop, int *rc)
 {
+    struct efa_ah_waker *w = calloc(1, size);
+    if (w == NULL) {
+        *rc = -ENOMEM;
+        return NULL;
+    }
     w->stop_fd = -1;
     w->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (w->wake_fd < 0) {
-        return -errno;
-    }
-    if (with_stop) {
+    if (w->wake_fd >= 0 && with_stop) {
         w->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-        if (w->stop_fd < 0) {
-            int saved = errno;
-            close(w->wake_fd);
-            w->wake_fd = -1;
-            return -saved;
-        }
     }
-    return 0;
+    if (w->wake_fd < 0 || (with_stop && w->stop_fd < 0)) {
+        *rc = -errno;
+        efa_ah_waker_channel_free(w);
+        return NULL;
+    }
+    *rc = 0;
+    return w;
 }
 
-void efa_ah_waker_close(struct efa_ah_waker *w)
+void efa_ah_waker_channel_free(void *channel)
 {
+    struct efa_ah_waker *w = channel;
+    if (w == NULL) {
+        return;
+    }
     if (w->stop_fd >= 0) {
         close(w->stop_fd);
     }
-    close(w->wake_fd);
-    w->wake_fd = -1;
-    w->stop_fd = -1;
+    if (w->wake_fd >= 0) {
+        close(w->wake_fd);
+    }
+    free(w);
 }
 
 int efa_ah_waker_wait(const struct efa_ah_waker *w, int fd, int32_t timeout_ms)
@@ -76,12 +84,20 @@ static int signal_eventfd(int fd)
     return 0;
 }
 
-int efa_ah_waker_wake(const struct efa_ah_waker *w)
+static const struct efa_ah_waker *as_waker(uint64_t channel)
 {
-    return signal_eventfd(w->wake_fd);
+    return (const struct efa_ah_waker *)(uintptr_t)channel;
 }
 
-int efa_ah_waker_stop(const struct efa_ah_waker *w)
+int efa_ah_waker_wake_handle(uint64_t channel)
 {
-    return w->stop_fd < 0 ? -EINVAL : signal_eventfd(w->stop_fd);
+    return channel == 0 ? -EINVAL : signal_eventfd(as_waker(channel)->wake_fd);
+}
+
+int efa_ah_waker_stop_handle(uint64_t channel)
+{
+    if (channel == 0 || as_waker(channel)->stop_fd < 0) {
+        return -EINVAL;
+    }
+    return signal_eventfd(as_waker(channel)->stop_fd);
 }
