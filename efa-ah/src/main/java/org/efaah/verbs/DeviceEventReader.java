@@ -2,7 +2,9 @@ package org.efaah.verbs;
 
 import org.efaah.internal.BackgroundReader;
 import org.efaah.verbs.spi.AsyncEvent;
+import org.efaah.verbs.spi.EventChannel;
 import org.efaah.verbs.spi.VerbsProvider;
+import java.util.List;
 import java.util.function.Consumer;
 import org.efaah.health.HealthCheck;
 import org.slf4j.Logger;
@@ -22,11 +24,11 @@ final class DeviceEventReader implements BackgroundReader.Agent {
     private static final int WAIT_MILLIS = 1000;
 
     private final VerbsProvider provider;
-    private final long channel;
+    private final EventChannel<List<AsyncEvent>> channel;
     private final Consumer<AsyncEvent> sink;
     private final BackgroundReader reader;
 
-    private DeviceEventReader(VerbsProvider provider, long channel, String deviceName, Consumer<AsyncEvent> sink) {
+    private DeviceEventReader(VerbsProvider provider, EventChannel<List<AsyncEvent>> channel, String deviceName, Consumer<AsyncEvent> sink) {
         this.provider = provider;
         this.channel = channel;
         this.sink = sink;
@@ -35,9 +37,9 @@ final class DeviceEventReader implements BackgroundReader.Agent {
 
     /** Starts the reader of {@code context}, or returns null when the provider reads no events. */
     static DeviceEventReader start(VerbsProvider provider, long context, String deviceName, Consumer<AsyncEvent> sink) {
-        long channel;
+        EventChannel<List<AsyncEvent>> channel;
         try {
-            channel = provider.asyncEvents().openAsyncEvents(context);
+            channel = provider.asyncEvents().asyncEventChannel(provider.asyncEvents().openAsyncEvents(context));
         } catch (VerbsException e) {
             if (e.errno() == Errno.EOPNOTSUPP) {
                 LOG.debug("device {}: no asynchronous events ({})", deviceName, e.getMessage());
@@ -54,7 +56,7 @@ final class DeviceEventReader implements BackgroundReader.Agent {
 
     @Override
     public boolean doWork() {
-        for (AsyncEvent event : provider.asyncEvents().awaitAsyncEvents(channel, WAIT_MILLIS)) {
+        for (AsyncEvent event : channel.await(WAIT_MILLIS)) {
             sink.accept(event);
             if (event.eventType() == DeviceEvent.Kind.DEVICE_FATAL.value()) {
                 return false; // nothing more comes from a dead device
@@ -65,12 +67,12 @@ final class DeviceEventReader implements BackgroundReader.Agent {
 
     @Override
     public void wake() {
-        provider.asyncEvents().wakeAsyncEvents(channel);
+        channel.wake();
     }
 
     @Override
     public void onClose() {
-        provider.asyncEvents().closeAsyncEvents(channel);
+        channel.close();
     }
 
     /** See {@link BackgroundReader#stop()}. */

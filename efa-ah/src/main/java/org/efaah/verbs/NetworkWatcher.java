@@ -1,7 +1,9 @@
 package org.efaah.verbs;
 
 import org.efaah.internal.BackgroundReader;
+import org.efaah.verbs.spi.EventChannel;
 import org.efaah.verbs.spi.NetworkChange;
+import org.efaah.verbs.spi.NetworkVerbs;
 import org.efaah.verbs.spi.VerbsProvider;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -221,7 +223,7 @@ final class NetworkWatcher {
     private static final class Reader implements BackgroundReader.Agent {
         private final NetworkWatcher watcher;
         private final VerbsProvider provider;
-        private final long channel;
+        private final EventChannel<List<NetworkChange>> channel;
         private final BackgroundReader thread;
         private final Map<Integer, Link> links = new HashMap<>();
         private final Map<NeighbourKey, byte[]> neighbours = new HashMap<>();
@@ -232,7 +234,7 @@ final class NetworkWatcher {
         private Dump dumping = Dump.NONE;
         private boolean dumpAgain;
 
-        private Reader(NetworkWatcher watcher, long channel) {
+        private Reader(NetworkWatcher watcher, EventChannel<List<NetworkChange>> channel) {
             this.watcher = watcher;
             this.provider = watcher.provider;
             this.channel = channel;
@@ -241,9 +243,10 @@ final class NetworkWatcher {
 
         /** Opens the channel (so changes from now on are kept) and starts the thread; null when unsupported. */
         static Reader start(NetworkWatcher watcher) {
-            long channel;
+            EventChannel<List<NetworkChange>> channel;
             try {
-                channel = watcher.provider.networkChanges().openNetworkChanges();
+                NetworkVerbs network = watcher.provider.networkChanges();
+                channel = network.networkChannel(network.openNetworkChanges());
             } catch (VerbsException e) {
                 if (e.errno() == Errno.EOPNOTSUPP) {
                     LOG.debug("no network watcher: {}", e.getMessage());
@@ -269,7 +272,7 @@ final class NetworkWatcher {
 
         @Override
         public boolean doWork() {
-            for (NetworkChange c : provider.networkChanges().awaitNetworkChanges(channel, WAIT_MILLIS)) {
+            for (NetworkChange c : channel.await(WAIT_MILLIS)) {
                 if (thread.stopping()) {
                     break;
                 }
@@ -280,17 +283,17 @@ final class NetworkWatcher {
 
         @Override
         public void wake() {
-            provider.networkChanges().wakeNetworkChanges(channel);
+            channel.wake();
         }
 
         @Override
         public void onClose() {
-            provider.networkChanges().closeNetworkChanges(channel);
+            channel.close();
         }
 
         private void dump(Dump what) {
             dumping = what;
-            provider.networkChanges().requestNetworkDump(channel, what == Dump.LINKS);
+            provider.networkChanges().requestNetworkDump(channel.handle(), what == Dump.LINKS);
         }
 
         private void handle(NetworkChange c) {

@@ -723,27 +723,6 @@ public final class MockVerbsProvider
         fabric.moveQpToError(qp);
     }
 
-    /** This provider has every facet but EFA's, which {@link #efa()} answers by the model. */
-    @Override
-    public DatagramVerbs datagrams() {
-        return this;
-    }
-
-    @Override
-    public CompletionChannelVerbs completionChannels() {
-        return this;
-    }
-
-    @Override
-    public AsyncEventVerbs asyncEvents() {
-        return this;
-    }
-
-    @Override
-    public NetworkVerbs networkChanges() {
-        return this;
-    }
-
     /**
      * The EFA extensions of the EFA model; EOPNOTSUPP when the mock models RoCE, as libefa
      * answers for a device that is not EFA.

@@ -16,7 +16,8 @@ import java.util.List;
  * opaque {@code long} handles. The core below opens devices, reads their attributes and GID
  * tables, and creates PDs and AHs; everything else is a facet a provider may offer:
  * {@link #datagrams()}, {@link #completionChannels()}, {@link #asyncEvents()}, {@link #networkChanges()}
- * and {@link #efa()}. A facet the provider lacks keeps its default, which answers EOPNOTSUPP. Two implementations exist: the native one over libibverbs and
+ * and {@link #efa()}. A provider that implements a facet's interface offers it by default; one that neither
+ * implements it nor overrides its accessor answers EOPNOTSUPP. Two implementations exist: the native one over libibverbs and
  * libefa, and a mock that behaves like new-generation EFA hardware.
  *
  * <p>This is a service-provider interface. Applications use {@link Device} and
@@ -139,6 +140,9 @@ public interface VerbsProvider extends AutoCloseable {
      * @throws VerbsException EOPNOTSUPP where the provider has no datagram (UD) path
      */
     default DatagramVerbs datagrams() {
+        if (this instanceof DatagramVerbs facet) {
+            return facet;
+        }
         throw absent("ibv_create_qp", "datagram (UD) path");
     }
 
@@ -149,6 +153,9 @@ public interface VerbsProvider extends AutoCloseable {
      * @throws VerbsException EOPNOTSUPP where the provider has none (its CQs are polled)
      */
     default CompletionChannelVerbs completionChannels() {
+        if (this instanceof CompletionChannelVerbs facet) {
+            return facet;
+        }
         throw absent("ibv_create_comp_channel", "completion channels");
     }
 
@@ -159,6 +166,9 @@ public interface VerbsProvider extends AutoCloseable {
      * @throws VerbsException EOPNOTSUPP where the provider reads no events
      */
     default AsyncEventVerbs asyncEvents() {
+        if (this instanceof AsyncEventVerbs facet) {
+            return facet;
+        }
         throw absent("ibv_get_async_event", "asynchronous events");
     }
 
@@ -169,6 +179,9 @@ public interface VerbsProvider extends AutoCloseable {
      * @throws VerbsException EOPNOTSUPP where the provider reads no network changes
      */
     default NetworkVerbs networkChanges() {
+        if (this instanceof NetworkVerbs facet) {
+            return facet;
+        }
         throw absent("rtnetlink", "network changes");
     }
 
