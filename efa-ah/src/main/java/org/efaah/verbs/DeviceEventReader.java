@@ -18,19 +18,16 @@ import org.slf4j.LoggerFactory;
  * first by {@link Device#close()}: the stop wakes the wait, so it returns within one wait, never
  * hanging on a quiet device; the thread frees the channel itself.
  */
-final class DeviceEventReader implements BackgroundReader.Agent {
+final class DeviceEventReader extends ChannelAgent<AsyncEvent> {
     private static final Logger LOG = LoggerFactory.getLogger(DeviceEventReader.class);
-    /** Upper bound of one wait; a stop normally ends it at once through the wake-up. */
-    private static final int WAIT_MILLIS = 1000;
 
     private final VerbsProvider provider;
-    private final EventChannel<List<AsyncEvent>> channel;
     private final Consumer<AsyncEvent> sink;
     private final BackgroundReader reader;
 
     private DeviceEventReader(VerbsProvider provider, EventChannel<List<AsyncEvent>> channel, String deviceName, Consumer<AsyncEvent> sink) {
+        super(channel);
         this.provider = provider;
-        this.channel = channel;
         this.sink = sink;
         this.reader = BackgroundReader.of(this, "efa-ah-events-" + deviceName, "asynchronous events of " + deviceName);
     }
@@ -55,24 +52,9 @@ final class DeviceEventReader implements BackgroundReader.Agent {
     }
 
     @Override
-    public boolean doWork() {
-        for (AsyncEvent event : channel.await(WAIT_MILLIS)) {
-            sink.accept(event);
-            if (event.eventType() == DeviceEvent.Kind.DEVICE_FATAL.value()) {
-                return false; // nothing more comes from a dead device
-            }
-        }
-        return true;
-    }
-
-    @Override
-    public void wake() {
-        channel.wake();
-    }
-
-    @Override
-    public void onClose() {
-        channel.close();
+    boolean handle(AsyncEvent event) {
+        sink.accept(event);
+        return event.eventType() != DeviceEvent.Kind.DEVICE_FATAL.value(); // nothing more comes from a dead device
     }
 
     /** See {@link BackgroundReader#stop()}. */

@@ -46,7 +46,6 @@ final class NetworkWatcher {
     private static final Logger LOG = LoggerFactory.getLogger(NetworkWatcher.class);
     /** By {@link VerbsProvider#networkSource()}: one reader per source (per process for the native providers). */
     private static final Map<Object, NetworkWatcher> WATCHERS = new IdentityHashMap<>();
-    private static final int WAIT_MILLIS = 1000;
 
     private final VerbsProvider provider;
     private final List<Subscription> subscriptions = new CopyOnWriteArrayList<>();
@@ -220,10 +219,9 @@ final class NetworkWatcher {
      * have been lost meanwhile, every RoCE port hears {@link NetworkEvent.Kind#RESYNC} and the
      * tables are read again.
      */
-    private static final class Reader implements BackgroundReader.Agent {
+    private static final class Reader extends ChannelAgent<NetworkChange> {
         private final NetworkWatcher watcher;
         private final VerbsProvider provider;
-        private final EventChannel<List<NetworkChange>> channel;
         private final BackgroundReader thread;
         private final Map<Integer, Link> links = new HashMap<>();
         private final Map<NeighbourKey, byte[]> neighbours = new HashMap<>();
@@ -235,9 +233,9 @@ final class NetworkWatcher {
         private boolean dumpAgain;
 
         private Reader(NetworkWatcher watcher, EventChannel<List<NetworkChange>> channel) {
+            super(channel);
             this.watcher = watcher;
             this.provider = watcher.provider;
-            this.channel = channel;
             this.thread = BackgroundReader.of(this, "efa-ah-network", "network changes (rtnetlink)");
         }
 
@@ -271,24 +269,12 @@ final class NetworkWatcher {
         }
 
         @Override
-        public boolean doWork() {
-            for (NetworkChange c : channel.await(WAIT_MILLIS)) {
-                if (thread.stopping()) {
-                    break;
-                }
-                handle(c);
+        boolean handle(NetworkChange change) {
+            if (thread.stopping()) {
+                return false; // the rest is for nobody
             }
+            apply(change);
             return true;
-        }
-
-        @Override
-        public void wake() {
-            channel.wake();
-        }
-
-        @Override
-        public void onClose() {
-            channel.close();
         }
 
         private void dump(Dump what) {
@@ -296,7 +282,7 @@ final class NetworkWatcher {
             provider.networkChanges().requestNetworkDump(channel.handle(), what == Dump.LINKS);
         }
 
-        private void handle(NetworkChange c) {
+        private void apply(NetworkChange c) {
             switch (c.type()) {
                 case DUMP_DONE -> dumpDone();
                 case DUMP_INTERRUPTED -> {
