@@ -140,10 +140,7 @@ public interface VerbsProvider extends AutoCloseable {
      * @throws VerbsException EOPNOTSUPP where the provider has no datagram (UD) path
      */
     default DatagramVerbs datagrams() {
-        if (this instanceof DatagramVerbs facet) {
-            return facet;
-        }
-        throw absent("ibv_create_qp", "datagram (UD) path");
+        return facet(DatagramVerbs.class, "ibv_create_qp", "datagram (UD) path");
     }
 
     /**
@@ -153,10 +150,7 @@ public interface VerbsProvider extends AutoCloseable {
      * @throws VerbsException EOPNOTSUPP where the provider has none (its CQs are polled)
      */
     default CompletionChannelVerbs completionChannels() {
-        if (this instanceof CompletionChannelVerbs facet) {
-            return facet;
-        }
-        throw absent("ibv_create_comp_channel", "completion channels");
+        return facet(CompletionChannelVerbs.class, "ibv_create_comp_channel", "completion channels");
     }
 
     /**
@@ -166,10 +160,7 @@ public interface VerbsProvider extends AutoCloseable {
      * @throws VerbsException EOPNOTSUPP where the provider reads no events
      */
     default AsyncEventVerbs asyncEvents() {
-        if (this instanceof AsyncEventVerbs facet) {
-            return facet;
-        }
-        throw absent("ibv_get_async_event", "asynchronous events");
+        return facet(AsyncEventVerbs.class, "ibv_get_async_event", "asynchronous events");
     }
 
     /**
@@ -179,10 +170,7 @@ public interface VerbsProvider extends AutoCloseable {
      * @throws VerbsException EOPNOTSUPP where the provider reads no network changes
      */
     default NetworkVerbs networkChanges() {
-        if (this instanceof NetworkVerbs facet) {
-            return facet;
-        }
-        throw absent("rtnetlink", "network changes");
+        return facet(NetworkVerbs.class, "rtnetlink", "network changes");
     }
 
     /**
@@ -196,6 +184,14 @@ public interface VerbsProvider extends AutoCloseable {
     }
 
     /** The one "unsupported" signal: {@link VerbsException} with EOPNOTSUPP. */
+    /** The facet {@code type} when this provider implements it, else EOPNOTSUPP. */
+    private <F> F facet(Class<F> type, String operation, String what) {
+        if (type.isInstance(this)) {
+            return type.cast(this);
+        }
+        throw absent(operation, what);
+    }
+
     private VerbsException absent(String operation, String what) {
         return new VerbsException(operation, Errno.EOPNOTSUPP, "the " + name() + " provider has no " + what);
     }
