@@ -9,17 +9,15 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdlib.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
 #include "efa_ah_native_internal.h"
 
 struct efa_ah_async_channel {
+    struct efa_ah_waker waker; /* first: see efa_ah_waker_wake_handle */
     struct ibv_context *context;
-    int wake_fd;
     int saved_flags;
     /* dev_path existed at open: only its disappearance later says the device went away. */
     int dev_path_seen;
@@ -37,22 +35,16 @@ int efa_ah_async_open(uint64_t context, uint64_t *channel)
     }
     *channel = 0;
     struct ibv_context *ctx = (struct ibv_context *)(uintptr_t)context;
-    struct efa_ah_async_channel *c = calloc(1, sizeof(*c));
+    int rc;
+    struct efa_ah_async_channel *c = efa_ah_waker_channel_new(sizeof(*c), 0, &rc);
     if (c == NULL) {
-        return -ENOMEM;
-    }
-    c->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (c->wake_fd < 0) {
-        int saved = errno;
-        free(c);
-        return -saved;
+        return rc;
     }
     /* Changed last, so that no failure above leaves the context's fd altered. */
     int flags = fcntl(ctx->async_fd, F_GETFL);
     if (flags < 0 || fcntl(ctx->async_fd, F_SETFL, flags | O_NONBLOCK) < 0) {
         int saved = errno;
-        close(c->wake_fd);
-        free(c);
+        efa_ah_waker_channel_free(c);
         return -saved;
     }
     c->saved_flags = flags;
@@ -86,22 +78,12 @@ int efa_ah_async_wait(uint64_t channel, int32_t timeout_ms, uint32_t *types, uin
     }
     *count = 0;
     struct efa_ah_async_channel *c = as_channel(channel);
-    struct pollfd fds[2] = {
-        {.fd = c->context->async_fd, .events = POLLIN},
-        {.fd = c->wake_fd, .events = POLLIN},
-    };
-    int ready = poll(fds, 2, timeout_ms < 0 ? -1 : timeout_ms);
-    if (ready < 0) {
-        return errno == EINTR ? 0 : -errno;
+    /* A wake is consumed; the caller decides whether to stop. */
+    int found = efa_ah_waker_wait(&c->waker, c->context->async_fd, timeout_ms);
+    if (found < 0) {
+        return found;
     }
-    if (fds[1].revents & POLLIN) {
-        uint64_t wakes;
-        /* Consumed so that the next wait blocks again; the caller decides whether to stop. */
-        if (read(c->wake_fd, &wakes, sizeof(wakes)) < 0 && errno != EAGAIN) {
-            return -errno;
-        }
-    }
-    if (fds[0].revents == 0) {
+    if (!(found & EFA_AH_WAIT_READY)) {
         /*
          * Drivers without disassociate support (rxe among them) send no event when their device
          * is removed: the uverbs node just disappears while the removal waits for every context
@@ -135,10 +117,7 @@ int efa_ah_async_wait(uint64_t channel, int32_t timeout_ms, uint32_t *types, uin
 
 int efa_ah_async_wake(uint64_t channel)
 {
-    if (channel == 0) {
-        return -EINVAL;
-    }
-    return efa_ah_eventfd_signal(as_channel(channel)->wake_fd);
+    return efa_ah_waker_wake_handle(channel);
 }
 
 int efa_ah_async_close(uint64_t channel)
@@ -152,7 +131,6 @@ int efa_ah_async_close(uint64_t channel)
      * never look alive after this call. F_SETFL on a valid fd with flags it gave cannot fail.
      */
     (void)fcntl(c->context->async_fd, F_SETFL, c->saved_flags);
-    close(c->wake_fd);
-    free(c);
+    efa_ah_waker_channel_free(c);
     return 0;
 }

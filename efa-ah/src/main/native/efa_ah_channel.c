@@ -12,10 +12,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
@@ -26,11 +24,10 @@
 #define EFA_AH_ACK_BATCH 64u
 
 struct efa_ah_comp_channel {
+    /* First (see efa_ah_waker_wake_handle). A wake ends one wait (a Java interrupt); a stop ends every wait. */
+    struct efa_ah_waker waker;
     struct ibv_comp_channel *channel;
     struct ibv_cq *cq;
-    int stop_fd;
-    /* Written to end one wait (a Java interrupt); read back by the wait it ends. */
-    int wake_fd;
     /* Events read and not yet acknowledged; touched only by the one waiter and by the CQ's destroy. */
     unsigned int unacked;
 };
@@ -46,34 +43,24 @@ int efa_ah_channel_create(uint64_t context, uint64_t *channel)
         return -EINVAL;
     }
     *channel = 0;
-    struct efa_ah_comp_channel *c = calloc(1, sizeof(*c));
+    int rc;
+    struct efa_ah_comp_channel *c = efa_ah_waker_channel_new(sizeof(*c), 1, &rc);
     if (c == NULL) {
-        return -ENOMEM;
+        return rc;
     }
     errno = 0;
     c->channel = ibv_create_comp_channel((struct ibv_context *)(uintptr_t)context);
     if (c->channel == NULL) {
-        int saved = errno;
-        free(c);
-        return efa_ah_error_from_rc(0, saved);
+        rc = efa_ah_error_from_rc(0, errno);
+        efa_ah_waker_channel_free(c);
+        return rc;
     }
     int flags = fcntl(c->channel->fd, F_GETFL);
     if (flags < 0 || fcntl(c->channel->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
-        int saved = errno;
+        rc = -errno;
         ibv_destroy_comp_channel(c->channel);
-        free(c);
-        return -saved;
-    }
-    c->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    c->wake_fd = c->stop_fd < 0 ? -1 : eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (c->wake_fd < 0) {
-        int saved = errno;
-        if (c->stop_fd >= 0) {
-            close(c->stop_fd);
-        }
-        ibv_destroy_comp_channel(c->channel);
-        free(c);
-        return -saved;
+        efa_ah_waker_channel_free(c);
+        return rc;
     }
     *channel = (uint64_t)(uintptr_t)c;
     return 0;
@@ -133,28 +120,15 @@ int efa_ah_channel_wait(uint64_t channel, int32_t timeout_ms, int32_t *events)
     }
     *events = 0;
     struct efa_ah_comp_channel *c = as_channel(channel);
-    struct pollfd fds[3] = {
-        {.fd = c->channel->fd, .events = POLLIN},
-        {.fd = c->stop_fd, .events = POLLIN},
-        {.fd = c->wake_fd, .events = POLLIN},
-    };
-    int ready = poll(fds, 3, timeout_ms < 0 ? -1 : timeout_ms);
-    if (ready < 0) {
-        return errno == EINTR ? 0 : -errno;
+    int found = efa_ah_waker_wait(&c->waker, c->channel->fd, timeout_ms);
+    if (found < 0) {
+        return found;
     }
-    if (fds[1].revents != 0) {
-        /* Never read: it stays readable, so that every waiter sees the stop. */
+    if (found & EFA_AH_WAIT_STOPPED) {
         *events = -1;
         return 0;
     }
-    if (fds[2].revents != 0) {
-        uint64_t wakes;
-        /* Read, so that the next wait blocks again; the caller looks at why it was woken. */
-        if (read(c->wake_fd, &wakes, sizeof(wakes)) < 0 && errno != EAGAIN) {
-            return -errno;
-        }
-    }
-    if (fds[0].revents == 0) {
+    if (!(found & EFA_AH_WAIT_READY)) {
         return 0;
     }
     for (;;) {
@@ -179,18 +153,12 @@ int efa_ah_channel_wait(uint64_t channel, int32_t timeout_ms, int32_t *events)
 
 int efa_ah_channel_wake(uint64_t channel)
 {
-    if (channel == 0) {
-        return -EINVAL;
-    }
-    return efa_ah_eventfd_signal(as_channel(channel)->wake_fd);
+    return efa_ah_waker_wake_handle(channel);
 }
 
 int efa_ah_channel_stop(uint64_t channel)
 {
-    if (channel == 0) {
-        return -EINVAL;
-    }
-    return efa_ah_eventfd_signal(as_channel(channel)->stop_fd);
+    return efa_ah_waker_stop_handle(channel);
 }
 
 uint64_t efa_ah_channel_release_cq(uint64_t cq)
@@ -224,9 +192,7 @@ int efa_ah_channel_destroy(uint64_t channel)
     if (rc != 0) {
         return efa_ah_error_from_rc(rc, errno); /* EBUSY while its CQ exists */
     }
-    close(c->stop_fd);
-    close(c->wake_fd);
-    free(c);
+    efa_ah_waker_channel_free(c);
     return 0;
 }
 

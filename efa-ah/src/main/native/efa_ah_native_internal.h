@@ -106,16 +106,45 @@ int efa_ah_channel_for_new_cq(uint64_t channel, struct ibv_comp_channel **verbs_
 void efa_ah_channel_adopt_cq(uint64_t channel, struct ibv_cq *cq);
 
 /*
- * Adds one to an eventfd (a wake or stop signal for a poll(2) loop); a counter already at its
- * maximum (EAGAIN) still reads as signalled. 0, or -errno.
+ * The one wait of every channel here (async events, rtnetlink, completion channels): a
+ * non-blocking fd polled with a wake eventfd, and for channels that can be stopped a stop eventfd.
+ * A wake is read back by the wait it ends, so that the next wait blocks again; a stop is never
+ * read, so that it stays readable and every later wait sees it. stop_fd is -1 where there is none
+ * (poll(2) ignores a negative fd).
  */
-static inline int efa_ah_eventfd_signal(int fd)
-{
-    uint64_t one = 1;
-    if (write(fd, &one, sizeof(one)) < 0 && errno != EAGAIN) {
-        return -errno;
-    }
-    return 0;
-}
+struct efa_ah_waker {
+    int wake_fd;
+    int stop_fd;
+};
+
+/* What efa_ah_waker_wait found, as bits; 0 after the timeout or a signal (EINTR). */
+#define EFA_AH_WAIT_READY 1 /* the channel's fd is readable */
+#define EFA_AH_WAIT_WOKEN 2 /* efa_ah_waker_wake was called (and is now consumed) */
+#define EFA_AH_WAIT_STOPPED 4 /* efa_ah_waker_stop was called */
+
+/*
+ * A zeroed channel struct of size bytes whose first member is its struct efa_ah_waker, the
+ * waker's eventfds made (a stop one when with_stop): how every channel here starts, so that a
+ * channel handle also points at its waker (C11 6.7.2.1). NULL with *rc = -errno on failure.
+ */
+void *efa_ah_waker_channel_new(size_t size, int with_stop, int *rc);
+
+/* Closes the waker of a struct from efa_ah_waker_channel_new and frees it; NULL does nothing. */
+void efa_ah_waker_channel_free(void *channel);
+
+/* Polls fd and the waker for up to timeout_ms (negative: no bound): EFA_AH_WAIT_* bits, or -errno. */
+int efa_ah_waker_wait(const struct efa_ah_waker *w, int fd, int32_t timeout_ms);
+
+/*
+ * Ends the wait in progress, or the next one, on a channel handle (efa_ah_waker_channel_new).
+ * 0, -EINVAL for 0, or -errno.
+ */
+int efa_ah_waker_wake_handle(uint64_t channel);
+
+/*
+ * Makes every wait on the channel handle, in progress or later, return EFA_AH_WAIT_STOPPED.
+ * 0, -EINVAL for 0 or a channel without a stop signal, or -errno.
+ */
+int efa_ah_waker_stop_handle(uint64_t channel);
 
 #endif /* EFA_AH_NATIVE_INTERNAL_H */

@@ -14,10 +14,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <linux/if.h>
@@ -38,8 +36,8 @@ _Static_assert(EFA_AH_NET_NEWLINK == RTM_NEWLINK && EFA_AH_NET_DELLINK == RTM_DE
 #define RECEIVE_BUFFER_BYTES (4 * 1024 * 1024)
 
 struct efa_ah_net_channel {
+    struct efa_ah_waker waker; /* first: see efa_ah_waker_wake_handle */
     int fd;
-    int wake_fd;
     uint32_t seq;
     int dump_interrupted; /* a message of the dump in progress carried NLM_F_DUMP_INTR */
     size_t length; /* bytes of buffer received and not yet parsed from offset on */
@@ -58,32 +56,25 @@ int efa_ah_net_open(uint64_t *channel)
         return -EINVAL;
     }
     *channel = 0;
-    struct efa_ah_net_channel *c = calloc(1, sizeof(*c));
+    int rc;
+    struct efa_ah_net_channel *c = efa_ah_waker_channel_new(sizeof(*c), 0, &rc);
     if (c == NULL) {
-        return -ENOMEM;
+        return rc;
     }
     c->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE);
     if (c->fd < 0) {
-        int saved = errno;
-        free(c);
-        return -saved;
+        rc = -errno;
+        efa_ah_waker_channel_free(c);
+        return rc;
     }
     int rcvbuf = RECEIVE_BUFFER_BYTES;
     /* Best effort: the kernel caps it at net.core.rmem_max. */
     (void)setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
     struct sockaddr_nl local = {.nl_family = AF_NETLINK, .nl_groups = RTMGRP_LINK | RTMGRP_NEIGH};
     if (bind(c->fd, (struct sockaddr *)&local, sizeof(local)) < 0) {
-        int saved = errno;
-        close(c->fd);
-        free(c);
-        return -saved;
-    }
-    c->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (c->wake_fd < 0) {
-        int saved = errno;
-        close(c->fd);
-        free(c);
-        return -saved;
+        rc = -errno;
+        efa_ah_net_close((uint64_t)(uintptr_t)c);
+        return rc;
     }
     *channel = (uint64_t)(uintptr_t)c;
     return 0;
@@ -273,17 +264,12 @@ int efa_ah_net_wait(uint64_t channel, int32_t timeout_ms, struct efa_ah_net_even
                 if (*count > 0 || waited) {
                     break;
                 }
-                struct pollfd fds[2] = {{.fd = c->fd, .events = POLLIN}, {.fd = c->wake_fd, .events = POLLIN}};
-                int ready = poll(fds, 2, timeout_ms < 0 ? -1 : timeout_ms);
-                if (ready < 0) {
-                    return errno == EINTR ? 0 : -errno;
+                int found = efa_ah_waker_wait(&c->waker, c->fd, timeout_ms);
+                if (found < 0) {
+                    return found;
                 }
                 waited = 1;
-                if (fds[1].revents & POLLIN) {
-                    uint64_t wakes;
-                    if (read(c->wake_fd, &wakes, sizeof(wakes)) < 0 && errno != EAGAIN) {
-                        return -errno;
-                    }
+                if (found & EFA_AH_WAIT_WOKEN) {
                     break;
                 }
                 continue;
@@ -322,10 +308,7 @@ int efa_ah_net_wait(uint64_t channel, int32_t timeout_ms, struct efa_ah_net_even
 
 int efa_ah_net_wake(uint64_t channel)
 {
-    if (channel == 0) {
-        return -EINVAL;
-    }
-    return efa_ah_eventfd_signal(as_channel(channel)->wake_fd);
+    return efa_ah_waker_wake_handle(channel);
 }
 
 int efa_ah_net_close(uint64_t channel)
@@ -335,7 +318,6 @@ int efa_ah_net_close(uint64_t channel)
     }
     struct efa_ah_net_channel *c = as_channel(channel);
     close(c->fd);
-    close(c->wake_fd);
-    free(c);
+    efa_ah_waker_channel_free(c);
     return 0;
 }

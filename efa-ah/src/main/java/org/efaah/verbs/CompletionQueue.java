@@ -1,6 +1,7 @@
 package org.efaah.verbs;
 
 import org.efaah.verbs.spi.CompletionChannelVerbs;
+import org.efaah.verbs.spi.EventChannel;
 import org.efaah.verbs.spi.EfaVerbs;
 import org.efaah.verbs.spi.VerbsProvider;
 
@@ -19,6 +20,8 @@ public final class CompletionQueue implements AutoCloseable {
     private final boolean withSourceGid;
     /** Its completion channel's handle, 0 when it has none. */
     private final long channel;
+    /** The channel in the SPI's one channel shape; null when there is none. */
+    private final EventChannel<Integer> events;
 
     CompletionQueue(Device device, long handle, int entries) {
         this(device, handle, entries, false, 0);
@@ -30,6 +33,7 @@ public final class CompletionQueue implements AutoCloseable {
         this.entries = entries;
         this.withSourceGid = withSourceGid;
         this.channel = channel;
+        this.events = channel == 0 ? null : device.provider().completionChannels().completionChannel(channel);
     }
 
     /** {@return whether the CQ has a completion channel: {@link #requestNotification} and {@link #awaitEvents} work} */
@@ -69,7 +73,7 @@ public final class CompletionQueue implements AutoCloseable {
         requireEvents();
         guard.enter();
         try {
-            return device.provider().completionChannels().awaitCqEvents(channel, timeoutMillis);
+            return events.await(timeoutMillis);
         } finally {
             guard.exit();
         }
@@ -85,7 +89,7 @@ public final class CompletionQueue implements AutoCloseable {
             return;
         }
         try {
-            device.provider().completionChannels().wakeCompletionChannel(channel);
+            events.wake();
         } finally {
             guard.exit();
         }
@@ -105,7 +109,7 @@ public final class CompletionQueue implements AutoCloseable {
             return;
         }
         try {
-            device.provider().completionChannels().stopCompletionChannel(channel);
+            events.stop();
         } finally {
             guard.exit();
         }
@@ -204,7 +208,7 @@ public final class CompletionQueue implements AutoCloseable {
             return null;
         }
         try {
-            device.provider().completionChannels().destroyCompletionChannel(channel);
+            events.close();
             return null;
         } catch (RuntimeException e) {
             return e;

@@ -2,7 +2,9 @@ package org.efaah.verbs;
 
 import org.efaah.internal.BackgroundReader;
 import org.efaah.verbs.spi.AsyncEvent;
+import org.efaah.verbs.spi.EventChannel;
 import org.efaah.verbs.spi.VerbsProvider;
+import java.util.List;
 import java.util.function.Consumer;
 import org.efaah.health.HealthCheck;
 import org.slf4j.Logger;
@@ -16,28 +18,25 @@ import org.slf4j.LoggerFactory;
  * first by {@link Device#close()}: the stop wakes the wait, so it returns within one wait, never
  * hanging on a quiet device; the thread frees the channel itself.
  */
-final class DeviceEventReader implements BackgroundReader.Agent {
+final class DeviceEventReader extends ChannelAgent<AsyncEvent> {
     private static final Logger LOG = LoggerFactory.getLogger(DeviceEventReader.class);
-    /** Upper bound of one wait; a stop normally ends it at once through the wake-up. */
-    private static final int WAIT_MILLIS = 1000;
 
     private final VerbsProvider provider;
-    private final long channel;
     private final Consumer<AsyncEvent> sink;
     private final BackgroundReader reader;
 
-    private DeviceEventReader(VerbsProvider provider, long channel, String deviceName, Consumer<AsyncEvent> sink) {
+    private DeviceEventReader(VerbsProvider provider, EventChannel<List<AsyncEvent>> channel, String deviceName, Consumer<AsyncEvent> sink) {
+        super(channel);
         this.provider = provider;
-        this.channel = channel;
         this.sink = sink;
         this.reader = BackgroundReader.of(this, "efa-ah-events-" + deviceName, "asynchronous events of " + deviceName);
     }
 
     /** Starts the reader of {@code context}, or returns null when the provider reads no events. */
     static DeviceEventReader start(VerbsProvider provider, long context, String deviceName, Consumer<AsyncEvent> sink) {
-        long channel;
+        EventChannel<List<AsyncEvent>> channel;
         try {
-            channel = provider.asyncEvents().openAsyncEvents(context);
+            channel = provider.asyncEvents().asyncEventChannel(provider.asyncEvents().openAsyncEvents(context));
         } catch (VerbsException e) {
             if (e.errno() == Errno.EOPNOTSUPP) {
                 LOG.debug("device {}: no asynchronous events ({})", deviceName, e.getMessage());
@@ -53,24 +52,9 @@ final class DeviceEventReader implements BackgroundReader.Agent {
     }
 
     @Override
-    public boolean doWork() {
-        for (AsyncEvent event : provider.asyncEvents().awaitAsyncEvents(channel, WAIT_MILLIS)) {
-            sink.accept(event);
-            if (event.eventType() == DeviceEvent.Kind.DEVICE_FATAL.value()) {
-                return false; // nothing more comes from a dead device
-            }
-        }
-        return true;
-    }
-
-    @Override
-    public void wake() {
-        provider.asyncEvents().wakeAsyncEvents(channel);
-    }
-
-    @Override
-    public void onClose() {
-        provider.asyncEvents().closeAsyncEvents(channel);
+    boolean handle(AsyncEvent event) {
+        sink.accept(event);
+        return event.eventType() != DeviceEvent.Kind.DEVICE_FATAL.value(); // nothing more comes from a dead device
     }
 
     /** See {@link BackgroundReader#stop()}. */

@@ -1,7 +1,9 @@
 package org.efaah.verbs;
 
 import org.efaah.internal.BackgroundReader;
+import org.efaah.verbs.spi.EventChannel;
 import org.efaah.verbs.spi.NetworkChange;
+import org.efaah.verbs.spi.NetworkVerbs;
 import org.efaah.verbs.spi.VerbsProvider;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -44,7 +46,6 @@ final class NetworkWatcher {
     private static final Logger LOG = LoggerFactory.getLogger(NetworkWatcher.class);
     /** By {@link VerbsProvider#networkSource()}: one reader per source (per process for the native providers). */
     private static final Map<Object, NetworkWatcher> WATCHERS = new IdentityHashMap<>();
-    private static final int WAIT_MILLIS = 1000;
 
     private final VerbsProvider provider;
     private final List<Subscription> subscriptions = new CopyOnWriteArrayList<>();
@@ -218,10 +219,9 @@ final class NetworkWatcher {
      * have been lost meanwhile, every RoCE port hears {@link NetworkEvent.Kind#RESYNC} and the
      * tables are read again.
      */
-    private static final class Reader implements BackgroundReader.Agent {
+    private static final class Reader extends ChannelAgent<NetworkChange> {
         private final NetworkWatcher watcher;
         private final VerbsProvider provider;
-        private final long channel;
         private final BackgroundReader thread;
         private final Map<Integer, Link> links = new HashMap<>();
         private final Map<NeighbourKey, byte[]> neighbours = new HashMap<>();
@@ -232,18 +232,19 @@ final class NetworkWatcher {
         private Dump dumping = Dump.NONE;
         private boolean dumpAgain;
 
-        private Reader(NetworkWatcher watcher, long channel) {
+        private Reader(NetworkWatcher watcher, EventChannel<List<NetworkChange>> channel) {
+            super(channel);
             this.watcher = watcher;
             this.provider = watcher.provider;
-            this.channel = channel;
             this.thread = BackgroundReader.of(this, "efa-ah-network", "network changes (rtnetlink)");
         }
 
         /** Opens the channel (so changes from now on are kept) and starts the thread; null when unsupported. */
         static Reader start(NetworkWatcher watcher) {
-            long channel;
+            EventChannel<List<NetworkChange>> channel;
             try {
-                channel = watcher.provider.networkChanges().openNetworkChanges();
+                NetworkVerbs network = watcher.provider.networkChanges();
+                channel = network.networkChannel(network.openNetworkChanges());
             } catch (VerbsException e) {
                 if (e.errno() == Errno.EOPNOTSUPP) {
                     LOG.debug("no network watcher: {}", e.getMessage());
@@ -268,32 +269,20 @@ final class NetworkWatcher {
         }
 
         @Override
-        public boolean doWork() {
-            for (NetworkChange c : provider.networkChanges().awaitNetworkChanges(channel, WAIT_MILLIS)) {
-                if (thread.stopping()) {
-                    break;
-                }
-                handle(c);
+        boolean handle(NetworkChange change) {
+            if (thread.stopping()) {
+                return false; // the rest is for nobody
             }
+            apply(change);
             return true;
-        }
-
-        @Override
-        public void wake() {
-            provider.networkChanges().wakeNetworkChanges(channel);
-        }
-
-        @Override
-        public void onClose() {
-            provider.networkChanges().closeNetworkChanges(channel);
         }
 
         private void dump(Dump what) {
             dumping = what;
-            provider.networkChanges().requestNetworkDump(channel, what == Dump.LINKS);
+            provider.networkChanges().requestNetworkDump(channel.handle(), what == Dump.LINKS);
         }
 
-        private void handle(NetworkChange c) {
+        private void apply(NetworkChange c) {
             switch (c.type()) {
                 case DUMP_DONE -> dumpDone();
                 case DUMP_INTERRUPTED -> {

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 class CoreOnlyProviderTest {
 
     /** Only the core's abstract methods, over the mock. */
-    static final class CoreOnly implements VerbsProvider {
+    static class CoreOnly implements VerbsProvider {
         final MockVerbsProvider mock = new MockVerbsProvider();
 
         @Override public String name() { return "core-only"; }

@@ -501,27 +501,6 @@ final class NativeVerbsProvider
         check(NativeVerbs.efa_ah_error_qp(qp), "ibv_modify_qp", "to ERR");
     }
 
-    /** This provider has every facet but EFA's, which {@link #efa()} answers by the model. */
-    @Override
-    public DatagramVerbs datagrams() {
-        return this;
-    }
-
-    @Override
-    public CompletionChannelVerbs completionChannels() {
-        return this;
-    }
-
-    @Override
-    public AsyncEventVerbs asyncEvents() {
-        return this;
-    }
-
-    @Override
-    public NetworkVerbs networkChanges() {
-        return this;
-    }
-
     /**
      * The EFA extensions through libefa; each call answers EOPNOTSUPP where libefa lacks it or
      * the device is not EFA.

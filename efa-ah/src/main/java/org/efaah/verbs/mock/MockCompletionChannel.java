@@ -1,5 +1,6 @@
 package org.efaah.verbs.mock;
 
+import java.util.List;
 import org.efaah.verbs.spi.CompletionChannelVerbs;
 import org.efaah.verbs.spi.VerbsProvider;
 
@@ -16,39 +17,37 @@ import org.efaah.verbs.spi.VerbsProvider;
  * ({@code ibv_cmd_destroy_cq} waits for every reported event to be acknowledged); events still
  * unread when the CQ goes are dropped with it ({@code ib_uverbs_release_ucq}).</li>
  * </ul>
- * Waits use this object's monitor, never the fabric's, which only posts events here (fabric, then
- * channel: the one lock order). A wait is ended by {@link #wake()}, as the native one by its wake
- * eventfd; an interrupt of the waiting thread also ends it early (the flag kept).
+ * Posting, waking, stopping and waiting are {@link MockChannel}'s, as for the other channels of the
+ * mock; what is its own is the count it returns and the acknowledgements. The fabric only posts
+ * events here (fabric, then channel: the one lock order).
  */
 final class MockCompletionChannel {
     private static final int ACK_BATCH = 64;
     final MockVerbsProvider.MockContext context;
     /** The CQ on this channel, or null; guarded by the fabric's monitor. */
     Object cq;
-    private int pending;
+    /* One item per event: what a wait takes is counted, never looked at. */
+    private final MockChannel<Boolean> events = new MockChannel<>(0);
     private int unacked;
-    private boolean stopped;
-    private boolean woken;
     private long eventsPosted;
 
     MockCompletionChannel(MockVerbsProvider.MockContext context) {
         this.context = context;
     }
 
-    synchronized void post() {
-        pending++;
-        eventsPosted++;
-        notifyAll();
+    void post() {
+        synchronized (this) {
+            eventsPosted++;
+        }
+        events.post(Boolean.TRUE);
     }
 
-    synchronized void wake() {
-        woken = true;
-        notifyAll();
+    void wake() {
+        events.wake();
     }
 
-    synchronized void stop() {
-        stopped = true;
-        notifyAll();
+    void stop() {
+        events.stop();
     }
 
     /** Events posted so far, for tests of the contract. */
@@ -57,37 +56,25 @@ final class MockCompletionChannel {
     }
 
     /** The CQ is destroyed: unread events go with it, read ones are acknowledged first. */
-    synchronized void cqDestroyed() {
-        pending = 0;
-        unacked = 0;
+    void cqDestroyed() {
+        events.clear();
+        synchronized (this) {
+            unacked = 0;
+        }
     }
 
     int await(int timeoutMillis) {
-        long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
+        List<Boolean> taken = events.await(timeoutMillis);
+        if (taken == null) {
+            return CompletionChannelVerbs.CHANNEL_STOPPED;
+        }
+        int n = taken.size();
         synchronized (this) {
-            while (!stopped && pending == 0 && !woken) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    return 0;
-                }
-                try {
-                    wait(Math.max(1, left / 1_000_000L));
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return 0;
-                }
-            }
-            if (stopped) {
-                return CompletionChannelVerbs.CHANNEL_STOPPED;
-            }
-            woken = false;
-            int n = pending;
-            pending = 0;
             unacked += n;
             if (unacked >= ACK_BATCH) {
                 unacked = 0;
             }
-            return n;
         }
+        return n;
     }
 }

@@ -1,16 +1,12 @@
 package org.efaah.verbs.mock;
 
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
-import org.efaah.verbs.Errno;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.spi.NetworkChange;
-import org.efaah.verbs.VerbsException;
 
 /**
  * The host network under the mock's RoCE devices: one netdev per device ({@code mockethN}, ifindex
@@ -20,18 +16,18 @@ import org.efaah.verbs.VerbsException;
  * resolves its dgid's link-layer address here at create time, as rxe does in
  * {@code rxe_create_ah} through the kernel's {@code rdma_addr_find_l2_eth_by_grh}: the AH keeps
  * the MAC it was made with ({@link #lladdrOf(long)}), whatever happens to the table afterwards.
- * EFA devices resolve nothing. One lock (this object's monitor) guards it all; it never takes a
+ * EFA devices resolve nothing. One lock (this object's monitor) guards it all but the channels
+ * ({@link MockChannels}, taken after it); it never takes a
  * device's lock.
  */
 public final class MockNetwork {
     /** Ifindex of device 0's netdev (1 is the loopback). */
     static final int FIRST_IFINDEX = 2;
 
-    private final MockVerbsProvider provider;
     private final Map<Integer, Link> links = new LinkedHashMap<>();
     private final Map<Integer, Map<Gid, byte[]>> neighbours = new HashMap<>();
     private final Map<Long, byte[]> resolved = new HashMap<>();
-    private final Map<Long, Channel> channels = new HashMap<>();
+    private final MockChannels<NetworkChange> channels;
 
     private static final class Link {
         final String name;
@@ -49,13 +45,8 @@ public final class MockNetwork {
         }
     }
 
-    private static final class Channel {
-        final List<NetworkChange> pending = new ArrayList<>();
-        boolean woken;
-    }
-
     MockNetwork(MockVerbsProvider provider, int devices) {
-        this.provider = provider;
+        this.channels = new MockChannels<>(provider, "network");
         for (int i = 0; i < devices; i++) {
             links.put(FIRST_IFINDEX + i, new Link("mocketh" + i, mac("02:00:00:00:01:" + String.format("%02x", i))));
             neighbours.put(FIRST_IFINDEX + i, new HashMap<>());
@@ -149,51 +140,31 @@ public final class MockNetwork {
 
     // ---- the channels (the provider's rtnetlink SPI)
 
-    synchronized long open() {
-        long h = provider.newHandle();
-        channels.put(h, new Channel());
-        return h;
+    long open() {
+        return channels.open(0);
     }
 
     synchronized void requestDump(long channel, boolean wantLinks) {
-        Channel c = channel(channel, "sendto(NETLINK_ROUTE)");
+        MockChannel<NetworkChange> c = channels.get(channel, "sendto(NETLINK_ROUTE)");
         if (wantLinks) {
-            links.forEach((ifindex, link) -> c.pending.add(link.change(ifindex, true)));
+            links.forEach((ifindex, link) -> c.post(link.change(ifindex, true)));
         } else {
             neighbours.forEach((ifindex, table) -> table.forEach((ip, mac) ->
-                    c.pending.add(NetworkChange.neighbour(false, ifindex, address(ip), 0x80, mac.clone(), true))));
+                    c.post(NetworkChange.neighbour(false, ifindex, address(ip), 0x80, mac.clone(), true))));
         }
-        c.pending.add(NetworkChange.mark(NetworkChange.Type.DUMP_DONE));
-        notifyAll();
+        c.post(NetworkChange.mark(NetworkChange.Type.DUMP_DONE));
     }
 
-    synchronized List<NetworkChange> await(long channel, int timeoutMillis) {
-        Channel c = channel(channel, "recvmsg(NETLINK_ROUTE)");
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(0, timeoutMillis));
-        long left;
-        while (c.pending.isEmpty() && !c.woken && (left = deadline - System.nanoTime()) > 0) {
-            try {
-                TimeUnit.NANOSECONDS.timedWait(this, left);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                break;
-            }
-        }
-        c.woken = false;
-        List<NetworkChange> changes = List.copyOf(c.pending);
-        c.pending.clear();
-        return changes;
+    List<NetworkChange> await(long channel, int timeoutMillis) {
+        return channels.await(channel, timeoutMillis, "recvmsg(NETLINK_ROUTE)");
     }
 
-    synchronized void wake(long channel) {
-        channel(channel, "efa_ah_net_wake").woken = true;
-        notifyAll();
+    void wake(long channel) {
+        channels.wake(channel, "efa_ah_net_wake");
     }
 
-    synchronized void close(long channel) {
-        if (channels.remove(channel) == null) {
-            throw new VerbsException("efa_ah_net_close", Errno.EINVAL, "unknown network channel");
-        }
+    void close(long channel) {
+        channels.close(channel, "efa_ah_net_close");
     }
 
     /**
@@ -201,23 +172,12 @@ public final class MockNetwork {
      *
      * @return the count
      */
-    public synchronized int openChannels() {
+    public int openChannels() {
         return channels.size();
     }
 
     private void send(NetworkChange change) {
-        for (Channel c : channels.values()) {
-            c.pending.add(change);
-        }
-        notifyAll();
-    }
-
-    private Channel channel(long handle, String operation) {
-        Channel c = channels.get(handle);
-        if (c == null) {
-            throw new VerbsException(operation, Errno.EINVAL, "unknown network channel");
-        }
-        return c;
+        channels.forEach(c -> c.post(change));
     }
 
     private Map<Gid, byte[]> table(int deviceIndex) {

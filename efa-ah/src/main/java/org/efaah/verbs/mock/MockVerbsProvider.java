@@ -66,7 +66,8 @@ public final class MockVerbsProvider
     private final Map<Long, MockAh> ahs = new ConcurrentHashMap<>();
     private final AtomicLong nextHandle = new AtomicLong(0x1000);
     private final MockFabric fabric = new MockFabric(this);
-    private final MockEvents events = new MockEvents(this);
+    /* The async-event channels, one per context that opened one (ibv_close_device frees the async fd: its channel goes with it). */
+    private final MockChannels<org.efaah.verbs.spi.AsyncEvent> events = new MockChannels<>(this, "event");
     private final MockNetwork network;
 
     private final AtomicLong createCalls = new AtomicLong();
@@ -171,7 +172,7 @@ public final class MockVerbsProvider
             d.livePds -= before - pds.size();
         }
         fabric.closeContext(c);
-        events.closeContext(context);
+        events.closeIf(owner -> owner == context);
     }
 
     @Override
@@ -722,27 +723,6 @@ public final class MockVerbsProvider
         fabric.moveQpToError(qp);
     }
 
-    /** This provider has every facet but EFA's, which {@link #efa()} answers by the model. */
-    @Override
-    public DatagramVerbs datagrams() {
-        return this;
-    }
-
-    @Override
-    public CompletionChannelVerbs completionChannels() {
-        return this;
-    }
-
-    @Override
-    public AsyncEventVerbs asyncEvents() {
-        return this;
-    }
-
-    @Override
-    public NetworkVerbs networkChanges() {
-        return this;
-    }
-
     /**
      * The EFA extensions of the EFA model; EOPNOTSUPP when the mock models RoCE, as libefa
      * answers for a device that is not EFA.
@@ -870,17 +850,17 @@ public final class MockVerbsProvider
 
     @Override
     public List<org.efaah.verbs.spi.AsyncEvent> awaitAsyncEvents(long channel, int timeoutMillis) {
-        return events.await(channel, timeoutMillis);
+        return events.await(channel, timeoutMillis, "ibv_get_async_event");
     }
 
     @Override
     public void wakeAsyncEvents(long channel) {
-        events.wake(channel);
+        events.wake(channel, "efa_ah_async_wake");
     }
 
     @Override
     public void closeAsyncEvents(long channel) {
-        events.close(channel);
+        events.close(channel, "efa_ah_async_close");
     }
 
     /**
@@ -946,7 +926,12 @@ public final class MockVerbsProvider
                 open.add(handle);
             }
         });
-        events.raise(open, new org.efaah.verbs.spi.AsyncEvent(kind.value(), portNum));
+        org.efaah.verbs.spi.AsyncEvent event = new org.efaah.verbs.spi.AsyncEvent(kind.value(), portNum);
+        events.forEach(c -> {
+            if (open.contains(c.context)) {
+                c.post(event);
+            }
+        });
     }
 
     /**

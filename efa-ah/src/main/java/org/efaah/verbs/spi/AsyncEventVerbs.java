@@ -50,4 +50,15 @@ public interface AsyncEventVerbs {
      * @throws VerbsException EOPNOTSUPP if the provider reads no events
      */
     void closeAsyncEvents(long channel);
+
+    /**
+     * The channel {@code channel} in the one channel shape: {@link #awaitAsyncEvents},
+     * {@link #wakeAsyncEvents} and {@link #closeAsyncEvents}; it has no stop.
+     *
+     * @param channel a handle {@link #openAsyncEvents} returned
+     * @return the channel
+     */
+    default EventChannel<List<AsyncEvent>> asyncEventChannel(long channel) {
+        return EventChannel.of(channel, this::awaitAsyncEvents, this::wakeAsyncEvents, null, this::closeAsyncEvents);
+    }
 }

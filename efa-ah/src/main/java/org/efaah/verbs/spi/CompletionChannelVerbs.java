@@ -90,4 +90,17 @@ public interface CompletionChannelVerbs {
      * @throws VerbsException EBUSY while its CQ exists
      */
     void destroyCompletionChannel(long channel);
+
+    /**
+     * The channel {@code channel} in the one channel shape: {@link #awaitCqEvents} (a count of
+     * events, {@link #CHANNEL_STOPPED} once stopped), {@link #wakeCompletionChannel},
+     * {@link #stopCompletionChannel} and {@link #destroyCompletionChannel}.
+     *
+     * @param channel a handle {@link #createCompletionChannel} returned
+     * @return the channel
+     */
+    default EventChannel<Integer> completionChannel(long channel) {
+        return EventChannel.of(channel, this::awaitCqEvents, this::wakeCompletionChannel, this::stopCompletionChannel,
+                this::destroyCompletionChannel);
+    }
 }

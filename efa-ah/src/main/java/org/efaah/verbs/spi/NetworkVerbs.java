@@ -85,4 +85,16 @@ public interface NetworkVerbs {
      * @throws VerbsException EOPNOTSUPP if the provider reads no network changes
      */
     void closeNetworkChanges(long channel);
+
+    /**
+     * The channel {@code channel} in the one channel shape: {@link #awaitNetworkChanges},
+     * {@link #wakeNetworkChanges} and {@link #closeNetworkChanges}; it has no stop.
+     *
+     * @param channel a handle {@link #openNetworkChanges} returned
+     * @return the channel
+     */
+    default EventChannel<List<NetworkChange>> networkChannel(long channel) {
+        return EventChannel.of(channel, this::awaitNetworkChanges, this::wakeNetworkChanges, null,
+                this::closeNetworkChanges);
+    }
 }

@@ -16,7 +16,8 @@ import java.util.List;
  * opaque {@code long} handles. The core below opens devices, reads their attributes and GID
  * tables, and creates PDs and AHs; everything else is a facet a provider may offer:
  * {@link #datagrams()}, {@link #completionChannels()}, {@link #asyncEvents()}, {@link #networkChanges()}
- * and {@link #efa()}. A facet the provider lacks keeps its default, which answers EOPNOTSUPP. Two implementations exist: the native one over libibverbs and
+ * and {@link #efa()}. A provider that implements a facet's interface offers it by default; one that neither
+ * implements it nor overrides its accessor answers EOPNOTSUPP. Two implementations exist: the native one over libibverbs and
  * libefa, and a mock that behaves like new-generation EFA hardware.
  *
  * <p>This is a service-provider interface. Applications use {@link Device} and
@@ -139,7 +140,7 @@ public interface VerbsProvider extends AutoCloseable {
      * @throws VerbsException EOPNOTSUPP where the provider has no datagram (UD) path
      */
     default DatagramVerbs datagrams() {
-        throw absent("ibv_create_qp", "datagram (UD) path");
+        return facet(DatagramVerbs.class, "ibv_create_qp", "datagram (UD) path");
     }
 
     /**
@@ -149,7 +150,7 @@ public interface VerbsProvider extends AutoCloseable {
      * @throws VerbsException EOPNOTSUPP where the provider has none (its CQs are polled)
      */
     default CompletionChannelVerbs completionChannels() {
-        throw absent("ibv_create_comp_channel", "completion channels");
+        return facet(CompletionChannelVerbs.class, "ibv_create_comp_channel", "completion channels");
     }
 
     /**
@@ -159,7 +160,7 @@ public interface VerbsProvider extends AutoCloseable {
      * @throws VerbsException EOPNOTSUPP where the provider reads no events
      */
     default AsyncEventVerbs asyncEvents() {
-        throw absent("ibv_get_async_event", "asynchronous events");
+        return facet(AsyncEventVerbs.class, "ibv_get_async_event", "asynchronous events");
     }
 
     /**
@@ -169,7 +170,7 @@ public interface VerbsProvider extends AutoCloseable {
      * @throws VerbsException EOPNOTSUPP where the provider reads no network changes
      */
     default NetworkVerbs networkChanges() {
-        throw absent("rtnetlink", "network changes");
+        return facet(NetworkVerbs.class, "rtnetlink", "network changes");
     }
 
     /**
@@ -183,6 +184,14 @@ public interface VerbsProvider extends AutoCloseable {
     }
 
     /** The one "unsupported" signal: {@link VerbsException} with EOPNOTSUPP. */
+    /** The facet {@code type} when this provider implements it, else EOPNOTSUPP. */
+    private <F> F facet(Class<F> type, String operation, String what) {
+        if (type.isInstance(this)) {
+            return type.cast(this);
+        }
+        throw absent(operation, what);
+    }
+
     private VerbsException absent(String operation, String what) {
         return new VerbsException(operation, Errno.EOPNOTSUPP, "the " + name() + " provider has no " + what);
     }
