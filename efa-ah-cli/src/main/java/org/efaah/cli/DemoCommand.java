@@ -160,7 +160,7 @@ final class DemoCommand implements Callable<Integer> {
         Latencies hits = new Latencies();
         try (MockVerbsProvider mock = new MockVerbsProvider();
              Device device = Device.openFirst(mock);
-             AddressHandleCache cache = AddressHandleCache.create(org.efaah.cache.LeakDetection.DISABLED)) {
+             AddressHandleCache cache = AddressHandleCache.builder().leakDetection(org.efaah.cache.LeakDetection.DISABLED).build()) {
             ProtectionDomain pd = device.allocatePd();
             List<AddressHandleAttributes> keys = new ArrayList<>();
             for (int i = 0; i < 64; i++) {

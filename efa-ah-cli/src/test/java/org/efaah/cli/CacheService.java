@@ -32,7 +32,7 @@ public final class CacheService {
         MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder().maxAh(Integer.parseInt(args[0])).build());
         Device device = Device.openFirst(mock);
         ProtectionDomain pd = device.allocatePd();
-        AddressHandleCache cache = AddressHandleCache.create(LeakDetection.DISABLED);
+        AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED).build();
         cache.inspection().registerMXBean("org.efaah:type=AddressHandleCache,name=svc");
         List<AddressHandle> held = new ArrayList<>();
         int next = 1;

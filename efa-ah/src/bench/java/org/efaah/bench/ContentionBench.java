@@ -53,7 +53,7 @@ public class ContentionBench {
                 .createLatencyNanos(0).maxAh(65536).build()));
         pdEfaAh = device.allocatePd();
         pdBaseline = device.allocatePd();
-        cache = AddressHandleCache.create(LeakDetection.DISABLED);
+        cache = AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED).build();
         baseline = new LockedAhTable();
         keys = Keys.keys(SPREAD_KEYS);
         keepers = new AddressHandle[SPREAD_KEYS];

@@ -68,7 +68,7 @@ public class DatapathBench {
             d1 = Device.open(provider, name1);
             pd0 = d0.allocatePd();
             pd1 = d1.allocatePd();
-            cache = AddressHandleCache.create(LeakDetection.DISABLED);
+            cache = AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED).build();
             server = UdEndpoint.open(pd0, cache, UdEndpoint.Options.defaults());
             client = UdEndpoint.open(pd1, cache, UdEndpoint.Options.defaults());
             toServer = cache.acquire(pd1, AddressHandleAttributes.forGid(server.address().gid()));

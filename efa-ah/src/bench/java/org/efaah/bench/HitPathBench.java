@@ -62,8 +62,8 @@ public class HitPathBench {
         pdSampled = device.allocatePd();
         pdBaseline = device.allocatePd();
         pdNoStats = device.allocatePd();
-        disabled = AddressHandleCache.create(LeakDetection.DISABLED);
-        sampled = AddressHandleCache.create(LeakDetection.SAMPLED);
+        disabled = AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED).build();
+        sampled = AddressHandleCache.builder().leakDetection(LeakDetection.SAMPLED).build();
         noStats = AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED).recordStats(false).build();
         baseline = new LockedAhTable();
         key = Keys.key(1);

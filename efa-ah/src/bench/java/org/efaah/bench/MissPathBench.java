@@ -46,7 +46,7 @@ public class MissPathBench {
         private final ProtectionDomain pdEfaAh;
         private final ProtectionDomain pdBaseline;
         private final ProtectionDomain pdProvider;
-        private final AddressHandleCache cache = AddressHandleCache.create(LeakDetection.DISABLED);
+        private final AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED).build();
         private final LockedAhTable baseline = new LockedAhTable();
         private final AddressHandleAttributes[] keys = Keys.keys(RING);
         private int next;

@@ -95,7 +95,7 @@ public final class ScaleProbe {
         try (Device device = Device.openFirst(new NullVerbsProvider())) {
             ProtectionDomain pd = device.allocatePd();
             Object[] held = new Object[n];
-            AddressHandleCache cache = AddressHandleCache.create(LeakDetection.DISABLED);
+            AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED).build();
             LockedAhTable table = new LockedAhTable();
             long before = usedHeapAfterGc();
             long gc0 = gcMillis();

@@ -46,7 +46,7 @@ public class SnapshotBench {
     public void setUp() {
         device = Device.openFirst(new NullVerbsProvider());
         pd = device.allocatePd();
-        cache = AddressHandleCache.create(LeakDetection.DISABLED);
+        cache = AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED).build();
         held = new AddressHandle[entries];
         for (int i = 0; i < entries; i++) {
             held[i] = cache.acquire(pd, Keys.key(i));

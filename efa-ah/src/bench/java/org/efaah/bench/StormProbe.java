@@ -136,7 +136,7 @@ public final class StormProbe {
             throws Exception {
         try (Device device = Device.openFirst(new MockVerbsProvider(config(latencyNanos, depth)))) {
             ProtectionDomain pd = device.allocatePd();
-            AddressHandleCache cache = AddressHandleCache.create(LeakDetection.DISABLED);
+            AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED).build();
             LockedAhTable table = new LockedAhTable();
             List<List<AddressHandleAttributes>> work = new ArrayList<>();
             List<List<Object>> held = new ArrayList<>();

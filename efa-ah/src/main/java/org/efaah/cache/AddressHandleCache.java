@@ -164,16 +164,6 @@ public final class AddressHandleCache implements AutoCloseable {
     }
 
     /**
-     * A cache with the given leak detection level, no retention, statistics recorded.
-     *
-     * @param leakDetection how closely handles are tracked for leaks, not null
-     * @return a new open cache; close it when done
-     */
-    public static AddressHandleCache create(LeakDetection leakDetection) {
-        return builder().leakDetection(leakDetection).build();
-    }
-
-    /**
      * A builder for a cache with retention, a test clock or stats off.
      *
      * @return a new builder with the defaults

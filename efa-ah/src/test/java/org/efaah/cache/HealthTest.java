@@ -144,7 +144,7 @@ class HealthTest {
 
     @Test
     void aClosedCacheIsDown() {
-        AddressHandleCache cache = AddressHandleCache.create(LeakDetection.DISABLED);
+        AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED).build();
         cache.close();
         assertEquals("cache_open", names(cache.inspection().health()));
         assertEquals(HealthStatus.DOWN, cache.inspection().health().status());

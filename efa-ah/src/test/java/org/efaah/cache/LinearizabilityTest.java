@@ -116,7 +116,7 @@ class LinearizabilityTest {
             ProtectionDomain[] keyPd = {pds[0], pds[1], pds[0]};
             AddressHandleAttributes[] keyAttributes = {AddressHandleAttributes.forGid("fe80::1"),
                     AddressHandleAttributes.forGid("fe80::1"), AddressHandleAttributes.forGid("fe80::2")};
-            AddressHandleCache cache = AddressHandleCache.create(LeakDetection.DISABLED);
+            AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED).build();
             Op[][] ops = new Op[THREADS][OPS_PER_THREAD];
             List<List<AddressHandle>> held = new ArrayList<>();
             CyclicBarrier go = new CyclicBarrier(THREADS);

@@ -16,7 +16,7 @@ class MXBeanInfoTest {
 
     @Test
     void everyAttributeIsDescribedAndTheOperationsAreThere() throws Exception {
-        try (AddressHandleCache cache = AddressHandleCache.create(LeakDetection.DISABLED)) {
+        try (AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED).build()) {
             ObjectName name = cache.inspection().registerMXBean("org.efaah:type=AddressHandleCache,name=MXBeanInfoTest");
             MBeanInfo info = ManagementFactory.getPlatformMBeanServer().getMBeanInfo(name);
             for (MBeanAttributeInfo a : info.getAttributes()) {

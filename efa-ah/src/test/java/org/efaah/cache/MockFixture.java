@@ -34,7 +34,7 @@ final class MockFixture implements AutoCloseable {
         mock = new MockVerbsProvider(config);
         device = Device.openFirst(mock);
         pd = device.allocatePd();
-        cache = AddressHandleCache.create(leakDetection);
+        cache = AddressHandleCache.builder().leakDetection(leakDetection).build();
         CacheInvariants.track(cache, mock);
     }
 

@@ -100,7 +100,7 @@ final class RandomWorkload {
                 keyPd[k] = pds[k % 2];
                 keyAttributes[k] = AddressHandleAttributes.forGid("fd00::" + Integer.toHexString(k / 2 + 1));
             }
-            AddressHandleCache cache = AddressHandleCache.create(LeakDetection.DISABLED);
+            AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED).build();
             // Keys 0 and 1 (GID 1 on each PD) stay referenced by this thread for the whole run.
             AddressHandle[] pinned = {cache.acquire(keyPd[0], keyAttributes[0]), cache.acquire(keyPd[1], keyAttributes[1])};
             int[] pinnedAhn = {pinned[0].ahn(), pinned[1].ahn()};

@@ -128,8 +128,8 @@ class RegistrationRaceTest {
     void aCacheUnregistersOnlyTheBeanItRegistered() throws Exception {
         ObjectName name = new ObjectName("org.efaah.test:type=AddressHandleCache,name=owned");
         try (MockFixture f = new MockFixture()) {
-            AddressHandleCache a = AddressHandleCache.create(LeakDetection.DISABLED);
-            AddressHandleCache b = AddressHandleCache.create(LeakDetection.DISABLED);
+            AddressHandleCache a = AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED).build();
+            AddressHandleCache b = AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED).build();
             a.inspection().registerMXBean(name.toString());
             SERVER.unregisterMBean(name);
             b.inspection().registerMXBean(name.toString());
@@ -152,7 +152,7 @@ class RegistrationRaceTest {
     void registerMXBeanRacingCloseLeavesNoBean() throws Exception {
         ObjectName name = new ObjectName("org.efaah.test:type=AddressHandleCache,name=racing");
         ExecutorService pool = Executors.newSingleThreadExecutor();
-        AddressHandleCache cache = AddressHandleCache.create(LeakDetection.DISABLED);
+        AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED).build();
         Thread[] closer = {null};
         NotificationListener hold = (notification, handback) -> {
             if (notification instanceof MBeanServerNotification n && name.equals(n.getMBeanName())

@@ -206,7 +206,7 @@ class SeamContractsTest {
 
     private static WeakReference<AddressHandleCache> closeWhileListening(ProtectionDomain pd,
                                                                          AddressHandleAttributes peer) {
-        AddressHandleCache cache = AddressHandleCache.create(LeakDetection.DISABLED);
+        AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED).build();
         WeakReference<AddressHandleCache> ref = new WeakReference<>(cache);
         // Between the cache's note of its listener and the device's adding it, the device reads
         // this property (NetworkWatcher.enabled): the cache closes there.
@@ -245,7 +245,7 @@ class SeamContractsTest {
     }
 
     private static void closedDeviceIsCollected(MockConfig config, AddressHandleAttributes peer) throws Exception {
-        try (AddressHandleCache cache = AddressHandleCache.create(LeakDetection.DISABLED)) {
+        try (AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED).build()) {
             WeakReference<Device> ref = useAndClose(cache, config, peer);
             assertCollected(ref, "the closed device is still reachable from the open cache");
             assertEquals(0, cache.inspection().liveEntries());

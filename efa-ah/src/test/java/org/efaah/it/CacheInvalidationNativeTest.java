@@ -381,7 +381,7 @@ class CacheInvalidationNativeTest {
 
         // The relinked device, opened anew: a fresh context, events and GID table; AHs work again.
         try (Device again = NativeDevice.open(NativeDevice.provider());
-             AddressHandleCache fresh = AddressHandleCache.create(LeakDetection.PARANOID)) {
+             AddressHandleCache fresh = AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID).build()) {
             assertFalse(again.isFatal());
             assertNotSame(device, again);
             ProtectionDomain freshPd = again.allocatePd();

@@ -112,7 +112,7 @@ class DeviceEventsNativeTest {
             device.addEventListener(e -> heard.add(new Heard(e, System.nanoTime())));
             ProtectionDomain pd = device.allocatePd();
             ProtectionDomain other = device.allocatePd();
-            AddressHandleCache cache = AddressHandleCache.create(LeakDetection.DISABLED);
+            AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED).build();
             UdEndpoint endpoint = UdEndpoint.open(pd, cache, UdEndpoint.Options.defaults()
                     .withSgidIndex(NativeDevice.gidIndex()));
             List<AddressHandle> held = new ArrayList<>();

@@ -93,7 +93,7 @@ class DeviceFaultsNativeTest {
     @Test
     void sgidIndexNotGivenPicksTheRoceV2GidOfTheDestinationsFamily() {
         try (Device device = NativeDevice.open(NativeDevice.provider()); ProtectionDomain pd = device.allocatePd();
-             AddressHandleCache cache = AddressHandleCache.create(LeakDetection.PARANOID)) {
+             AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID).build()) {
             assumeRoce(device);
             Gid peer = NativeDevice.peers(1).get(0);
             AddressHandleAttributes v4 = device.resolve(AddressHandleAttributes.forGid(peer));

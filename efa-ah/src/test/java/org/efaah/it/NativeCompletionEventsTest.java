@@ -52,7 +52,7 @@ class NativeCompletionEventsTest {
         provider = NativeDevice.provider();
         device = NativeDevice.open(provider);
         pd = device.allocatePd();
-        cache = AddressHandleCache.create(LeakDetection.PARANOID);
+        cache = AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID).build();
         gidIndex = NativeDevice.gidIndex();
     }
 

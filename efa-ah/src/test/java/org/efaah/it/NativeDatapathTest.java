@@ -58,7 +58,7 @@ class NativeDatapathTest {
         provider = new CountingProvider(NativeDevice.provider());
         device = NativeDevice.open(provider);
         pd = device.allocatePd();
-        cache = AddressHandleCache.create(LeakDetection.PARANOID);
+        cache = AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID).build();
         gidIndex = NativeDevice.gidIndex();
     }
 

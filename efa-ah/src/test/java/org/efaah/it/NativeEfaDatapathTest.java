@@ -55,7 +55,7 @@ class NativeEfaDatapathTest {
                         + ", not 0x1d0f");
         serverPd = device.allocatePd();
         clientPd = device.allocatePd();
-        cache = AddressHandleCache.create(LeakDetection.PARANOID);
+        cache = AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID).build();
     }
 
     @AfterEach

@@ -57,7 +57,7 @@ class NativeIntegrationTest {
         provider = new CountingProvider(real);
         device = NativeDevice.open(provider);
         pd = device.allocatePd();
-        cache = AddressHandleCache.create(LeakDetection.PARANOID);
+        cache = AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID).build();
         gidIndex = NativeDevice.gidIndex();
     }
 
@@ -141,7 +141,7 @@ class NativeIntegrationTest {
         // cache with the default (sampled) leak detection; this test's own cache tracks every handle.
         AddressHandleAttributes hot = peer(peers.get(0));
         double hitNanos;
-        try (AddressHandleCache timed = AddressHandleCache.create(LeakDetection.SAMPLED);
+        try (AddressHandleCache timed = AddressHandleCache.builder().leakDetection(LeakDetection.SAMPLED).build();
              AddressHandle keep = timed.acquire(pd, hot)) {
             int n = 200_000;
             for (int i = 0; i < n; i++) {

@@ -26,7 +26,7 @@ class CompatibilityKitTest extends CacheMeterBinderCompatibilityKit<AddressHandl
 
     @Override
     public AddressHandleCache createCache() {
-        return AddressHandleCache.create(LeakDetection.DISABLED);
+        return AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED).build();
     }
 
     @Override

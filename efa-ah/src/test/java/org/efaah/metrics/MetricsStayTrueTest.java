@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory;
 class MetricsStayTrueTest {
 
     private static AddressHandleCache newCache() {
-        return AddressHandleCache.create(LeakDetection.DISABLED);
+        return AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED).build();
     }
 
     private static void acquireAndClose(AddressHandleCache cache, ProtectionDomain pd, String gid) {

@@ -89,7 +89,7 @@ class DatagramCrossingsTest {
     void providerCallsPerDatagramInAPingPong() throws Exception {
         // The RoCE model: its CQs are polled through the SPI's pollCq, which the wrapper counts.
         Counting counting = new Counting(new MockVerbsProvider(MockConfig.builder().deviceCount(2).efa(false).build()));
-        AddressHandleCache cache = AddressHandleCache.create(LeakDetection.PARANOID);
+        AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID).build();
         try (Device d0 = Device.open(counting, "roce_0"); Device d1 = Device.open(counting, "roce_1")) {
             ProtectionDomain pd0 = d0.allocatePd();
             ProtectionDomain pd1 = d1.allocatePd();
@@ -141,7 +141,7 @@ class DatagramCrossingsTest {
     @Test
     void providerCallsPerDatagramInAStream() throws Exception {
         Counting counting = new Counting(new MockVerbsProvider(MockConfig.builder().deviceCount(2).efa(false).build()));
-        AddressHandleCache cache = AddressHandleCache.create(LeakDetection.PARANOID);
+        AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID).build();
         try (Device d0 = Device.open(counting, "roce_0"); Device d1 = Device.open(counting, "roce_1")) {
             ProtectionDomain pd0 = d0.allocatePd();
             ProtectionDomain pd1 = d1.allocatePd();

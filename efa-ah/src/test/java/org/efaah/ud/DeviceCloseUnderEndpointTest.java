@@ -27,7 +27,7 @@ public class DeviceCloseUnderEndpointTest {
     /** Runs the scenario on {@code device}'s first PD; shared with the native test in the VM. */
     public static void closeDeviceUnderEndpoint(CallRecorder recorder, Device device, int sgidIndex) {
         ProtectionDomain pd = device.allocatePd();
-        AddressHandleCache cache = AddressHandleCache.create(LeakDetection.DISABLED);
+        AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED).build();
         UdEndpoint endpoint = UdEndpoint.open(pd, cache, UdEndpoint.Options.defaults().withSgidIndex(sgidIndex));
         AddressHandle ah = cache.acquire(pd, AddressHandleAttributes.builder().dgid(endpoint.address().gid())
                 .sgidIndex(sgidIndex).build());

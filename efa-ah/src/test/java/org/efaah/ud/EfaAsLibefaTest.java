@@ -258,7 +258,7 @@ class EfaAsLibefaTest {
              Device d1 = Device.open(counting, "efa_1");
              ProtectionDomain pd0 = d0.allocatePd();
              ProtectionDomain pd1 = d1.allocatePd();
-             AddressHandleCache cache = AddressHandleCache.create(LeakDetection.PARANOID);
+             AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID).build();
              UdEndpoint a = UdEndpoint.open(pd0, cache, UdEndpoint.Options.defaults().withTransport(QueuePairType.SRD));
              UdEndpoint b = UdEndpoint.open(pd1, cache, UdEndpoint.Options.defaults().withTransport(QueuePairType.SRD));
              AddressHandle toB = cache.acquire(pd0, AddressHandleAttributes.forGid(b.address().gid()))) {

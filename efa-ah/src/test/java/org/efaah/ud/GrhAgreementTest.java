@@ -25,7 +25,7 @@ class GrhAgreementTest {
                 .gids(List.of(Gid.parse("fe80::1"), Gid.parse("::ffff:10.0.0.1"))).build());
         try (Device d = Device.openFirst(roce);
              ProtectionDomain pd = d.allocatePd();
-             AddressHandleCache cache = AddressHandleCache.create(LeakDetection.PARANOID);
+             AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID).build();
              UdEndpoint e = UdEndpoint.open(pd, cache, UdEndpoint.Options.defaults().withSgidIndex(1))) {
             Datagram dg = TestDatagrams.withGrh(TestDatagrams.ipv6NibbleThenIpv4(new byte[] {10, 0, 0, 5},
                     new byte[] {10, 0, 0, 1}), 0x123);

@@ -17,7 +17,7 @@ import org.efaah.verbs.mock.MockVerbsProvider;
  */
 final class MockEndpoints implements AutoCloseable {
     final MockVerbsProvider mock;
-    final AddressHandleCache cache = AddressHandleCache.create(LeakDetection.PARANOID);
+    final AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID).build();
     private final List<UdEndpoint> endpoints = new ArrayList<>();
     private final List<AutoCloseable> parents = new ArrayList<>();
 

@@ -34,7 +34,7 @@ class UdEndpointCloseTest {
              Device d1 = Device.open(mock, "efa_1");
              ProtectionDomain pd0 = d0.allocatePd();
              ProtectionDomain pd1 = d1.allocatePd()) {
-            AddressHandleCache cache = AddressHandleCache.create(LeakDetection.PARANOID);
+            AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID).build();
             UdEndpoint receiver = UdEndpoint.open(pd1, cache, UdEndpoint.Options.defaults());
             UdEndpoint sender = UdEndpoint.open(pd0, cache, UdEndpoint.Options.defaults());
             try (AddressHandle ah = cache.acquire(pd0, AddressHandleAttributes.builder()
@@ -72,7 +72,7 @@ class UdEndpointCloseTest {
         try (Device d0 = Device.open(faulty, "efa_0");
              Device d1 = Device.open(faulty, "efa_1");
              ProtectionDomain pd1 = d1.allocatePd();
-             AddressHandleCache cache = AddressHandleCache.create(LeakDetection.PARANOID)) {
+             AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID).build()) {
             ProtectionDomain pd0 = d0.allocatePd();
             try (UdEndpoint receiver = UdEndpoint.open(pd1, cache, UdEndpoint.Options.defaults())) {
                 UdEndpoint sender = UdEndpoint.open(pd0, cache, UdEndpoint.Options.defaults());
@@ -95,7 +95,7 @@ class UdEndpointCloseTest {
     void aCloseWhoseQpDestroyFailedIsRetriedByTheNext() {
         FaultyDatapath faulty = new FaultyDatapath(new MockVerbsProvider(MockConfig.builder().deviceCount(1).build()));
         try (Device d0 = Device.open(faulty, "efa_0");
-             AddressHandleCache cache = AddressHandleCache.create(LeakDetection.PARANOID)) {
+             AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID).build()) {
             ProtectionDomain pd0 = d0.allocatePd();
             UdEndpoint endpoint = UdEndpoint.open(pd0, cache, UdEndpoint.Options.defaults());
             faulty.failNextQpDestroy = true;

@@ -59,7 +59,7 @@ class UdEndpointEventsTest {
 
     private final MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder().deviceCount(2).build());
     private final RacingProvider racing = new RacingProvider(mock);
-    private final AddressHandleCache cache = AddressHandleCache.create(LeakDetection.PARANOID);
+    private final AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID).build();
     private final Device d0 = Device.open(racing, "efa_0");
     private final Device d1 = Device.open(racing, "efa_1");
     private final ProtectionDomain pd0 = d0.allocatePd();

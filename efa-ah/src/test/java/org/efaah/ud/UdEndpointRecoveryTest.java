@@ -37,7 +37,7 @@ class UdEndpointRecoveryTest {
              Device d1 = Device.open(mock, prefix + "1");
              ProtectionDomain pd0 = d0.allocatePd();
              ProtectionDomain pd1 = d1.allocatePd();
-             AddressHandleCache cache = AddressHandleCache.create(LeakDetection.PARANOID);
+             AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID).build();
              UdEndpoint small = UdEndpoint.open(pd0, cache, UdEndpoint.Options.defaults().withMaxMessageSize(512));
              UdEndpoint big = UdEndpoint.open(pd1, cache, UdEndpoint.Options.defaults());
              AddressHandle toSmall = cache.acquire(pd1, AddressHandleAttributes.builder()
@@ -73,7 +73,7 @@ class UdEndpointRecoveryTest {
              Device d1 = Device.open(faulty, "efa_1");
              ProtectionDomain pd0 = d0.allocatePd();
              ProtectionDomain pd1 = d1.allocatePd();
-             AddressHandleCache cache = AddressHandleCache.create(LeakDetection.PARANOID);
+             AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID).build();
              UdEndpoint small = UdEndpoint.open(pd0, cache, UdEndpoint.Options.defaults().withMaxMessageSize(512));
              UdEndpoint big = UdEndpoint.open(pd1, cache, UdEndpoint.Options.defaults());
              AddressHandle toSmall = cache.acquire(pd1, AddressHandleAttributes.builder()

@@ -234,7 +234,7 @@ class UdEndpointTest {
                 .gids(List.of(Gid.parse("fe80::1"), server, client)).build());
         try (Device device = Device.openFirst(roce);
              ProtectionDomain pd = device.allocatePd();
-             AddressHandleCache roceCache = AddressHandleCache.create(LeakDetection.PARANOID)) {
+             AddressHandleCache roceCache = AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID).build()) {
             try (UdEndpoint s = UdEndpoint.open(pd, roceCache, UdEndpoint.Options.defaults().withSgidIndex(1));
                  UdEndpoint c = UdEndpoint.open(pd, roceCache, UdEndpoint.Options.defaults().withSgidIndex(2));
                  AddressHandle toServer = roceCache.acquire(pd,

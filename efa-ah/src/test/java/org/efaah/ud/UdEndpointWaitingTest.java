@@ -30,7 +30,7 @@ class UdEndpointWaitingTest {
     private static final long PROMPT_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder().deviceCount(2).build());
-    private final AddressHandleCache cache = AddressHandleCache.create(LeakDetection.PARANOID);
+    private final AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID).build();
     private final Device d0 = Device.open(mock, "efa_0");
     private final Device d1 = Device.open(mock, "efa_1");
     private final ProtectionDomain pd0 = d0.allocatePd();

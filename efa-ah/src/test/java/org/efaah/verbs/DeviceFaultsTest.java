@@ -81,7 +81,7 @@ class DeviceFaultsTest {
     void sgidIndexNotGivenOnRocePicksTheRoceV2GidOfTheDestinationsFamily() {
         MockVerbsProvider mock = roce();
         try (Device d = Device.openFirst(mock); ProtectionDomain pd = d.allocatePd();
-             AddressHandleCache cache = AddressHandleCache.create(LeakDetection.PARANOID)) {
+             AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID).build()) {
             AddressHandleAttributes v4 = AddressHandleAttributes.forGid("::ffff:10.0.0.5");
             assertFalse(v4.hasSgidIndex());
             assertEquals(3, d.resolve(v4).sgidIndex());
