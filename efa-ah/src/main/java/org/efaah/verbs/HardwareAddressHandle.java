@@ -1,7 +1,6 @@
 package org.efaah.verbs;
 
 import org.efaah.verbs.spi.CreatedAh;
-import org.efaah.verbs.spi.VerbsProvider;
 
 /**
  * One AH that exists on the device ({@code struct ibv_ah}), made by
@@ -79,7 +78,7 @@ public final class HardwareAddressHandle extends UseCountGuard {
      * The provider's handle (the {@code struct ibv_ah *} for the native provider), for posting sends.
      *
      * @throws IllegalStateException once destroyed
-     * @return the opaque handle passed to {@link VerbsProvider#postSend}
+     * @return the opaque handle passed to {@link org.efaah.verbs.spi.DatagramVerbs#postSend}
      */
     public long nativeHandle() {
         if (isClosed()) {

@@ -1,8 +1,7 @@
 package org.efaah.verbs;
 
-import org.efaah.verbs.spi.VerbsProvider;
 
-/** {@code enum ibv_qp_state} values, as {@link VerbsProvider#queryQpState} returns them. */
+/** {@code enum ibv_qp_state} values, as {@link org.efaah.verbs.spi.DatagramVerbs#queryQpState} returns them. */
 public final class QueuePairState {
     /** Reset: just created or reset; no work requests are taken. */
     public static final int RESET = 0;

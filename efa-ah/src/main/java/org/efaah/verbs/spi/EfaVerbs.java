@@ -15,7 +15,7 @@ public interface EfaVerbs {
     /**
      * {@code efadv_create_cq(3)} of {@code entries} CQEs with {@code EFADV_WC_EX_WITH_SGID}: a CQ
      * whose receive completions from senders the receiver has no AH for carry the sender's GID.
-     * Destroyed with {@link VerbsProvider#destroyCq}.
+     * Destroyed with {@link DatagramVerbs#destroyCq}.
      *
      * @throws VerbsException EOPNOTSUPP if the device is not EFA or cannot report the GID
      *                        ({@code EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID}); EINVAL, ENOMEM
@@ -27,11 +27,11 @@ public interface EfaVerbs {
 
     /**
      * {@link #createCqWithSourceGid(long, int)} whose completions are announced on {@code channel}
-     * ({@link VerbsProvider#createCq(long, int, long)} describes the channel's rules).
+     * ({@link CompletionChannelVerbs#createCq(long, int, long)} describes the channel's rules).
      *
      * @param context a handle {@link VerbsProvider#openDevice} returned
      * @param entries the minimum number of CQEs
-     * @param channel a handle {@link VerbsProvider#createCompletionChannel} returned, with no CQ yet
+     * @param channel a handle {@link CompletionChannelVerbs#createCompletionChannel} returned, with no CQ yet
      * @return a CQ handle
      * @throws VerbsException EOPNOTSUPP where the provider or the device cannot (the device lacks CQ
      *                        notifications: {@code efa_create_cq_ex}), and as {@link #createCqWithSourceGid}
@@ -63,7 +63,7 @@ public interface EfaVerbs {
      * @param recvCq    a CQ handle for receive completions (may equal {@code sendCq})
      * @param maxSendWr send work requests outstanding at once, 1 .. the device's {@code max_qp_wr}
      * @param maxRecvWr receive work requests outstanding at once, likewise
-     * @return the QP handle, freed with {@link VerbsProvider#destroyQp}, and its QPN
+     * @return the QP handle, freed with {@link DatagramVerbs#destroyQp}, and its QPN
      */
     QueuePairNumbers createSrdQp(long pd, long sendCq, long recvCq, int maxSendWr, int maxRecvWr);
 
@@ -79,7 +79,7 @@ public interface EfaVerbs {
     /**
      * Takes an SRD QP made by {@link #createSrdQp} from RESET through INIT ({@code pkey_index} 0,
      * {@code port_num}, {@code qkey}) and RTR to RTS ({@code sq_psn} 0), as
-     * {@link VerbsProvider#activateUdQp} does for UD, and at RTR to RTS sets {@code rnr_retry}
+     * {@link DatagramVerbs#activateUdQp} does for UD, and at RTR to RTS sets {@code rnr_retry}
      * ({@code IBV_QP_RNR_RETRY}) unless {@code rnrRetry} is {@link #RNR_RETRY_DEVICE_DEFAULT}.
      * EFA accepts {@code rnr_retry} only where the device reports
      * {@link EfaDeviceAttributes#CAPS_RNR_RETRY}; the caller checks that first.

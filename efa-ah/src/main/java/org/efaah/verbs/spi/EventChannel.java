@@ -57,6 +57,13 @@ public interface EventChannel<R> extends AutoCloseable {
     /** A facet's wait method, by handle. */
     @FunctionalInterface
     interface Await<R> {
+        /**
+         * Waits on the channel {@code channel} names, as the facet's own wait method does.
+         *
+         * @param channel       the channel's handle
+         * @param timeoutMillis the longest wait, ms
+         * @return what the facet's wait returns
+         */
         R await(long channel, int timeoutMillis);
     }
 

@@ -21,7 +21,7 @@ import java.util.Objects;
  *                 network order; else empty
  * @param lladdr   the link-layer address ({@code NDA_LLADDR}, {@code IFLA_ADDRESS}); empty when
  *                 absent (an unresolved neighbour)
- * @param fromDump true when part of the answer to {@link VerbsProvider#requestNetworkDump}
+ * @param fromDump true when part of the answer to {@link NetworkVerbs#requestNetworkDump}
  */
 public record NetworkChange(Type type, int ifindex, String ifname, int state, int mtu, byte[] address,
                             byte[] lladdr, boolean fromDump) {
