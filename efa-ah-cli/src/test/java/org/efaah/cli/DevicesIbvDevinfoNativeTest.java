@@ -14,8 +14,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import org.efaah.verbs.spi.VerbsProvider;
+import org.efaah.verbs.Device;
 import org.efaah.verbs.VerbsProviders;
+import org.efaah.verbs.spi.VerbsProvider;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -58,9 +59,18 @@ class DevicesIbvDevinfoNativeTest {
             Assumptions.abort(why);
         }
         device = System.getenv("EFA_AH_VM_DEVICE");
-        if (device == null) { // on an EFA host: its first device
-            try (VerbsProvider p = VerbsProviders.open("native")) {
+        try (VerbsProvider p = VerbsProviders.open("native")) {
+            if (device == null) { // on an EFA host: its first device
                 device = p.deviceNames().get(0);
+            }
+            if (!inVm) {
+                // rdma-core's ibv_devinfo needs libibverbs' private symbols (IBVERBS_PRIVATE_*),
+                // which the EFA double (scripts/test, LD_LIBRARY_PATH) does not offer: there is no
+                // second implementation to compare with; the comparison runs on rxe0 in the VM.
+                try (Device d = Device.open(p, device)) {
+                    Assumptions.assumeFalse(d.attributes().fwVer().endsWith("(efa double)"),
+                            "the EFA double: ibv_devinfo cannot load it (no IBVERBS_PRIVATE symbols)");
+                }
             }
         }
     }
