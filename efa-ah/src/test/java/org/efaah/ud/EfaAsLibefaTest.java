@@ -40,14 +40,10 @@ class EfaAsLibefaTest {
         f.close();
     }
 
-    private static UdEndpoint.Options srd() {
-        return UdEndpoint.Options.defaults().withTransport(QueuePairType.SRD);
-    }
-
     @Test
     void anSrdPayloadStartsAtOffsetZeroAndItsSlotHasNoGrhArea() {
-        UdEndpoint a = f.endpoint(f.pd(1), srd());
-        UdEndpoint b = f.endpoint(f.pd(2), srd());
+        UdEndpoint a = f.endpoint(f.pd(1), MockEndpoints.srd());
+        UdEndpoint b = f.endpoint(f.pd(2), MockEndpoints.srd());
         int max = b.maxMessageSize();
         assertEquals(b.pd().device().port(1).maxMessageSize(), max, "EFA: the port's max_msg_sz");
         try (AddressHandle toB = f.cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
@@ -66,8 +62,8 @@ class EfaAsLibefaTest {
     /** The case: three sends to a receiver with no receive posted, three failures reported. */
     @Test
     void everySrdSendThatMeetsNoReceiveIsReportedWithItsDestination() {
-        UdEndpoint a = f.endpoint(f.pd(1), srd());
-        UdEndpoint b = f.endpoint(f.pd(2), srd().withDepths(64, 1));
+        UdEndpoint a = f.endpoint(f.pd(1), MockEndpoints.srd());
+        UdEndpoint b = f.endpoint(f.pd(2), MockEndpoints.srd().withDepths(64, 1));
         assertEquals(UdEndpoint.DEFAULT_RNR_RETRY, a.rnrRetry(), "finite where the device lets it be set");
         try (AddressHandle toB = f.cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
             for (int i = 1; i <= 4; i++) {
@@ -104,8 +100,8 @@ class EfaAsLibefaTest {
 
     @Test
     void withRnrRetrySevenAnSrdSendWaitsForTheReceiverInsteadOfFailing() throws Exception {
-        UdEndpoint a = f.endpoint(f.pd(1), srd().withRnrRetry(7));
-        UdEndpoint b = f.endpoint(f.pd(2), srd().withDepths(64, 1));
+        UdEndpoint a = f.endpoint(f.pd(1), MockEndpoints.srd().withRnrRetry(7));
+        UdEndpoint b = f.endpoint(f.pd(2), MockEndpoints.srd().withDepths(64, 1));
         assertEquals(7, a.rnrRetry());
         try (AddressHandle toB = f.cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
             a.send(toB, b.address(), ByteBuffer.wrap(new byte[] {1}));
@@ -122,8 +118,8 @@ class EfaAsLibefaTest {
 
     @Test
     void aSendStalledByRnrRetrySevenTimesOutNamingTheCauseAndTheSetting() {
-        UdEndpoint a = f.endpoint(f.pd(1), srd().withRnrRetry(7).withDepths(1, 16));
-        UdEndpoint b = f.endpoint(f.pd(2), srd().withDepths(64, 1));
+        UdEndpoint a = f.endpoint(f.pd(1), MockEndpoints.srd().withRnrRetry(7).withDepths(1, 16));
+        UdEndpoint b = f.endpoint(f.pd(2), MockEndpoints.srd().withDepths(64, 1));
         try (AddressHandle toB = f.cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
             a.send(toB, b.address(), ByteBuffer.wrap(new byte[] {1}));
             a.send(toB, b.address(), ByteBuffer.wrap(new byte[] {2})); // waits for a receive that never comes
@@ -141,15 +137,15 @@ class EfaAsLibefaTest {
                 .efaDeviceCaps(EfaDeviceAttributes.CAPS_CQ_WITH_SGID).build());
         try (Device d = Device.open(mock, "efa_0"); ProtectionDomain pd = d.allocatePd();
              AddressHandleCache cache = AddressHandleCache.create()) {
-            try (UdEndpoint e = UdEndpoint.open(pd, cache, srd())) {
+            try (UdEndpoint e = UdEndpoint.open(pd, cache, MockEndpoints.srd())) {
                 assertEquals(7, e.rnrRetry(), "the device's default, retry without end");
             }
             VerbsException e = assertThrows(VerbsException.class,
-                    () -> UdEndpoint.open(pd, cache, srd().withRnrRetry(3)));
+                    () -> UdEndpoint.open(pd, cache, MockEndpoints.srd().withRnrRetry(3)));
             assertEquals(Errno.EOPNOTSUPP, e.errno());
             assertTrue(e.getMessage().contains("EFADV_DEVICE_ATTR_CAPS_RNR_RETRY"), e.getMessage());
             IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
-                    () -> UdEndpoint.open(pd, cache, srd().withRnrRetry(8)));
+                    () -> UdEndpoint.open(pd, cache, MockEndpoints.srd().withRnrRetry(8)));
             assertTrue(bad.getMessage().startsWith("rnrRetry: 8"), bad.getMessage());
             IllegalArgumentException ud = assertThrows(IllegalArgumentException.class,
                     () -> UdEndpoint.open(pd, cache, UdEndpoint.Options.defaults().withRnrRetry(3)));

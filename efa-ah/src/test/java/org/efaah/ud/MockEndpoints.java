@@ -8,6 +8,7 @@ import org.efaah.cache.AddressHandleCache;
 import org.efaah.cache.LeakDetection;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.ProtectionDomain;
+import org.efaah.verbs.QueuePairType;
 import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockVerbsProvider;
 
@@ -17,6 +18,11 @@ import org.efaah.verbs.mock.MockVerbsProvider;
  */
 final class MockEndpoints implements AutoCloseable {
     final MockVerbsProvider mock;
+    /** The endpoint options of an SRD endpoint, the rest as defaults. */
+    static UdEndpoint.Options srd() {
+        return UdEndpoint.Options.defaults().withTransport(QueuePairType.SRD);
+    }
+
     final AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID).build();
     private final List<UdEndpoint> endpoints = new ArrayList<>();
     private final List<AutoCloseable> parents = new ArrayList<>();

@@ -12,7 +12,6 @@ import java.util.concurrent.TimeUnit;
 import org.efaah.cache.AddressHandle;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.EfaCompletionStatus;
-import org.efaah.verbs.QueuePairType;
 import org.efaah.verbs.WorkCompletion;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -31,15 +30,11 @@ class SrdRnrResendTest {
         f.close();
     }
 
-    private static UdEndpoint.Options srd() {
-        return UdEndpoint.Options.defaults().withTransport(QueuePairType.SRD);
-    }
-
     /** A receiver that stalls for a moment (posts no receive for 100 ms) no longer fails its senders' sends. */
     @Test
     void aReceiverThatStallsForAMomentLosesNothing() throws Exception {
-        UdEndpoint a = f.endpoint(f.pd(1), srd());
-        UdEndpoint b = f.endpoint(f.pd(2), srd().withDepths(64, 4));
+        UdEndpoint a = f.endpoint(f.pd(1), MockEndpoints.srd());
+        UdEndpoint b = f.endpoint(f.pd(2), MockEndpoints.srd().withDepths(64, 4));
         int count = 32;
         try (AddressHandle toB = f.cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
             CompletableFuture<BitSet> received = CompletableFuture.supplyAsync(() -> {
@@ -73,8 +68,8 @@ class SrdRnrResendTest {
     /** A budget of 0 reports the first RNR, as before the resends (and as libfabric's FI_RM_DISABLED). */
     @Test
     void aBudgetOfZeroReportsTheFirstRnr() {
-        UdEndpoint a = f.endpoint(f.pd(1), srd().withRnrResendBudget(0, TimeUnit.SECONDS));
-        UdEndpoint b = f.endpoint(f.pd(2), srd().withDepths(64, 1));
+        UdEndpoint a = f.endpoint(f.pd(1), MockEndpoints.srd().withRnrResendBudget(0, TimeUnit.SECONDS));
+        UdEndpoint b = f.endpoint(f.pd(2), MockEndpoints.srd().withDepths(64, 1));
         try (AddressHandle toB = f.cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
             a.send(toB, b.address(), ByteBuffer.wrap(new byte[] {1}));
             a.send(toB, b.address(), ByteBuffer.wrap(new byte[] {2}));
@@ -88,7 +83,7 @@ class SrdRnrResendTest {
     @Test
     void theBudgetIsCheckedAtOpen() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> f.endpoint(f.pd(1),
-                srd().withRnrResendBudget(61, TimeUnit.SECONDS)));
+                MockEndpoints.srd().withRnrResendBudget(61, TimeUnit.SECONDS)));
         assertTrue(e.getMessage().startsWith("rnrResendNanos: 61000000000 is out of range; valid 0..60000000000"),
                 e.getMessage());
         assertEquals(UdEndpoint.DEFAULT_RNR_RESEND_NANOS, UdEndpoint.Options.defaults().rnrResendNanos());
@@ -97,8 +92,8 @@ class SrdRnrResendTest {
     /** A receiver that posts nothing: each send is reported, as RNR, once its budget is spent. */
     @Test
     void aSendIsReportedOnlyOnceItsBudgetIsSpent() {
-        UdEndpoint a = f.endpoint(f.pd(1), srd());
-        UdEndpoint b = f.endpoint(f.pd(2), srd().withDepths(64, 1));
+        UdEndpoint a = f.endpoint(f.pd(1), MockEndpoints.srd());
+        UdEndpoint b = f.endpoint(f.pd(2), MockEndpoints.srd().withDepths(64, 1));
         try (AddressHandle toB = f.cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
             long start = System.nanoTime();
             for (int i = 1; i <= 3; i++) {
