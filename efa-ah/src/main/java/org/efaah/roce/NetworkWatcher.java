@@ -12,6 +12,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import org.efaah.health.HealthCheck;
 import org.efaah.internal.BackgroundReader;
 import org.efaah.internal.ChannelAgent;
+import org.efaah.verbs.Device;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.VerbsException;
@@ -168,7 +169,7 @@ final class NetworkWatcher {
     }
 
     /** Whether a subscription of {@code device} is with a watcher now; for tests. */
-    static boolean watches(org.efaah.verbs.Device device) {
+    static boolean watches(Device device) {
         synchronized (WATCHERS) {
             return WATCHERS.values().stream().anyMatch(w -> w.subscriptions.stream().anyMatch(s -> s.device == device));
         }

@@ -166,7 +166,7 @@ class NetworkInvalidationTest {
         retain(pd, PEER);
         assertTrue(NetworkWatchers.watches(device));
         cache.close();
-        assertFalse(NetworkWatchers.watches(device), "the cache was the device's only network listener");
+        assertFalse(NetworkWatchers.watches(device), "the cache was the device's only network subscription");
         assertFalse(NetworkWatchers.running(mock));
         assertEquals(0, net.openChannels());
     }
