@@ -54,7 +54,7 @@ import org.slf4j.LoggerFactory;
  * <p><b>Invalidation.</b> {@link #invalidate}, {@link #invalidatePort}, {@link #invalidateAll},
  * the device's asynchronous events (GID_CHANGE, PORT_ERR and PORT_ACTIVE invalidate the
  * entries of that port; DEVICE_FATAL those of the device, whose later acquires then fail), and on
- * RoCE the network under the port ({@link org.efaah.verbs.NetworkEvent}: a neighbour's new MAC or
+ * RoCE the network under the port ({@link org.efaah.roce.NetworkEvent}: a neighbour's new MAC or
  * deletion invalidates the AHs to it, a change of the netdev's MAC or MTU or its link going down
  * those of the port; on by default, off with {@code -Defaah.network.watch=false}). On IB and RoCE
  * (rxe, mlx5): an acquire that starts after the invalidation returns creates a fresh AH; handles
@@ -121,7 +121,7 @@ public final class AddressHandleCache implements AutoCloseable {
     // close's teardown (Reclaimer); the idle reaper thread (Reaper); invalidation and device
     // events (Invalidator); MXBean names (MXBeanRegistrations).
     private final Invalidator invalidator;
-    private final NetworkInvalidation network = new NetworkInvalidation(this);
+    final NetworkInvalidation network = new NetworkInvalidation(this);
     final MXBeanRegistrations mxBeans = new MXBeanRegistrations();
     private final CacheInspection inspection = new CacheInspection(this);
     /** Listeners, recent failures and JFR events: each create, destroy, eviction and invalidation. */
@@ -616,7 +616,7 @@ public final class AddressHandleCache implements AutoCloseable {
     /**
      * Invalidates the AHs to {@code dgid} on port {@code portNum} of {@code device}, in every PD
      * (whatever their other fields): what a neighbour's new MAC, or its deletion, makes stale on
-     * RoCE. The cache does it by itself on RoCE ports ({@link Device#addNetworkListener}). Never waits.
+     * RoCE. The cache does it by itself on RoCE ports ({@link org.efaah.roce.RoceNetwork}). Never waits.
      *
      * @param device  the device
      * @param portNum the port number ({@code port_num}, from 1)

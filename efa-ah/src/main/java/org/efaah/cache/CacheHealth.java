@@ -15,7 +15,8 @@ import org.efaah.verbs.DeviceHealth;
 import org.efaah.verbs.ProtectionDomain;
 
 /**
- * A cache's health report: open; each device it holds AHs on ({@link DeviceHealth}); create
+ * A cache's health report: open; each device it holds AHs on ({@link DeviceHealth}) and, on RoCE,
+ * the network reader its AHs follow ({@link org.efaah.roce.RoceNetwork.Subscription#health()}); create
  * failures within the window, by errno; AHs whose destroy failed and that still exist; leaked
  * handles. Reads without taking any lock a hit or a create needs: the figures of a cache in use
  * are a moment's, not a snapshot.
@@ -35,6 +36,8 @@ final class CacheHealth {
         HealthReport report = HealthReport.of(checks);
         for (Device d : devices(cache)) {
             report = report.and(DeviceHealth.check(d, t));
+            // The RoCE network reader the device's AHs follow (org.efaah.roce, which verbs does not know).
+            report = report.and(HealthReport.of(cache.network.health(d).stream().toList()));
         }
         List<HealthCheck> own = new ArrayList<>();
         long windowNanos = t.failureWindow().toNanos();

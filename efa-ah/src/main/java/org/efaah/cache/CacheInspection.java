@@ -122,7 +122,8 @@ public final class CacheInspection {
      * is closed or fatal, a port is not active (asked of the device now) or {@code max_ah} or
      * {@code max_pd} is reached, DEGRADED from the thresholds' share of them; DEGRADED on any
      * provider create failure within the thresholds' window (by errno), any AH whose destroy failed
-     * and that still exists, any leaked handle. Asks each device's ports
+     * and that still exists, any leaked handle; on RoCE, DEGRADED while the network reader its AHs
+     * follow fails its reads ({@code network_reader}). Asks each device's ports
      * ({@code ibv_query_port(3)}); takes no lock an acquire needs. Thread-safe.
      *
      * @param thresholds where figures turn DEGRADED, not null

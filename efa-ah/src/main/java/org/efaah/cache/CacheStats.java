@@ -43,7 +43,7 @@ import org.efaah.verbs.Errno;
  *                             {@link Error}, a provider bug) count as {@link Errno#UNKNOWN}
  * @param networkInvalidated   of {@code invalidated}, those invalidated by a change of the network
  *                             under a RoCE port (a neighbour's new MAC or deletion, the netdev's
- *                             MAC, MTU or link; {@link org.efaah.verbs.NetworkEvent})
+ *                             MAC, MTU or link; {@link org.efaah.roce.NetworkEvent})
  */
 public record CacheStats(long hits, long misses, long hardwareCreates, long hardwareDestroys, long createFailures,
                          long destroyFailures, long totalCreateNanos, long maxCreateNanos, long leaksReported,

@@ -43,7 +43,7 @@ final class Invalidator {
     private final Reclaimer reclaimer;
     private final StatsCounter stats;
     private final CacheEvents events;
-    /** Told of a device being closed, after the tables forgot it (the cache's network listener). */
+    /** Told of a device being closed, after the tables forgot it (the cache's network subscription). */
     private final Consumer<Device> onClosedDevice;
     /** Per device, the event and close listeners registered on it. Guarded by this. */
     private final Map<Device, Listeners> listeners = new HashMap<>();

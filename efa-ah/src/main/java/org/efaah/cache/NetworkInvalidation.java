@@ -1,14 +1,17 @@
 package org.efaah.cache;
 
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Consumer;
+import java.util.concurrent.atomic.AtomicReference;
+import org.efaah.health.HealthCheck;
+import org.efaah.roce.NetworkEvent;
+import org.efaah.roce.RoceNetwork;
 import org.efaah.verbs.Device;
-import org.efaah.verbs.NetworkEvent;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A cache's following of the network under RoCE ports ({@link Device#addNetworkListener}): a
+ * A cache's following of the network under RoCE ports ({@link RoceNetwork#subscribe}): a
  * neighbour whose MAC changed or that was deleted invalidates the AHs to it on that port, in every
  * PD; a change of the port's netdev (MAC, MTU, link down, deletion) or lost notifications
  * invalidate the whole port. Goes through the cache's public invalidation, so it never waits.
@@ -18,7 +21,9 @@ final class NetworkInvalidation {
     private static final Logger LOG = LoggerFactory.getLogger(AddressHandleCache.class);
 
     private final AddressHandleCache cache;
-    private final ConcurrentHashMap<Device, Consumer<NetworkEvent>> listeners = new ConcurrentHashMap<>();
+    /** Per device, its subscription; null inside while being subscribed. */
+    private final ConcurrentHashMap<Device, AtomicReference<RoceNetwork.Subscription>> subscriptions =
+            new ConcurrentHashMap<>();
 
     NetworkInvalidation(AddressHandleCache cache) {
         this.cache = cache;
@@ -29,45 +34,58 @@ final class NetworkInvalidation {
      * compute: subscribing reads the device's GID tables.
      */
     void listenTo(Device device) {
-        if (listeners.containsKey(device) || cache.closed) {
+        if (subscriptions.containsKey(device) || cache.closed) {
             return;
         }
-        Consumer<NetworkEvent> listener = this::onNetworkEvent;
-        if (listeners.putIfAbsent(device, listener) != null) {
+        AtomicReference<RoceNetwork.Subscription> mine = new AtomicReference<>();
+        if (subscriptions.putIfAbsent(device, mine) != null) {
             return;
         }
+        RoceNetwork.Subscription s;
         try {
-            device.addNetworkListener(listener);
+            s = RoceNetwork.subscribe(device, this::onNetworkEvent);
         } catch (IllegalStateException closedDevice) {
-            listeners.remove(device, listener);
+            subscriptions.remove(device, mine);
             return; // the acquire on it fails on its own
         } catch (RuntimeException e) {
-            listeners.remove(device, listener);
+            subscriptions.remove(device, mine);
             throw e;
         }
-        if (cache.closed) {
-            // Raced with close(): its stopListening may have taken our map entry before the add
-            // above, and so removed nothing from the device. Removing twice is harmless.
-            listeners.remove(device, listener);
-            device.removeNetworkListener(listener);
+        mine.set(s);
+        if (cache.closed || subscriptions.get(device) != mine) {
+            // Raced with close() or forget(): they may have taken our map entry before the
+            // subscription was in it, and so ended nothing. Ending twice is harmless.
+            subscriptions.remove(device, mine);
+            s.close();
         }
     }
 
-    /** Forgets a device being closed, which frees its listeners itself: the map must not keep it reachable. */
+    /** Forgets a device being closed, which ends its subscriptions itself: the map must not keep it reachable. */
     void forget(Device device) {
-        Consumer<NetworkEvent> listener = listeners.remove(device);
-        if (listener != null) {
-            device.removeNetworkListener(listener);
-        }
+        end(subscriptions.remove(device));
     }
 
     /** Stops listening to every device (the cache is closing); may wait for the network reader to stop. */
     void stopListening() {
-        listeners.forEach((device, listener) -> {
-            if (listeners.remove(device, listener)) {
-                device.removeNetworkListener(listener);
+        subscriptions.forEach((device, s) -> {
+            if (subscriptions.remove(device, s)) {
+                end(s);
             }
         });
+    }
+
+    /** The health of the network reader {@code device}'s AHs follow; empty when none. */
+    Optional<HealthCheck> health(Device device) {
+        AtomicReference<RoceNetwork.Subscription> s = subscriptions.get(device);
+        RoceNetwork.Subscription subscription = s == null ? null : s.get();
+        return subscription == null ? Optional.empty() : subscription.health();
+    }
+
+    private static void end(AtomicReference<RoceNetwork.Subscription> s) {
+        RoceNetwork.Subscription subscription = s == null ? null : s.get();
+        if (subscription != null) {
+            subscription.close();
+        }
     }
 
     private void onNetworkEvent(NetworkEvent event) {

@@ -59,10 +59,6 @@ public final class Device implements AutoCloseable {
     private final List<Consumer<? super DeviceEvent>> eventListeners = new CopyOnWriteArrayList<>();
     private final List<Consumer<? super Device>> closeListeners = new CopyOnWriteArrayList<>();
     private volatile DeviceEventReader eventReader;
-    private final List<Consumer<? super NetworkEvent>> networkListeners = new CopyOnWriteArrayList<>();
-    /** This device's place with the provider's network watcher while it has network listeners; guarded by networkListeners. */
-    private NetworkWatcher.Subscription networkSubscription;
-    private volatile NetworkWatcher.Subscription activeNetworkSubscription;
     private volatile DeviceEvent fatalEvent;
     private volatile boolean closeOnFatal;
 
@@ -232,6 +228,25 @@ public final class Device implements AutoCloseable {
         checkPort(portNum);
         checkSgidIndex(portNum, index);
         return guard.get(() -> provider.queryGidType(context, portNum, index));
+    }
+
+    /**
+     * The netdev of the GID at {@code index} of port {@code portNum}'s table: the
+     * {@code ndev_ifindex} of {@code ibv_query_gid_ex(3)}, the interface a RoCE GID's address
+     * belongs to.
+     *
+     * @param portNum the port, 1-based
+     * @param index   the GID table index, 0 .. gid_tbl_len - 1
+     * @return the netdev's index ({@code ifindex}); 0 where the GID has none (InfiniBand)
+     * @throws IllegalArgumentException if the port or index is out of range
+     * @throws IllegalStateException    if the device is closed
+     * @throws VerbsException           ENODATA for an empty slot; EOPNOTSUPP where the provider
+     *                                  cannot tell
+     */
+    public int queryGidNetdev(int portNum, int index) {
+        checkPort(portNum);
+        checkSgidIndex(portNum, index);
+        return guard.get(() -> provider.networkChanges().queryGidNetdev(context, portNum, index));
     }
 
     /**
@@ -548,119 +563,11 @@ public final class Device implements AutoCloseable {
     }
 
     /**
-     * Registers {@code listener} for changes of the network under this device's RoCE ports that
-     * make AHs stale ({@link NetworkEvent}: a neighbour's new MAC or its deletion, the port's
-     * netdev changing its MAC or MTU or going down). The first listener of a device with a RoCE
-     * port starts (or joins) the provider's one network reader, a daemon thread
-     * {@code efa-ah-network} reading rtnetlink; the last one removed, or {@link #close()}, leaves
-     * it (the thread stops with its last device). Never started on EFA or InfiniBand, nor when the
-     * system property {@value NetworkWatcher#PROPERTY} (else the environment variable
-     * {@value NetworkWatcher#ENVIRONMENT}) is {@code false}. Listeners run on that thread, one
-     * event at a time, in registration order; they must not block. A listener that throws is
-     * logged and does not stop the others.
-     *
-     * @param listener called with each event; not null
-     * @throws IllegalArgumentException if the setting is neither true nor false
-     * @throws IllegalStateException    if the device is closed
-     */
-    public void addNetworkListener(Consumer<? super NetworkEvent> listener) {
-        Objects.requireNonNull(listener, "listener");
-        boolean watch = rocePorts().length > 0 && NetworkWatcher.enabled();
-        guard.run(() -> {
-            synchronized (networkListeners) {
-                networkListeners.add(listener);
-                if (watch && networkSubscription == null) {
-                    networkSubscription = NetworkWatcher.subscribe(this, this::publishNetwork);
-                    activeNetworkSubscription = networkSubscription;
-                }
-            }
-        });
-    }
-
-    /**
-     * Removes a listener added with {@link #addNetworkListener}; harmless if it is not there. The
-     * last one leaves the network reader (waiting for it to stop when no other device uses it).
-     *
-     * @param listener a listener added before
-     */
-    public void removeNetworkListener(Consumer<? super NetworkEvent> listener) {
-        NetworkWatcher.Subscription leaving = null;
-        synchronized (networkListeners) {
-            if (networkListeners.remove(listener) && networkListeners.isEmpty()) {
-                leaving = networkSubscription;
-                networkSubscription = null;
-                activeNetworkSubscription = null;
-            }
-        }
-        if (leaving != null) {
-            leaving.cancel();
-        }
-    }
-
-    /**
-     * The health of this device's background readers: its asynchronous events, and the network
-     * watcher while it has network listeners. Empty when it has neither.
+     * The health of this device's background reader of asynchronous events; empty when it has none.
      */
     List<org.efaah.health.HealthCheck> readerHealth() {
-        List<org.efaah.health.HealthCheck> checks = new ArrayList<>(2);
         DeviceEventReader reader = eventReader;
-        if (reader != null) {
-            checks.add(reader.health(name()));
-        }
-        NetworkWatcher.Subscription network = activeNetworkSubscription;
-        if (network != null) {
-            org.efaah.health.HealthCheck c = network.health(name());
-            if (c != null) {
-                checks.add(c);
-            }
-        }
-        return checks;
-    }
-
-    /** Whether this device is subscribed to the network reader now; for tests. */
-    boolean watchesNetwork() {
-        return activeNetworkSubscription != null;
-    }
-
-    private void publishNetwork(NetworkEvent event) {
-        LOG.debug("device {}: {}", name(), event);
-        for (Consumer<? super NetworkEvent> listener : networkListeners) {
-            try {
-                listener.accept(event);
-            } catch (Throwable t) {
-                LOG.error("device {}: a network listener failed on {}", name(), event, t);
-            }
-        }
-    }
-
-    /** The RoCE ports (link layer Ethernet), none on EFA. */
-    int[] rocePorts() {
-        if (isEfa()) {
-            return new int[0];
-        }
-        return java.util.stream.IntStream.range(1, linkLayers.length).filter(this::isRoce).toArray();
-    }
-
-    /** The netdevs ({@code ndev_ifindex}) of the GIDs in the port's table; empty where the provider cannot tell. */
-    int[] gidNetdevs(int port) {
-        return guard.get(() -> {
-            java.util.BitSet found = new java.util.BitSet();
-            for (int i = 0; i < gidTableLengths[port]; i++) {
-                try {
-                    int ifindex = provider.networkChanges().queryGidNetdev(context, port, i);
-                    if (ifindex > 0) {
-                        found.set(ifindex);
-                    }
-                } catch (VerbsException e) {
-                    if (e.errno() == Errno.EOPNOTSUPP) {
-                        LOG.debug("device {}: GID netdevs unknown, no network events: {}", name(), e.getMessage());
-                        break;
-                    }
-                    // ENODATA: nothing at this index
-                }
-            }
-            return found.stream().toArray();
-        });
+        return reader == null ? List.of() : List.of(reader.health(name()));
     }
 
     /**
@@ -717,14 +624,6 @@ public final class Device implements AutoCloseable {
         if ((kind == DeviceEvent.Kind.GID_CHANGE || kind == DeviceEvent.Kind.PORT_ACTIVE)
                 && port > 0 && port < defaultSgidIndexes.length()) {
             defaultSgidIndexes.set(port, null); // the table changed: look again on the next resolve
-            NetworkWatcher.Subscription network = activeNetworkSubscription;
-            if (network != null) {
-                try {
-                    network.refresh(); // an address may have moved to another netdev
-                } catch (RuntimeException e) {
-                    LOG.debug("device {}: GID netdevs not read again: {}", name(), e.toString());
-                }
-            }
         }
         if (kind == DeviceEvent.Kind.DEVICE_FATAL) {
             fatalEvent = event;
@@ -799,22 +698,7 @@ public final class Device implements AutoCloseable {
     @Override
     public void close() {
         RuntimeException[] failure = {null};
-        NetworkWatcher.Subscription network;
-        synchronized (networkListeners) {
-            network = networkSubscription;
-            networkSubscription = null;
-            activeNetworkSubscription = null;
-        }
-        if (network != null) {
-            network.cancel(); // before the context goes: the reader reads this device's GID tables
-        }
-        NetworkWatcher.Subscription[] late = {null};
         guard.close(() -> {
-            synchronized (networkListeners) {
-                late[0] = networkSubscription; // one added while the close began
-                networkSubscription = null;
-                activeNetworkSubscription = null;
-            }
             DeviceEventReader reader = eventReader;
             boolean channelClosed = true;
             if (reader != null) {
@@ -868,9 +752,6 @@ public final class Device implements AutoCloseable {
                 });
             }
         });
-        if (late[0] != null) {
-            late[0].cancel(); // not under the close's lock: the reader may be delivering to this device
-        }
         if (failure[0] != null) {
             throw failure[0];
         }

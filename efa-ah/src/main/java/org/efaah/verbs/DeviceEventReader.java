@@ -1,6 +1,7 @@
 package org.efaah.verbs;
 
 import org.efaah.internal.BackgroundReader;
+import org.efaah.internal.ChannelAgent;
 import org.efaah.verbs.spi.AsyncEvent;
 import org.efaah.verbs.spi.EventChannel;
 import org.efaah.verbs.spi.VerbsProvider;
@@ -26,7 +27,7 @@ final class DeviceEventReader extends ChannelAgent<AsyncEvent> {
     private final BackgroundReader reader;
 
     private DeviceEventReader(VerbsProvider provider, EventChannel<List<AsyncEvent>> channel, String deviceName, Consumer<AsyncEvent> sink) {
-        super(channel);
+        super(channel::await, channel::wake, channel::close);
         this.provider = provider;
         this.sink = sink;
         this.reader = BackgroundReader.of(this, "efa-ah-events-" + deviceName, "asynchronous events of " + deviceName);
@@ -52,7 +53,7 @@ final class DeviceEventReader extends ChannelAgent<AsyncEvent> {
     }
 
     @Override
-    boolean handle(AsyncEvent event) {
+    protected boolean handle(AsyncEvent event) {
         sink.accept(event);
         return event.eventType() != DeviceEvent.Kind.DEVICE_FATAL.value(); // nothing more comes from a dead device
     }

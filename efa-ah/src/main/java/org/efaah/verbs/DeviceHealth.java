@@ -12,9 +12,10 @@ import org.efaah.health.HealthThresholds;
  * The health of one open {@link Device}, asked of the device now: open and not fatal; every port
  * active, queried with {@code ibv_query_port(3)} rather than remembered from events (EFA raises
  * no port events); the AHs and PDs made through this object against {@code max_ah} and
- * {@code max_pd}; its background readers (asynchronous events, the network watcher), DEGRADED with
- * the cause while their reads fail. Checks that cannot be asked of a closed or fatal device are left out. Never
- * throws for a failing device: a failed query is a DOWN check with its errno. Thread-safe.
+ * {@code max_pd}; its reader of asynchronous events, DEGRADED with the cause while its reads
+ * fail (the RoCE network reader's health is its subscription's, {@code org.efaah.roce}). Checks
+ * that cannot be asked of a closed or fatal device are left out. Never throws for a failing
+ * device: a failed query is a DOWN check with its errno. Thread-safe.
  */
 public final class DeviceHealth {
     private DeviceHealth() {

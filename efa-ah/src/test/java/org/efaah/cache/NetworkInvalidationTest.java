@@ -11,12 +11,13 @@ import java.time.Duration;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import org.efaah.roce.NetworkEvent;
+import org.efaah.roce.NetworkWatchers;
+import org.efaah.roce.RoceNetwork;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.HardwareAddressHandle;
-import org.efaah.verbs.NetworkEvent;
-import org.efaah.verbs.NetworkWatchers;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.mock.DuplicatePolicy;
 import org.efaah.verbs.mock.MockNetwork;
@@ -80,7 +81,7 @@ class NetworkInvalidationTest {
     }
 
     private void listenAfterTheCache() throws InterruptedException {
-        device.addNetworkListener(heard::add);
+        RoceNetwork.subscribe(device, heard::add);
         NetworkWatchers.awaitTablesRead(mock, 10);
     }
 
@@ -165,7 +166,7 @@ class NetworkInvalidationTest {
         retain(pd, PEER);
         assertTrue(NetworkWatchers.watches(device));
         cache.close();
-        assertFalse(NetworkWatchers.watches(device), "the cache was the device's only network listener");
+        assertFalse(NetworkWatchers.watches(device), "the cache was the device's only network subscription");
         assertFalse(NetworkWatchers.running(mock));
         assertEquals(0, net.openChannels());
     }

@@ -14,10 +14,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
+import org.efaah.roce.NetworkEvent;
+import org.efaah.roce.NetworkWatchers;
+import org.efaah.roce.RoceNetwork;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Gid;
-import org.efaah.verbs.NetworkEvent;
-import org.efaah.verbs.NetworkWatchers;
 import org.efaah.verbs.mock.DuplicatePolicy;
 import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockNetwork;
@@ -84,7 +85,7 @@ class NetworkStressTest {
             };
             f.cache.acquire(f.pd, attributes(0)).close(); // the cache listens from its first acquire on
             LinkedBlockingQueue<NetworkEvent> heard = new LinkedBlockingQueue<>();
-            f.device.addNetworkListener(heard::add); // after the cache's: what is heard, the cache has handled
+            RoceNetwork.subscribe(f.device, heard::add); // after the cache's: what is heard, the cache has handled
             NetworkWatchers.awaitTablesRead(f.provider, 10);
 
             end[0] = System.nanoTime() + TimeUnit.SECONDS.toNanos(4); // from here: setting up may be slow on a busy machine
@@ -166,7 +167,7 @@ class NetworkStressTest {
                 }
             }, "clock"));
             ch.qos.logback.classic.Logger log = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory
-                    .getLogger(org.efaah.verbs.NetworkEvent.class.getPackageName() + ".NetworkWatcher");
+                    .getLogger(RoceNetwork.class);
             ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> lost =
                     new ch.qos.logback.core.read.ListAppender<>();
             lost.start();

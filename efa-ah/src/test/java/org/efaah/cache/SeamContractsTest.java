@@ -199,7 +199,7 @@ class SeamContractsTest {
         ProtectionDomain pd = device.allocatePd();
         AddressHandleAttributes peer = AddressHandleAttributes.builder().dgid(Gid.parse("::ffff:10.9.1.250")).sgidIndex(0).build();
         WeakReference<AddressHandleCache> ref = closeWhileListening(pd, peer);
-        assertCollected(ref, "the closed cache is still reachable (from the device's network listeners)");
+        assertCollected(ref, "the closed cache is still reachable (from the device's network subscription)");
         pd.close();
         device.close();
     }

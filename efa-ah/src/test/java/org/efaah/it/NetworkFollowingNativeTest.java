@@ -25,12 +25,13 @@ import org.efaah.cache.RemovalCause;
 import org.efaah.cache.RetentionPolicy;
 import org.efaah.fixture.CountingProvider;
 import org.efaah.ud.UdEndpoint;
+import org.efaah.roce.NetworkEvent;
+import org.efaah.roce.NetworkWatchers;
+import org.efaah.roce.RoceNetwork;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.HardwareAddressHandle;
-import org.efaah.verbs.NetworkEvent;
-import org.efaah.verbs.NetworkWatchers;
 import org.efaah.verbs.ProtectionDomain;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Tag;
@@ -68,7 +69,7 @@ class NetworkFollowingNativeTest {
     /** Call after the cache's first acquire on the device: what this listener hears, the cache has handled. */
     private static BlockingQueue<Heard> listen(Device device, AddressHandleCache cache) {
         BlockingQueue<Heard> log = new LinkedBlockingQueue<>();
-        device.addNetworkListener(e -> log.add(new Heard(e, System.nanoTime(), cache.stats().networkInvalidated())));
+        RoceNetwork.subscribe(device, e -> log.add(new Heard(e, System.nanoTime(), cache.stats().networkInvalidated())));
         return log;
     }
 

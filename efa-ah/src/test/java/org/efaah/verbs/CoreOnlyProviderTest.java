@@ -10,6 +10,7 @@ import java.util.function.Supplier;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
 import org.efaah.fixture.LogCapture;
+import org.efaah.roce.RoceNetwork;
 import org.efaah.ud.UdEndpoint;
 import org.efaah.verbs.mock.MockVerbsProvider;
 import org.efaah.verbs.spi.CreatedAh;
@@ -56,7 +57,7 @@ class CoreOnlyProviderTest {
     @Test
     void aDeviceOnACoreOnlyProviderOpensQuietlyAndCachesAhs() {
         CoreOnly p = new CoreOnly();
-        try (LogCapture log = LogCapture.of(Device.class, DeviceEventReader.class, NetworkWatcher.class,
+        try (LogCapture log = LogCapture.of(Device.class, DeviceEventReader.class, RoceNetwork.class,
                 AddressHandleCache.class);
              Device d = Device.openFirst(p); ProtectionDomain pd = d.allocatePd();
              AddressHandleCache cache = AddressHandleCache.create()) {

@@ -1,15 +1,14 @@
 package org.efaah.verbs.spi;
 
 import org.efaah.verbs.Gid;
-import org.efaah.verbs.NetworkEvent;
 import java.util.Objects;
 
 /**
  * One rtnetlink message about a link or an IP neighbour, as a provider reads it (rtnetlink(7):
  * {@code RTM_NEWLINK}, {@code RTM_DELLINK}, {@code RTM_NEWNEIGH}, {@code RTM_DELNEIGH}, whether
  * a notification or part of a dump), or a mark of the channel itself: the end of a dump, or lost
- * notifications. The raw material of {@link NetworkEvent}s; the arrays are the provider's and are
- * not copied: do not change them.
+ * notifications. The raw material of RoCE network events ({@code org.efaah.roce}); the arrays
+ * are the provider's and are not copied: do not change them.
  *
  * @param type     what the message is
  * @param ifindex  the netdev's index ({@code ifi_index}, {@code ndm_ifindex}); 0 for the marks

@@ -7,7 +7,8 @@ import org.efaah.verbs.VerbsException;
 /**
  * Network changes under RoCE ports (rtnetlink(7)), read by one thread per
  * {@linkplain #networkSource() source}, and the netdev of each GID. A provider offers them through
- * {@link VerbsProvider#networkChanges()}; without them its devices' network listeners hear nothing.
+ * {@link VerbsProvider#networkChanges()}; without them nothing follows the network under its
+ * devices' RoCE ports (package {@code org.efaah.roce}).
  */
 public interface NetworkVerbs {
 

@@ -1,5 +1,6 @@
-package org.efaah.verbs;
+package org.efaah.roce;
 
+import org.efaah.verbs.Device;
 import org.efaah.verbs.spi.VerbsProvider;
 import java.util.concurrent.TimeUnit;
 
@@ -34,6 +35,6 @@ public final class NetworkWatchers {
 
     /** Whether {@code device} is subscribed to its provider's network reader. */
     public static boolean watches(Device device) {
-        return device.watchesNetwork();
+        return NetworkWatcher.watches(device);
     }
 }

@@ -1,11 +1,13 @@
-package org.efaah.verbs;
+package org.efaah.roce;
 
-import org.efaah.internal.Ranges;
 import java.util.Objects;
+import org.efaah.internal.Ranges;
+import org.efaah.verbs.Device;
+import org.efaah.verbs.Gid;
 
 /**
  * A change of the network under a RoCE port that makes AHs made before it stale, as delivered to
- * a {@link Device}'s {@linkplain Device#addNetworkListener network listeners}: RoCE resolves the
+ * the listeners {@linkplain RoceNetwork#subscribe subscribed} to a {@link Device}: RoCE resolves the
  * destination's MAC address (through the host's neighbour table) and the port's own MAC and MTU
  * at {@code ibv_create_ah(3)} time, and no verbs event tells of their changes.
  *

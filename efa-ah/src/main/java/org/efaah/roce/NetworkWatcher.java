@@ -1,10 +1,5 @@
-package org.efaah.verbs;
+package org.efaah.roce;
 
-import org.efaah.internal.BackgroundReader;
-import org.efaah.verbs.spi.EventChannel;
-import org.efaah.verbs.spi.NetworkChange;
-import org.efaah.verbs.spi.NetworkVerbs;
-import org.efaah.verbs.spi.VerbsProvider;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -14,15 +9,26 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.function.Consumer;
+import org.efaah.health.HealthCheck;
+import org.efaah.internal.BackgroundReader;
+import org.efaah.internal.ChannelAgent;
+import org.efaah.verbs.Device;
+import org.efaah.verbs.Errno;
+import org.efaah.verbs.Gid;
+import org.efaah.verbs.VerbsException;
+import org.efaah.verbs.spi.EventChannel;
+import org.efaah.verbs.spi.NetworkChange;
+import org.efaah.verbs.spi.NetworkVerbs;
+import org.efaah.verbs.spi.VerbsProvider;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The one reader of a {@linkplain VerbsProvider#networkSource() network source}'s changes
- * (rtnetlink links and IP neighbours: one per process for the native providers) for the RoCE
- * devices that asked for them, started with the first subscription and stopped with the last. It
- * reads through the provider of the device that started it.
+ * The one reader of a {@linkplain NetworkVerbs#networkSource() network source}'s changes
+ * (rtnetlink links and IP neighbours: one per process for the native providers) for the
+ * {@linkplain RoceNetwork.Subscription subscriptions} of RoCE devices, started with the first
+ * subscription and stopped with the last. It reads through the provider of the device that
+ * started it.
  *
  * <p>It keeps the host's tables (each netdev's MAC, MTU and flags; each neighbour's link-layer
  * address), filled by a dump of links then of neighbours at start, and turns each notification
@@ -34,21 +40,22 @@ import org.slf4j.LoggerFactory;
  * are read again. Each change goes to the ports whose GID table names that netdev
  * ({@code ndev_ifindex}).
  *
- * <p>Locks: one lock (the map of watchers) guards subscribing, unsubscribing and the reader's
- * start; it is never held while waiting (the reader is joined outside it). The tables belong to
- * the reader thread.
+ * <p>Locks: one lock (the map of watchers) guards subscribing, unsubscribing, a subscription's
+ * end and the reader's start; it is never held while waiting (the reader is joined outside it).
+ * The tables belong to the reader thread.
  */
 final class NetworkWatcher {
     /** System property: {@code false} keeps the watcher from ever starting. */
     static final String PROPERTY = "efaah.network.watch";
     /** Environment variable read when the property is not set. */
     static final String ENVIRONMENT = "EFA_AH_NETWORK_WATCH";
-    private static final Logger LOG = LoggerFactory.getLogger(NetworkWatcher.class);
-    /** By {@link VerbsProvider#networkSource()}: one reader per source (per process for the native providers). */
+    /* The package's one logger, named after its entry point. */
+    private static final Logger LOG = LoggerFactory.getLogger(RoceNetwork.class);
+    /** By {@link NetworkVerbs#networkSource()}: one reader per source (per process for the native providers). */
     private static final Map<Object, NetworkWatcher> WATCHERS = new IdentityHashMap<>();
 
     private final VerbsProvider provider;
-    private final List<Subscription> subscriptions = new CopyOnWriteArrayList<>();
+    private final List<RoceNetwork.Subscription> subscriptions = new CopyOnWriteArrayList<>();
     private Reader reader; // guarded by WATCHERS
 
     private NetworkWatcher(VerbsProvider provider) {
@@ -83,37 +90,59 @@ final class NetworkWatcher {
     }
 
     /**
-     * Subscribes {@code device}, whose {@code sink} then hears the changes under its RoCE ports;
-     * starts the provider's reader if it is the first. Reads the ports' netdevs from the GID tables.
+     * Adds {@code s}, whose netdevs are read, to the watcher of its device's network source;
+     * starts that watcher's reader if it is the first. Nothing when {@code s} has ended meanwhile
+     * (its device was closed).
      */
-    static Subscription subscribe(Device device, Consumer<NetworkEvent> sink) {
-        Subscription s = new Subscription(device, sink);
-        s.refresh();
+    static void subscribe(RoceNetwork.Subscription s) {
+        VerbsProvider provider = s.device.provider();
         synchronized (WATCHERS) {
-            NetworkWatcher watcher = WATCHERS.computeIfAbsent(device.provider().networkChanges().networkSource(),
-                    source -> new NetworkWatcher(device.provider()));
+            if (s.ended) {
+                return;
+            }
+            NetworkWatcher watcher = WATCHERS.computeIfAbsent(provider.networkChanges().networkSource(),
+                    source -> new NetworkWatcher(provider));
             s.watcher = watcher;
             watcher.subscriptions.add(s);
             if (watcher.reader == null) {
                 watcher.reader = Reader.start(watcher);
             }
         }
-        return s;
     }
 
-    /** Ends {@code s}; the last one forgets this watcher and stops its reader, outside the lock. */
-    private void unsubscribe(Subscription s) {
+    /**
+     * Ends {@code s}, once: the last one of a watcher forgets it and stops its reader, waiting for
+     * it outside the lock.
+     *
+     * @return false when {@code s} had ended already
+     */
+    static boolean unsubscribe(RoceNetwork.Subscription s) {
         Reader stopping = null;
         synchronized (WATCHERS) {
-            if (subscriptions.remove(s) && subscriptions.isEmpty()) {
-                stopping = reader;
-                reader = null;
-                WATCHERS.remove(provider.networkChanges().networkSource(), this);
+            if (s.ended) {
+                return false;
+            }
+            s.ended = true;
+            NetworkWatcher w = s.watcher;
+            if (w != null && w.subscriptions.remove(s) && w.subscriptions.isEmpty()) {
+                stopping = w.reader;
+                w.reader = null;
+                WATCHERS.remove(w.provider.networkChanges().networkSource(), w);
             }
         }
         if (stopping != null) {
             stopping.stop();
         }
+        return true;
+    }
+
+    /** The health of the reader {@code s} hears, null when it hears none (ended, or no reader runs). */
+    static HealthCheck health(RoceNetwork.Subscription s) {
+        Reader r;
+        synchronized (WATCHERS) {
+            r = s.ended || s.watcher == null ? null : s.watcher.reader;
+        }
+        return r == null ? null : r.thread.health("network_reader", s.device.name());
     }
 
     /** Whether a reader thread runs now; for tests. */
@@ -139,67 +168,32 @@ final class NetworkWatcher {
         }
     }
 
+    /** Whether a subscription of {@code device} is with a watcher now; for tests. */
+    static boolean watches(Device device) {
+        synchronized (WATCHERS) {
+            return WATCHERS.values().stream().anyMatch(w -> w.subscriptions.stream().anyMatch(s -> s.device == device));
+        }
+    }
+
     private void emit(NetworkEvent.Kind kind, int ifindex, Gid dgid, String detail) {
-        for (Subscription s : subscriptions) {
+        for (RoceNetwork.Subscription s : subscriptions) {
             int[] ports = kind == NetworkEvent.Kind.RESYNC ? s.rocePorts : s.netdevs.getOrDefault(ifindex, NO_PORTS);
             for (int port : ports) {
-                s.sink.accept(new NetworkEvent(s.device, port, kind, dgid, ifindex, detail));
+                if (s.ended) {
+                    break; // ended while this change was going out: its device may be closed
+                }
+                NetworkEvent event = new NetworkEvent(s.device, port, kind, dgid, ifindex, detail);
+                LOG.debug("device {}: {}", s.device.name(), event);
+                try {
+                    s.listener.accept(event);
+                } catch (Throwable t) {
+                    LOG.error("device {}: a network listener failed on {}", s.device.name(), event, t);
+                }
             }
         }
     }
 
     private static final int[] NO_PORTS = {};
-
-    /** One device's subscription: its RoCE ports and the netdevs their GID tables name. */
-    static final class Subscription {
-        private volatile NetworkWatcher watcher; // set once, under the lock, before the reader can see it
-        final Device device;
-        private final Consumer<NetworkEvent> sink;
-        private final int[] rocePorts;
-        /** ifindex to the ports whose GID table names it; replaced whole by {@link #refresh}. */
-        private volatile Map<Integer, int[]> netdevs = Map.of();
-
-        private Subscription(Device device, Consumer<NetworkEvent> sink) {
-            this.device = device;
-            this.sink = sink;
-            this.rocePorts = device.rocePorts();
-        }
-
-        /** Reads the ports' GID tables again (after a GID_CHANGE: an address may have moved to another netdev). */
-        void refresh() {
-            Map<Integer, List<Integer>> found = new HashMap<>();
-            for (int port : rocePorts) {
-                for (int ifindex : device.gidNetdevs(port)) {
-                    List<Integer> ports = found.computeIfAbsent(ifindex, k -> new ArrayList<>());
-                    if (!ports.contains(port)) {
-                        ports.add(port);
-                    }
-                }
-            }
-            Map<Integer, int[]> map = new HashMap<>();
-            found.forEach((k, v) -> map.put(k, v.stream().mapToInt(Integer::intValue).toArray()));
-            netdevs = Map.copyOf(map);
-        }
-
-        /** Ends the subscription; the last one stops the reader (and waits for it, without a lock). */
-        void cancel() {
-            watcher.unsubscribe(this);
-        }
-
-        /** The reader's health, null when none runs (the provider has no network source). */
-        org.efaah.health.HealthCheck health(String subject) {
-            Reader r;
-            synchronized (WATCHERS) {
-                r = watcher.reader;
-            }
-            return r == null ? null : r.thread.health("network_reader", subject);
-        }
-
-        /** The netdevs the GID tables name, for tests and logs. */
-        Map<Integer, int[]> netdevs() {
-            return netdevs;
-        }
-    }
 
     private record Link(String name, int flags, int mtu, byte[] lladdr) {
         boolean usable() {
@@ -220,6 +214,7 @@ final class NetworkWatcher {
      * tables are read again.
      */
     private static final class Reader extends ChannelAgent<NetworkChange> {
+        private final EventChannel<List<NetworkChange>> channel;
         private final NetworkWatcher watcher;
         private final VerbsProvider provider;
         private final BackgroundReader thread;
@@ -233,7 +228,8 @@ final class NetworkWatcher {
         private boolean dumpAgain;
 
         private Reader(NetworkWatcher watcher, EventChannel<List<NetworkChange>> channel) {
-            super(channel);
+            super(channel::await, channel::wake, channel::close);
+            this.channel = channel;
             this.watcher = watcher;
             this.provider = watcher.provider;
             this.thread = BackgroundReader.of(this, "efa-ah-network", "network changes (rtnetlink)");
@@ -269,7 +265,7 @@ final class NetworkWatcher {
         }
 
         @Override
-        boolean handle(NetworkChange change) {
+        protected boolean handle(NetworkChange change) {
             if (thread.stopping()) {
                 return false; // the rest is for nobody
             }

@@ -1,5 +1,8 @@
-package org.efaah.verbs;
+package org.efaah.roce;
 
+import org.efaah.verbs.Device;
+import org.efaah.verbs.ForwardingVerbsProvider;
+import org.efaah.verbs.Gid;
 import org.efaah.verbs.spi.VerbsProvider;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -20,7 +23,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 20 items 1 and 2, verbs side, on the mock's network: what each link and neighbour change
+ * Issue 20 items 1 and 2, the watcher's side, on the mock's network: what each link and neighbour change
  * means for a RoCE port, the one reader per provider, its stop, and the setting.
  */
 class NetworkWatcherTest {
@@ -54,7 +57,7 @@ class NetworkWatcherTest {
         net.setNeighbour(0, OTHER, "02:00:0a:09:01:f9");
         BlockingQueue<NetworkEvent> events = new LinkedBlockingQueue<>();
         try (Device device = Device.openFirst(mock)) {
-            device.addNetworkListener(events::add);
+            RoceNetwork.subscribe(device, events::add);
             NetworkWatchers.awaitTablesRead(mock, 10);
             assertTrue(events.isEmpty(), "reading the tables is no change: " + events);
 
@@ -84,7 +87,7 @@ class NetworkWatcherTest {
             // Coming up again changes no address: nothing; the lost notifications after it are heard.
             net.setLink(0, 9000, true);
             ch.qos.logback.classic.Logger log = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory
-                    .getLogger(NetworkWatcher.class);
+                    .getLogger(RoceNetwork.class);
             ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> warnings =
                     new ch.qos.logback.core.read.ListAppender<>();
             warnings.start();
@@ -117,7 +120,7 @@ class NetworkWatcherTest {
             // The channel opens at subscribe; the reader asks for the dumps only once its thread runs,
             // so this notification is read before the tables: an AH may have resolved the entry's old MAC.
             synchronized (mock.network()) {
-                device.addNetworkListener(events::add);
+                RoceNetwork.subscribe(device, events::add);
                 mock.network().setNeighbour(0, PEER, "02:00:0a:09:01:fa");
             }
             NetworkEvent e = next(events);
@@ -133,8 +136,8 @@ class NetworkWatcherTest {
         Device b = Device.open(mock, "roce_1");
         BlockingQueue<NetworkEvent> onA = new LinkedBlockingQueue<>();
         BlockingQueue<NetworkEvent> onB = new LinkedBlockingQueue<>();
-        a.addNetworkListener(onA::add);
-        b.addNetworkListener(onB::add);
+        RoceNetwork.subscribe(a, onA::add);
+        RoceNetwork.subscribe(b, onB::add);
         assertEquals(1, mock.network().openChannels(), "one channel, one reader, for both devices");
         assertEquals(1, Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().equals("efa-ah-network")).count());
         NetworkWatchers.awaitTablesRead(mock, 10);
@@ -156,6 +159,30 @@ class NetworkWatcherTest {
     }
 
     @Test
+    void closingTheDeviceEndsItsSubscriptionBeforeTheContextGoes() throws Exception {
+        MockVerbsProvider mock = roce(1);
+        java.util.concurrent.atomic.AtomicInteger channelsAtContextClose = new java.util.concurrent.atomic.AtomicInteger(-1);
+        VerbsProvider provider = new ForwardingVerbsProvider(mock) {
+            @Override
+            public void closeDevice(long context) {
+                channelsAtContextClose.set(mock.network().openChannels());
+                super.closeDevice(context);
+            }
+        };
+        Device device = Device.openFirst(provider);
+        RoceNetwork.Subscription subscription = RoceNetwork.subscribe(device, e -> { });
+        NetworkWatchers.awaitTablesRead(provider, 10);
+        assertTrue(subscription.health().isPresent());
+        device.close();
+        assertEquals(0, channelsAtContextClose.get(), "the reader had freed its channel when ibv_close_device ran");
+        assertFalse(NetworkWatchers.watches(device), "the closed device is in no watcher");
+        assertFalse(NetworkWatchers.running(provider));
+        assertTrue(subscription.health().isEmpty());
+        subscription.close(); // after the device's close: harmless
+        assertThrows(IllegalStateException.class, () -> RoceNetwork.subscribe(device, e -> { }));
+    }
+
+    @Test
     void providersOfOneNetworkShareOneReader() throws Exception {
         MockVerbsProvider mock = roce(1);
         VerbsProvider first = new ForwardingVerbsProvider(mock) { };
@@ -163,8 +190,8 @@ class NetworkWatcherTest {
         BlockingQueue<NetworkEvent> onFirst = new LinkedBlockingQueue<>();
         BlockingQueue<NetworkEvent> onSecond = new LinkedBlockingQueue<>();
         try (Device a = Device.openFirst(first); Device b = Device.openFirst(second)) {
-            a.addNetworkListener(onFirst::add);
-            b.addNetworkListener(onSecond::add);
+            RoceNetwork.subscribe(a, onFirst::add);
+            RoceNetwork.subscribe(b, onSecond::add);
             assertEquals(1, mock.network().openChannels(), "one reader for the two providers of one network");
             NetworkWatchers.awaitTablesRead(second, 10);
             mock.network().setLink(0, 1400, true);
@@ -178,15 +205,14 @@ class NetworkWatcherTest {
     void removingTheLastListenerStopsTheReaderAndANewOneStartsItAgain() throws Exception {
         MockVerbsProvider mock = roce(1);
         try (Device device = Device.openFirst(mock)) {
-            java.util.function.Consumer<NetworkEvent> listener = e -> { };
-            device.addNetworkListener(listener);
+            RoceNetwork.Subscription subscription = RoceNetwork.subscribe(device, e -> { });
             assertTrue(NetworkWatchers.watches(device));
-            device.removeNetworkListener(listener);
+            subscription.close();
             assertFalse(NetworkWatchers.watches(device));
             assertFalse(NetworkWatchers.running(mock));
             assertEquals(0, mock.network().openChannels());
             BlockingQueue<NetworkEvent> events = new LinkedBlockingQueue<>();
-            device.addNetworkListener(events::add);
+            RoceNetwork.subscribe(device, events::add);
             NetworkWatchers.awaitTablesRead(mock, 10);
             mock.network().setLink(0, 1400, true);
             assertEquals(NetworkEvent.Kind.NETDEV_CHANGED, next(events).kind());
@@ -208,18 +234,18 @@ class NetworkWatcherTest {
     void neverStartedForEfaNorWhenTurnedOff() throws Exception {
         MockVerbsProvider efa = new MockVerbsProvider();
         try (Device device = Device.openFirst(efa)) {
-            device.addNetworkListener(e -> { });
+            RoceNetwork.subscribe(device, e -> { });
             assertFalse(NetworkWatchers.watches(device), "EFA resolves nothing on the host");
             assertEquals(0, efa.network().openChannels());
         }
         MockVerbsProvider mock = roce(1);
         System.setProperty(NetworkWatcher.PROPERTY, "false");
         try (Device device = Device.openFirst(mock)) {
-            device.addNetworkListener(e -> { });
+            RoceNetwork.subscribe(device, e -> { });
             assertFalse(NetworkWatchers.watches(device));
             assertEquals(0, mock.network().openChannels());
             System.setProperty(NetworkWatcher.PROPERTY, "maybe");
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> device.addNetworkListener(x -> { }));
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RoceNetwork.subscribe(device, x -> { }));
             assertEquals("efaah.network.watch: 'maybe' is not a choice; valid true, false", e.getMessage());
         }
     }
