@@ -5,9 +5,9 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
-import org.efaah.ud.DatagramHandler;
 import org.efaah.ud.DatagramView;
 import org.efaah.ud.EndpointInterruptedException;
 import org.efaah.ud.EndpointAddress;
@@ -249,7 +249,7 @@ final class StreamCommand implements Callable<Integer> {
     private static final int RECEIVE_BATCH = 64;
 
     /** Counts what a receive call hands it, and notes the end marker. */
-    private static final class Counter implements DatagramHandler {
+    private static final class Counter implements Consumer<DatagramView> {
         long datagrams;
         long bytes;
         long first;
@@ -257,7 +257,7 @@ final class StreamCommand implements Callable<Integer> {
         long announced = -1;
 
         @Override
-        public void onDatagram(DatagramView d) {
+        public void accept(DatagramView d) {
             if (announced >= 0) {
                 return; // what follows the marker is not counted (other copies of it)
             }

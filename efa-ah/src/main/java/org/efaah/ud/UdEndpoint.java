@@ -7,6 +7,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
 import org.efaah.verbs.AddressHandleAttributes;
@@ -33,9 +34,9 @@ import org.efaah.verbs.VerbsException;
  * AH with sends in flight, until the last of them completes.
  *
  * <p><b>Receiving without a copy.</b> {@link #receive(long, TimeUnit)} copies each datagram out
- * into a {@link Datagram}. {@link #receive(DatagramHandler, int, long, TimeUnit)} and
- * {@link #poll(DatagramHandler, int)} hand datagrams to a {@link DatagramHandler} in place, as
- * {@link DatagramView}s valid only during the call; with them and {@link #send} or
+ * into a {@link Datagram}. {@link #receive(Consumer, int, long, TimeUnit)} and
+ * {@link #poll(Consumer, int)} hand datagrams to a handler in place, as {@link DatagramView}s
+ * valid only during its {@code accept} call; with them and {@link #send} or
  * {@link #sendBatch}, the endpoint allocates nothing per datagram once running.
  *
  * <p><b>Failed sends.</b> Every send that completes with an error is reported, none is lost: the
@@ -852,7 +853,7 @@ public final class UdEndpoint implements AutoCloseable {
 
     /**
      * Waits up to {@code timeout}, holding no lock, for one datagram, and copies it out; for no copy
-     * and no allocation, see {@link #receive(DatagramHandler, int, long, TimeUnit)}.
+     * and no allocation, see {@link #receive(Consumer, int, long, TimeUnit)}.
      *
      * @param timeout how long to wait at most
      * @param unit    the unit of {@code timeout}
@@ -882,11 +883,13 @@ public final class UdEndpoint implements AutoCloseable {
      * Waits up to {@code timeout}, holding no lock, for at least one datagram, then hands each of
      * those already received, up to {@code limit}, to {@code handler} in arrival order, in place in
      * the registered receive memory: no copy, and in steady state no allocation. Each
-     * {@link DatagramView} is valid only during its {@link DatagramHandler#onDatagram} call (see
-     * there); its slot is posted again once the handler returns. The handler runs on this thread with
-     * no endpoint lock held, so it may send and reply.
+     * {@link DatagramView} is valid only during its {@code handler.accept} call (see there): its slot
+     * is posted again once the handler returns, and a handler that keeps anything copies it. The
+     * handler runs on this thread with no endpoint lock held, so it may send and reply; the slot it
+     * reads stays out of the receive ring until it returns, so a slow handler leaves fewer receives
+     * posted.
      *
-     * @param handler takes each datagram
+     * @param handler takes each datagram, valid only until it returns
      * @param limit   datagrams at most, 1..{@link Integer#MAX_VALUE}; up to 64 are taken per CQ poll
      * @param timeout how long to wait at most for the first
      * @param unit    the unit of {@code timeout}
@@ -900,7 +903,7 @@ public final class UdEndpoint implements AutoCloseable {
      * @throws RuntimeException             what {@code handler} throws; the datagrams after the one it
      *                                      threw on are kept for the next call
      */
-    public int receive(DatagramHandler handler, int limit, long timeout, TimeUnit unit) {
+    public int receive(Consumer<? super DatagramView> handler, int limit, long timeout, TimeUnit unit) {
         Objects.requireNonNull(handler, "handler");
         checkLimit(limit);
         DatagramView v = await(limit, System.nanoTime() + unit.toNanos(timeout));
@@ -909,19 +912,19 @@ public final class UdEndpoint implements AutoCloseable {
 
     /**
      * Hands the datagrams already received, up to {@code limit}, to {@code handler}, without waiting:
-     * {@link #receive(DatagramHandler, int, long, TimeUnit)} with no wait, for callers with their
+     * {@link #receive(Consumer, int, long, TimeUnit)} with no wait, for callers with their
      * own idle strategy or several endpoints on one thread (Aeron's {@code Subscription.poll}).
      *
-     * @param handler takes each datagram
+     * @param handler takes each datagram, valid only until it returns
      * @param limit   datagrams at most, 1..{@link Integer#MAX_VALUE}
      * @return the datagrams handed to {@code handler}, 0 when none was there
      * @throws IllegalArgumentException if {@code limit} is below 1
-     * @throws WorkCompletionException  as {@link #receive(DatagramHandler, int, long, TimeUnit)}, but
+     * @throws WorkCompletionException  as {@link #receive(Consumer, int, long, TimeUnit)}, but
      *                                  without waiting for a recovery it begins: later calls take it on
      * @throws IllegalStateException    if the endpoint is closed
      * @throws RuntimeException         what {@code handler} throws, as there
      */
-    public int poll(DatagramHandler handler, int limit) {
+    public int poll(Consumer<? super DatagramView> handler, int limit) {
         Objects.requireNonNull(handler, "handler");
         checkLimit(limit);
         DatagramView v = lendStep(limit);
@@ -1021,12 +1024,12 @@ public final class UdEndpoint implements AutoCloseable {
     }
 
     /** Hands a lent chain to {@code handler}; gives the read ones back, keeps the rest if it throws. */
-    private int deliver(DatagramView first, DatagramHandler handler) {
+    private int deliver(DatagramView first, Consumer<? super DatagramView> handler) {
         int n = 0;
         DatagramView v = first;
         try {
             while (v != null) {
-                handler.onDatagram(v);
+                handler.accept(v);
                 n++;
                 v = v.next;
             }
