@@ -11,11 +11,10 @@ import org.efaah.health.HealthReport;
 import org.efaah.health.HealthStatus;
 import org.efaah.health.HealthThresholds;
 import org.efaah.verbs.Device;
-import org.efaah.verbs.DeviceHealth;
 import org.efaah.verbs.ProtectionDomain;
 
 /**
- * A cache's health report: open; each device it holds AHs on ({@link DeviceHealth}); create
+ * A cache's health report: open; each device it holds AHs on ({@link Device#health}); create
  * failures within the window, by errno; AHs whose destroy failed and that still exist; leaked
  * handles. Reads without taking any lock a hit or a create needs: the figures of a cache in use
  * are a moment's, not a snapshot.
@@ -34,7 +33,7 @@ final class CacheHealth {
                 "open, " + cache.inspection().liveEntries() + " AH(s) on " + devices(cache).size() + " device(s)"));
         HealthReport report = HealthReport.of(checks);
         for (Device d : devices(cache)) {
-            report = report.and(DeviceHealth.check(d, t));
+            report = report.and(d.health(t));
         }
         List<HealthCheck> own = new ArrayList<>();
         long windowNanos = t.failureWindow().toNanos();
