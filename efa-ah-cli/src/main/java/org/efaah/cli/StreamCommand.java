@@ -9,13 +9,13 @@ import java.util.function.Consumer;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
 import org.efaah.ud.DatagramView;
-import org.efaah.ud.EndpointInterruptedException;
 import org.efaah.ud.EndpointAddress;
 import org.efaah.ud.SendFailure;
 import org.efaah.ud.UdEndpoint;
 import org.efaah.ud.WorkCompletionException;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
+import org.efaah.verbs.InterruptedOperationException;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.QueuePairType;
 import org.efaah.verbs.spi.VerbsProvider;
@@ -222,7 +222,7 @@ final class StreamCommand implements Callable<Integer> {
                 try {
                     // Up to a window's worth per wake-up, read in place: no copy, no allocation per datagram.
                     got = receiver.receive(counter, RECEIVE_BATCH, timeoutSeconds, TimeUnit.SECONDS);
-                } catch (EndpointInterruptedException e) {
+                } catch (InterruptedOperationException e) {
                     Thread.interrupted(); // set again by the endpoint; the closes below must not see it
                     stopped = true;
                 }
@@ -314,7 +314,7 @@ final class StreamCommand implements Callable<Integer> {
                     i = sender.counters().sent() - postedBefore;
                     sentCount.set(i);
                 }
-            } catch (EndpointInterruptedException e) {
+            } catch (InterruptedOperationException e) {
                 stopped = true;
             }
             if (stopped) {

@@ -12,6 +12,7 @@ import org.efaah.verbs.Device;
 import org.efaah.verbs.DeviceEvent;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.HardwareAddressHandle;
+import org.efaah.verbs.InterruptedOperationException;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.VerbsException;
 import org.slf4j.Logger;
@@ -35,7 +36,7 @@ import org.slf4j.LoggerFactory;
  * destination: while key K is being destroyed, an acquire of K either revives the entry before
  * the destroy starts or waits for it to finish and creates anew. Different keys never wait for
  * each other. A thread waiting for another thread's create or destroy of its key stops waiting
- * when interrupted ({@link AcquireInterruptedException}, interrupt status kept, no reference
+ * when interrupted ({@link InterruptedOperationException}, interrupt status kept, no reference
  * taken) and when the cache closes ({@link IllegalStateException}). All methods are thread-safe.
  *
  * <p><b>Retention</b> ({@link RetentionPolicy}, default none). With retention, the last close of
@@ -183,17 +184,17 @@ public final class AddressHandleCache implements AutoCloseable {
      * @param attributes the AH attributes ({@code ibv_ah_attr}); on EFA only the dgid keys the AH
      * @return a new open handle to the AH
      *
-     * @throws NullPointerException         if an argument is null
-     * @throws IllegalArgumentException     if {@code port_num} or {@code sgid_index} is out of range
-     *                                      for the device, or the device is EFA and the AH is not
-     *                                      global; checked before any provider call
-     * @throws IllegalStateException        if the cache (or the PD) is closed, or the device
-     *                                      reported DEVICE_FATAL
-     * @throws AcquireInterruptedException  if interrupted while waiting for another thread's
-     *                                      create or destroy of the same key
-     * @throws VerbsException               if the provider fails to create the AH (ENOMEM at max_ah
-     *                                      with no unreferenced AH to evict, EINVAL, ETIME, ENODEV,
-     *                                      ...); callers waiting on the same key get the same errno
+     * @throws NullPointerException          if an argument is null
+     * @throws IllegalArgumentException      if {@code port_num} or {@code sgid_index} is out of range
+     *                                       for the device, or the device is EFA and the AH is not
+     *                                       global; checked before any provider call
+     * @throws IllegalStateException         if the cache (or the PD) is closed, or the device
+     *                                       reported DEVICE_FATAL
+     * @throws InterruptedOperationException if interrupted while waiting for another thread's
+     *                                       create or destroy of the same key
+     * @throws VerbsException                if the provider fails to create the AH (ENOMEM at max_ah
+     *                                       with no unreferenced AH to evict, EINVAL, ETIME, ENODEV,
+     *                                       ...); callers waiting on the same key get the same errno
      */
     public AddressHandle acquire(ProtectionDomain pd, AddressHandleAttributes attributes) {
         Objects.requireNonNull(pd, "pd");
@@ -255,10 +256,10 @@ public final class AddressHandleCache implements AutoCloseable {
      * @param pd  the PD the AH belongs to
      * @param ahn the AH number ({@code efadv_query_ah}, efadv.h), 0..0xFFFE
      * @return a new open handle to that AH, or null if the cache holds no live AH with that number
-     * @throws IllegalArgumentException    if {@code ahn} is outside 0..0xFFFE
-     * @throws IllegalStateException       if the cache is closed, or the PD is (its device's close
-     *                                     freed every AH of it)
-     * @throws AcquireInterruptedException if interrupted while waiting for a destroy of that AH
+     * @throws IllegalArgumentException      if {@code ahn} is outside 0..0xFFFE
+     * @throws IllegalStateException         if the cache is closed, or the PD is (its device's close
+     *                                       freed every AH of it)
+     * @throws InterruptedOperationException if interrupted while waiting for a destroy of that AH
      */
     public AddressHandle acquireByAhn(ProtectionDomain pd, int ahn) {
         Objects.requireNonNull(pd, "pd");
@@ -416,8 +417,8 @@ public final class AddressHandleCache implements AutoCloseable {
             }
         } catch (InterruptedException ie) {
             Thread.currentThread().interrupt();
-            throw new AcquireInterruptedException("interrupted while waiting for another thread's create or destroy of "
-                    + "the AH to " + e.dgid() + "; no reference was taken", ie);
+            throw new InterruptedOperationException("acquire interrupted while waiting for another thread's create or "
+                    + "destroy of the AH to " + e.dgid() + "; no reference was taken", ie);
         }
     }
 

@@ -13,6 +13,7 @@ import org.efaah.cache.AddressHandleCache;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.EfaDeviceAttributes;
+import org.efaah.verbs.InterruptedOperationException;
 import org.efaah.verbs.spi.EfaVerbs;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.Gid;
@@ -81,7 +82,7 @@ import org.efaah.verbs.VerbsException;
  * and wait in {@code poll(2)} on the channel, a stop eventfd that {@link #close} writes and a wake
  * eventfd that an interrupt of the waiting thread writes. One caller at a time sleeps on a CQ; the
  * others wait their turn. Without channels ({@link #eventDriven()} false) they park 20 µs at a time. Each returns promptly when its thread is interrupted (throwing
- * {@link EndpointInterruptedException} with the interrupt flag set again; {@code close} just
+ * {@link InterruptedOperationException} with the interrupt flag set again; {@code close} just
  * stops waiting for sends and keeps the flag) and when another thread closes the endpoint
  * ({@link IllegalStateException}).
  *
@@ -655,7 +656,7 @@ public final class UdEndpoint implements AutoCloseable {
      * @throws IllegalArgumentException      if {@code ah} belongs to another PD, the payload is larger
      *                                       than {@link #maxMessageSize()}, or a number is out of range
      * @throws IllegalStateException         if the endpoint or {@code ah} is closed, also while waiting
-     * @throws EndpointInterruptedException  if interrupted while waiting for a slot (flag set again)
+     * @throws InterruptedOperationException if interrupted while waiting for a slot (flag set again)
      * @throws WorkCompletionException       if earlier sends completed with an error (each listed in
      *                                       {@link WorkCompletionException#failures()}); this send was
      *                                       not posted and its payload not consumed
@@ -753,13 +754,13 @@ public final class UdEndpoint implements AutoCloseable {
      * @param payloads the payloads; those from {@code offset} to {@code offset + count - 1} are sent
      * @param offset   the first payload's index
      * @param count    payloads to send, 0..{@code payloads.length - offset}
-     * @throws IllegalArgumentException     as {@link #send}, for any payload, before anything is posted;
-     *                                      also for an {@code offset} or {@code count} out of range
-     * @throws IllegalStateException        as {@link #send}
-     * @throws EndpointInterruptedException as {@link #send}; the payloads posted before are consumed,
-     *                                      the others keep their position
-     * @throws WorkCompletionException      as {@link #send}, likewise
-     * @throws VerbsException               as {@link #send}, likewise
+     * @throws IllegalArgumentException      as {@link #send}, for any payload, before anything is posted;
+     *                                       also for an {@code offset} or {@code count} out of range
+     * @throws IllegalStateException         as {@link #send}
+     * @throws InterruptedOperationException as {@link #send}; the payloads posted before are consumed,
+     *                                       the others keep their position
+     * @throws WorkCompletionException       as {@link #send}, likewise
+     * @throws VerbsException                as {@link #send}, likewise
      */
     public void sendBatch(AddressHandle ah, EndpointAddress to, ByteBuffer[] payloads, int offset, int count) {
         checkAgree(ah, to);
@@ -829,10 +830,10 @@ public final class UdEndpoint implements AutoCloseable {
      *
      * @return true when all completed, false on timeout (on SRD with {@code rnr_retry} 7 a send to a
      *         receiver that posts nothing never completes)
-     * @throws WorkCompletionException      if sends completed with an error, each listed in
-     *                                      {@link WorkCompletionException#failures()}
-     * @throws EndpointInterruptedException if interrupted while waiting (flag set again)
-     * @throws IllegalStateException        if the endpoint is or gets closed
+     * @throws WorkCompletionException       if sends completed with an error, each listed in
+     *                                       {@link WorkCompletionException#failures()}
+     * @throws InterruptedOperationException if interrupted while waiting (flag set again)
+     * @throws IllegalStateException         if the endpoint is or gets closed
      */
     public boolean flush(long timeout, TimeUnit unit) {
         long deadline = System.nanoTime() + unit.toNanos(timeout);
@@ -859,13 +860,13 @@ public final class UdEndpoint implements AutoCloseable {
      * @param unit    the unit of {@code timeout}
      *
      * @return the datagram, or null on timeout
-     * @throws WorkCompletionException      if the receive completed with an error (the slot is
-     *                                      reposted; if the QP went into the error state it has
-     *                                      been recovered by the time this is thrown, which can
-     *                                      take up to {@link Options#recoveryFlushNanos()} where
-     *                                      the error state flushes nothing: see the class comment)
-     * @throws EndpointInterruptedException if interrupted while waiting (flag set again)
-     * @throws IllegalStateException        if the endpoint is closed, also by another thread while waiting
+     * @throws WorkCompletionException       if the receive completed with an error (the slot is
+     *                                       reposted; if the QP went into the error state it has
+     *                                       been recovered by the time this is thrown, which can
+     *                                       take up to {@link Options#recoveryFlushNanos()} where
+     *                                       the error state flushes nothing: see the class comment)
+     * @throws InterruptedOperationException if interrupted while waiting (flag set again)
+     * @throws IllegalStateException         if the endpoint is closed, also by another thread while waiting
      */
     public Datagram receive(long timeout, TimeUnit unit) {
         DatagramView v = await(1, System.nanoTime() + unit.toNanos(timeout));
@@ -894,14 +895,14 @@ public final class UdEndpoint implements AutoCloseable {
      * @param timeout how long to wait at most for the first
      * @param unit    the unit of {@code timeout}
      * @return the datagrams handed to {@code handler}, 0 on timeout
-     * @throws IllegalArgumentException     if {@code limit} is below 1
-     * @throws WorkCompletionException      as {@link #receive(long, TimeUnit)}, for an error completion
-     *                                      found before any datagram (one behind datagrams waits for
-     *                                      the next call)
-     * @throws EndpointInterruptedException if interrupted while waiting (flag set again)
-     * @throws IllegalStateException        if the endpoint is closed, also by another thread while waiting
-     * @throws RuntimeException             what {@code handler} throws; the datagrams after the one it
-     *                                      threw on are kept for the next call
+     * @throws IllegalArgumentException      if {@code limit} is below 1
+     * @throws WorkCompletionException       as {@link #receive(long, TimeUnit)}, for an error completion
+     *                                       found before any datagram (one behind datagrams waits for
+     *                                       the next call)
+     * @throws InterruptedOperationException if interrupted while waiting (flag set again)
+     * @throws IllegalStateException         if the endpoint is closed, also by another thread while waiting
+     * @throws RuntimeException              what {@code handler} throws; the datagrams after the one it
+     *                                       threw on are kept for the next call
      */
     public int receive(Consumer<? super DatagramView> handler, int limit, long timeout, TimeUnit unit) {
         Objects.requireNonNull(handler, "handler");
