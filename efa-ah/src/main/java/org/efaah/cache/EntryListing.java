@@ -17,7 +17,7 @@ final class EntryListing {
 
     static List<AddressHandleEntry> list(AddressHandleCache cache, Predicate<? super AddressHandleEntry> filter,
                                          int limit) {
-        long now = cache.ticker.read();
+        long now = cache.ticker.getAsLong();
         List<AddressHandleEntry> out = new ArrayList<>(Math.min(limit, 1024));
         for (EntryTables.PdTable t : cache.tables.tables()) {
             // Each PD's id and device are made once per table, not once per entry.
