@@ -92,6 +92,14 @@ class EntriesTest {
             assertEquals(2, f.cache.inspection().entries(CacheMXBeanAdapter.filter(f.device.name(), "", "fe80:0:0::7"),
                     1000).size());
             assertEquals(0, f.cache.inspection().entries(CacheMXBeanAdapter.filter("efa_9", null, null), 1000).size());
+            int[] calls = {0};
+            assertEquals(7, f.cache.inspection().entries(r -> ++calls[0] > 0, 7).size());
+            assertEquals(7, calls[0], "the filter is not called once the limit is reached");
+            IllegalStateException thrown = assertThrows(IllegalStateException.class,
+                    () -> f.cache.inspection().entries(r -> {
+                        throw new IllegalStateException("filter failed");
+                    }, 10));
+            assertEquals("filter failed", thrown.getMessage(), "what the filter throws, the listing throws");
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                     () -> f.cache.inspection().entries(r -> true, 0));
             assertEquals("limit: 0 is out of range; valid 1..1000000", e.getMessage());
