@@ -7,12 +7,9 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.DeviceAttributes;
-import org.efaah.verbs.DeviceLimits;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.GidType;
-import org.efaah.verbs.IbDeviceLimits;
 import org.efaah.verbs.PortAttributes;
-import org.efaah.verbs.PortDetails;
 import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.spi.VerbsProvider;
 import picocli.CommandLine.Command;
@@ -135,8 +132,8 @@ final class DevicesCommand implements Callable<Integer> {
     }
 
     private static void verboseDevice(Report report, DeviceAttributes a, Map<String, Object> d) {
-        DeviceLimits l = a.limits();
-        IbDeviceLimits ib = a.ibLimits();
+        DeviceAttributes.Limits l = a.limits();
+        DeviceAttributes.IbLimits ib = a.ibLimits();
         report.line("\tmax_mr_size:\t\t\t0x%x", l.maxMrSize());
         report.line("\tpage_size_cap:\t\t\t0x%x", l.pageSizeCap());
         report.line("\tmax_qp:\t\t\t\t%d", l.maxQp());
@@ -240,7 +237,7 @@ final class DevicesCommand implements Callable<Integer> {
 
     private Map<String, Object> port(Report report, Device device, DeviceAttributes a, int port, boolean verbose) {
         PortAttributes p = device.port(port);
-        PortDetails x = p.details();
+        PortAttributes.Details x = p.details();
         report.line("\t\tport:\t%d", port);
         report.line("\t\t\tstate:\t\t\t%s (%d)", Devinfo.portState(p.state()), p.state());
         report.line("\t\t\tmax_mtu:\t\t%s", mtu(p.maxMtu()));

@@ -59,7 +59,7 @@ final class Failures {
         }
         for (Throwable c = e; c != null; c = c.getCause() == c ? null : c.getCause()) {
             if (c instanceof InterruptedException || c instanceof java.nio.channels.ClosedByInterruptException
-                    || c instanceof org.efaah.ud.EndpointInterruptedException) {
+                    || c instanceof org.efaah.verbs.InterruptedOperationException) {
                 return true;
             }
         }

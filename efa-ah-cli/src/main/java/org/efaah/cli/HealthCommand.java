@@ -12,7 +12,6 @@ import org.efaah.health.HealthReport;
 import org.efaah.health.HealthStatus;
 import org.efaah.health.HealthThresholds;
 import org.efaah.verbs.Device;
-import org.efaah.verbs.DeviceHealth;
 import org.efaah.verbs.spi.VerbsProvider;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -116,7 +115,7 @@ final class HealthCommand implements Callable<Integer> {
             }
             for (String name : names) {
                 try (Device device = Device.open(provider, name)) {
-                    out.put("device " + name, DeviceHealth.check(device, HealthThresholds.DEFAULTS));
+                    out.put("device " + name, device.health(HealthThresholds.DEFAULTS));
                 }
             }
         }

@@ -15,10 +15,10 @@ import org.efaah.cache.AddressHandleCache;
 import org.efaah.cache.CacheStats;
 import org.efaah.ud.Datagram;
 import org.efaah.ud.EndpointAddress;
-import org.efaah.ud.EndpointInterruptedException;
 import org.efaah.ud.UdEndpoint;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
+import org.efaah.verbs.InterruptedOperationException;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.QueuePairType;
 import org.efaah.verbs.spi.VerbsProvider;
@@ -221,7 +221,7 @@ final class PingpongCommand implements Callable<Integer> {
                 // ibv_ud_pingpong's client sends no goodbye: given -n, the server stops after that many, as its does.
                 long limit = spec.commandLine().getParseResult().hasMatchedOption("--iterations") ? iterations : 0;
                 served = serveLoop(server, clients, mockHint(pd), limit);
-            } catch (EndpointInterruptedException e) {
+            } catch (InterruptedOperationException e) {
                 Thread.interrupted();
                 report.line("server: interrupted after answering %,d datagrams", answered.get());
                 report.put("datagrams_answered", answered.get()).put("interrupted", true);
@@ -373,7 +373,7 @@ final class PingpongCommand implements Callable<Integer> {
                         client.send(ah, server, message.duplicate());
                         echo = client.receive(timeoutSeconds, TimeUnit.SECONDS);
                     }
-                } catch (EndpointInterruptedException e) {
+                } catch (InterruptedOperationException e) {
                     interrupted = true;
                 }
                 if (interrupted) {

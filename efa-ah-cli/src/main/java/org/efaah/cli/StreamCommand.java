@@ -5,17 +5,17 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
-import org.efaah.ud.DatagramHandler;
 import org.efaah.ud.DatagramView;
-import org.efaah.ud.EndpointInterruptedException;
 import org.efaah.ud.EndpointAddress;
 import org.efaah.ud.SendFailure;
 import org.efaah.ud.UdEndpoint;
 import org.efaah.ud.WorkCompletionException;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
+import org.efaah.verbs.InterruptedOperationException;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.QueuePairType;
 import org.efaah.verbs.spi.VerbsProvider;
@@ -222,7 +222,7 @@ final class StreamCommand implements Callable<Integer> {
                 try {
                     // Up to a window's worth per wake-up, read in place: no copy, no allocation per datagram.
                     got = receiver.receive(counter, RECEIVE_BATCH, timeoutSeconds, TimeUnit.SECONDS);
-                } catch (EndpointInterruptedException e) {
+                } catch (InterruptedOperationException e) {
                     Thread.interrupted(); // set again by the endpoint; the closes below must not see it
                     stopped = true;
                 }
@@ -249,7 +249,7 @@ final class StreamCommand implements Callable<Integer> {
     private static final int RECEIVE_BATCH = 64;
 
     /** Counts what a receive call hands it, and notes the end marker. */
-    private static final class Counter implements DatagramHandler {
+    private static final class Counter implements Consumer<DatagramView> {
         long datagrams;
         long bytes;
         long first;
@@ -257,7 +257,7 @@ final class StreamCommand implements Callable<Integer> {
         long announced = -1;
 
         @Override
-        public void onDatagram(DatagramView d) {
+        public void accept(DatagramView d) {
             if (announced >= 0) {
                 return; // what follows the marker is not counted (other copies of it)
             }
@@ -314,7 +314,7 @@ final class StreamCommand implements Callable<Integer> {
                     i = sender.counters().sent() - postedBefore;
                     sentCount.set(i);
                 }
-            } catch (EndpointInterruptedException e) {
+            } catch (InterruptedOperationException e) {
                 stopped = true;
             }
             if (stopped) {

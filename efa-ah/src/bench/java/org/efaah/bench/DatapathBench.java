@@ -2,11 +2,11 @@ package org.efaah.bench;
 
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
 import org.efaah.cache.LeakDetection;
 import org.efaah.ud.Datagram;
-import org.efaah.ud.DatagramHandler;
 import org.efaah.ud.DatagramView;
 import org.efaah.ud.UdEndpoint;
 import org.efaah.verbs.AddressHandleAttributes;
@@ -34,7 +34,7 @@ import org.openjdk.jmh.annotations.TearDown;
  * <li>{@code sendReceive*}: on the EFA mock, received as a {@link Datagram} (a copy): the
  * endpoint's work and the mock's, which allocates per datagram itself (its completion records,
  * boxed handles in its maps, a copy of each payload).</li>
- * <li>{@code sendHandle*}: the same, received through a {@link DatagramHandler} (no copy).</li>
+ * <li>{@code sendHandle*}: the same, received through a handler of {@link DatagramView}s (no copy).</li>
  * <li>{@code loopback*}: on {@link LoopbackVerbsProvider}, whose datapath allocates nothing: the
  * endpoint's share alone, the figure of the zero-allocation target.</li>
  * </ul>
@@ -57,7 +57,7 @@ public class DatapathBench {
         final ByteBuffer large = ByteBuffer.allocate(1024);
         /** Sums what the handler read, so that nothing is optimised away. */
         long seen;
-        final DatagramHandler handler = this::take;
+        final Consumer<DatagramView> handler = this::take;
 
         private void take(DatagramView d) {
             seen += d.length() + d.payload().get(0) + d.sourceQpn();

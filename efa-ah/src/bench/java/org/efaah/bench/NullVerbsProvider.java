@@ -5,11 +5,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.spi.CreatedAh;
 import org.efaah.verbs.DeviceAttributes;
-import org.efaah.verbs.DeviceLimits;
 import org.efaah.verbs.Gid;
-import org.efaah.verbs.IbDeviceLimits;
 import org.efaah.verbs.PortAttributes;
-import org.efaah.verbs.PortDetails;
 import org.efaah.verbs.spi.VerbsProvider;
 
 /**
@@ -48,14 +45,15 @@ final class NullVerbsProvider implements VerbsProvider {
     public DeviceAttributes queryDevice(long context) {
         return new DeviceAttributes("null_0", DeviceAttributes.AMAZON_VENDOR_ID, 0xefa3, Integer.MAX_VALUE, 256, 1, true,
                 DeviceAttributes.TRANSPORT_UNSPECIFIED, "0.0.0.0", 0, 0, 0xefa3,
-                new DeviceLimits(0, 0xffff_f000L, 256, 8192, 0, 1, 1, 512, 32768, 262144, 0, 0, 0, 0, 0, 0),
-                new IbDeviceLimits(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0));
+                new DeviceAttributes.Limits(0, 0xffff_f000L, 256, 8192, 0, 1, 1, 512, 32768, 262144, 0, 0, 0, 0, 0,
+                        0),
+                new DeviceAttributes.IbLimits(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0));
     }
 
     @Override
     public PortAttributes queryPort(long context, int portNum) {
         return new PortAttributes(portNum, PortAttributes.STATE_ACTIVE, PortAttributes.LINK_LAYER_UNSPECIFIED, 1, 4096, 0, 8928,
-                4096, 0, 1, new PortDetails(0, 0, 1, 0, 0, 0, 1, 0, 0, 2, 32, 5));
+                4096, 0, 1, new PortAttributes.Details(0, 0, 1, 0, 0, 0, 1, 0, 0, 2, 32, 5));
     }
 
     @Override

@@ -2,12 +2,13 @@ package org.efaah.bench;
 
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
 import org.efaah.cache.AddressHandleEntry;
-import org.efaah.cache.EntryFilter;
 import org.efaah.cache.LeakDetection;
 import org.efaah.verbs.Device;
+import org.efaah.verbs.Gid;
 import org.efaah.verbs.ProtectionDomain;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -40,7 +41,7 @@ public class SnapshotBench {
     private ProtectionDomain pd;
     private AddressHandleCache cache;
     private AddressHandle[] held;
-    private EntryFilter oneGid;
+    private Predicate<AddressHandleEntry> oneGid;
 
     @Setup(Level.Trial)
     public void setUp() {
@@ -51,7 +52,8 @@ public class SnapshotBench {
         for (int i = 0; i < entries; i++) {
             held[i] = cache.acquire(pd, Keys.key(i));
         }
-        oneGid = new EntryFilter(null, null, Keys.key(entries / 2).dgid());
+        Gid gid = Keys.key(entries / 2).dgid();
+        oneGid = e -> gid.equals(e.dgid());
     }
 
     @TearDown(Level.Trial)
@@ -66,7 +68,7 @@ public class SnapshotBench {
 
     @Benchmark
     public List<AddressHandleEntry> all() {
-        return cache.inspection().entries(EntryFilter.ALL, entries);
+        return cache.inspection().entries(e -> true, entries);
     }
 
     @Benchmark
@@ -76,6 +78,6 @@ public class SnapshotBench {
 
     @Benchmark
     public List<AddressHandleEntry> first100() {
-        return cache.inspection().entries(EntryFilter.ALL, 100);
+        return cache.inspection().entries(e -> true, 100);
     }
 }

@@ -5,6 +5,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import org.efaah.health.HealthReport;
 import org.efaah.health.HealthThresholds;
 import org.efaah.verbs.AddressHandleAttributes;
@@ -12,6 +13,7 @@ import org.efaah.verbs.Device;
 import org.efaah.verbs.DeviceEvent;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.HardwareAddressHandle;
+import org.efaah.verbs.InterruptedOperationException;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.VerbsException;
 import org.slf4j.Logger;
@@ -35,16 +37,17 @@ import org.slf4j.LoggerFactory;
  * destination: while key K is being destroyed, an acquire of K either revives the entry before
  * the destroy starts or waits for it to finish and creates anew. Different keys never wait for
  * each other. A thread waiting for another thread's create or destroy of its key stops waiting
- * when interrupted ({@link AcquireInterruptedException}, interrupt status kept, no reference
+ * when interrupted ({@link InterruptedOperationException}, interrupt status kept, no reference
  * taken) and when the cache closes ({@link IllegalStateException}). All methods are thread-safe.
  *
  * <p><b>Retention</b> ({@link RetentionPolicy}, default none). With retention, the last close of
  * an AH's handles keeps it, unreferenced, in an idle list (least recently used first); the next
  * acquire of its key takes it back without a provider call. A reaper thread destroys those idle
- * longer than the idle time (read from the {@link Ticker}); beyond the bound on unreferenced AHs
- * the least recently used is destroyed at once. The reaper only ever takes an entry lock with
- * {@code tryLock}, and never touches a referenced AH: it cannot delay a hit, and a revival that
- * meets a destroy in progress waits for it and creates anew. It stops when the cache closes.
+ * longer than the idle time (read from the {@linkplain Builder#ticker ticker}); beyond the bound
+ * on unreferenced AHs the least recently used is destroyed at once. The reaper only ever takes an
+ * entry lock with {@code tryLock}, and never touches a referenced AH: it cannot delay a hit, and a
+ * revival that meets a destroy in progress waits for it and creates anew. It stops when the cache
+ * closes.
  *
  * <p><b>ENOMEM.</b> When a create fails with ENOMEM (the device's max_ah), the cache destroys
  * unreferenced AHs of that device, least recently used first, and retries (each retry only
@@ -109,10 +112,12 @@ public final class AddressHandleCache implements AutoCloseable {
     final EntryTables tables;
     private final LeakTracker leaks;
     final StatsCounter stats;
-    final Ticker ticker;
+    final LongSupplier ticker;
     final RetentionPolicy retention;
     private final boolean retains;
-    /** Whether {@link #ticker} is {@link Ticker#system()}: then a create reads the clock twice, not three times. */
+    /** The default {@link #ticker}, one object so that the cache can tell it apart. */
+    private static final LongSupplier SYSTEM_TICKER = System::nanoTime;
+    /** Whether {@link #ticker} is {@link #SYSTEM_TICKER}: then a create reads the clock twice, not three times. */
     private final boolean systemTicker;
     /** {@link EntryTables#idle} and {@link EntryTables#detached}, for the reaper's walks. */
     final IdleList idle;
@@ -144,7 +149,7 @@ public final class AddressHandleCache implements AutoCloseable {
         this.ticker = b.ticker;
         this.retention = b.retention;
         this.retains = retention.retains();
-        this.systemTicker = ticker == Ticker.system();
+        this.systemTicker = ticker == SYSTEM_TICKER;
         this.events = new CacheEvents(ticker);
         this.reclaimer = new Reclaimer(tables, stats, events, ticker, retention, () -> closed);
         this.invalidator = new Invalidator(tables, reclaimer, stats, events, network::forget);
@@ -183,17 +188,17 @@ public final class AddressHandleCache implements AutoCloseable {
      * @param attributes the AH attributes ({@code ibv_ah_attr}); on EFA only the dgid keys the AH
      * @return a new open handle to the AH
      *
-     * @throws NullPointerException         if an argument is null
-     * @throws IllegalArgumentException     if {@code port_num} or {@code sgid_index} is out of range
-     *                                      for the device, or the device is EFA and the AH is not
-     *                                      global; checked before any provider call
-     * @throws IllegalStateException        if the cache (or the PD) is closed, or the device
-     *                                      reported DEVICE_FATAL
-     * @throws AcquireInterruptedException  if interrupted while waiting for another thread's
-     *                                      create or destroy of the same key
-     * @throws VerbsException               if the provider fails to create the AH (ENOMEM at max_ah
-     *                                      with no unreferenced AH to evict, EINVAL, ETIME, ENODEV,
-     *                                      ...); callers waiting on the same key get the same errno
+     * @throws NullPointerException          if an argument is null
+     * @throws IllegalArgumentException      if {@code port_num} or {@code sgid_index} is out of range
+     *                                       for the device, or the device is EFA and the AH is not
+     *                                       global; checked before any provider call
+     * @throws IllegalStateException         if the cache (or the PD) is closed, or the device
+     *                                       reported DEVICE_FATAL
+     * @throws InterruptedOperationException if interrupted while waiting for another thread's
+     *                                       create or destroy of the same key
+     * @throws VerbsException                if the provider fails to create the AH (ENOMEM at max_ah
+     *                                       with no unreferenced AH to evict, EINVAL, ETIME, ENODEV,
+     *                                       ...); callers waiting on the same key get the same errno
      */
     public AddressHandle acquire(ProtectionDomain pd, AddressHandleAttributes attributes) {
         Objects.requireNonNull(pd, "pd");
@@ -255,10 +260,10 @@ public final class AddressHandleCache implements AutoCloseable {
      * @param pd  the PD the AH belongs to
      * @param ahn the AH number ({@code efadv_query_ah}, efadv.h), 0..0xFFFE
      * @return a new open handle to that AH, or null if the cache holds no live AH with that number
-     * @throws IllegalArgumentException    if {@code ahn} is outside 0..0xFFFE
-     * @throws IllegalStateException       if the cache is closed, or the PD is (its device's close
-     *                                     freed every AH of it)
-     * @throws AcquireInterruptedException if interrupted while waiting for a destroy of that AH
+     * @throws IllegalArgumentException      if {@code ahn} is outside 0..0xFFFE
+     * @throws IllegalStateException         if the cache is closed, or the PD is (its device's close
+     *                                       freed every AH of it)
+     * @throws InterruptedOperationException if interrupted while waiting for a destroy of that AH
      */
     public AddressHandle acquireByAhn(ProtectionDomain pd, int ahn) {
         Objects.requireNonNull(pd, "pd");
@@ -416,8 +421,8 @@ public final class AddressHandleCache implements AutoCloseable {
             }
         } catch (InterruptedException ie) {
             Thread.currentThread().interrupt();
-            throw new AcquireInterruptedException("interrupted while waiting for another thread's create or destroy of "
-                    + "the AH to " + e.dgid() + "; no reference was taken", ie);
+            throw new InterruptedOperationException("acquire interrupted while waiting for another thread's create or "
+                    + "destroy of the AH to " + e.dgid() + "; no reference was taken", ie);
         }
     }
 
@@ -442,7 +447,7 @@ public final class AddressHandleCache implements AutoCloseable {
         long end = System.nanoTime();
         long nanos = end - start;
         stats.recordCreate(nanos);
-        tables.markLive(e, hw, systemTicker ? end : ticker.read());
+        tables.markLive(e, hw, systemTicker ? end : ticker.getAsLong());
         events.created(jfr, e, nanos);
         // Publishing the first reference lets lock-free hits in, so the entry must be LIVE first.
         // An add, not a set: an invalidation may have marked the entry while it was created.
@@ -541,7 +546,7 @@ public final class AddressHandleCache implements AutoCloseable {
             } else if (Reclaimer.mustGo(e)) {
                 failure = reclaimer.destroyLocked(e, RemovalCause.INVALIDATED, false);
             } else if (retains && !closed) {
-                tables.keepIdle(e, ticker.read());
+                tables.keepIdle(e, ticker.getAsLong());
                 stats.recordRetained();
                 kept = true;
             } else {
@@ -565,7 +570,7 @@ public final class AddressHandleCache implements AutoCloseable {
     /**
      * Destroys the retained AHs idle for longer than the policy's idle time, and retries the
      * destroys that failed, without waiting for any lock. The reaper thread calls this; tests with
-     * a fake {@link Ticker} may call it directly.
+     * a fake {@linkplain Builder#ticker ticker} may call it directly.
      *
      * @return how many AHs it destroyed
      */
@@ -804,13 +809,13 @@ public final class AddressHandleCache implements AutoCloseable {
 
     /**
      * Builds an {@link AddressHandleCache}. Defaults: leak detection from the system property
-     * {@value LeakDetection#PROPERTY}, {@link RetentionPolicy#none()}, {@link Ticker#system()},
+     * {@value LeakDetection#PROPERTY}, {@link RetentionPolicy#none()}, {@link System#nanoTime()} as ticker,
      * statistics recorded. Not thread-safe.
      */
     public static final class Builder {
         private LeakDetection leakDetection = LeakDetection.fromSystemProperty();
         private RetentionPolicy retention = RetentionPolicy.none();
-        private Ticker ticker = Ticker.system();
+        private LongSupplier ticker = SYSTEM_TICKER;
         private boolean recordStats = true;
 
         private Builder() {
@@ -839,12 +844,16 @@ public final class AddressHandleCache implements AutoCloseable {
         }
 
         /**
-         * The clock of retention (idle times); tests pass a fake one.
+         * The clock of retention (idle times), of the create-failure window and of the listing's
+         * ages, read as {@link System#nanoTime()} is: nanoseconds from an arbitrary fixed origin,
+         * only differences meaningful. Called from any thread, so thread-safe; read when the last
+         * handle of an AH closes, on a create and by the reaper, never on an acquire that hits.
+         * Tests pass a fake one, e.g. {@code AtomicLong::get}, and move time by hand.
          *
-         * @param ticker the clock, ns, not null
+         * @param ticker the clock, ns, not null (default {@code System::nanoTime})
          * @return this builder
          */
-        public Builder ticker(Ticker ticker) {
+        public Builder ticker(LongSupplier ticker) {
             this.ticker = Objects.requireNonNull(ticker, "ticker");
             return this;
         }

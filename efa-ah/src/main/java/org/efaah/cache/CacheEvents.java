@@ -2,6 +2,7 @@ package org.efaah.cache;
 
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.LongSupplier;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.VerbsException;
 import org.slf4j.Logger;
@@ -18,7 +19,7 @@ final class CacheEvents {
     private final List<AddressHandleCacheListener> listeners = new CopyOnWriteArrayList<>();
     final RecentFailures recentFailures;
 
-    CacheEvents(Ticker ticker) {
+    CacheEvents(LongSupplier ticker) {
         this.recentFailures = new RecentFailures(ticker);
     }
 

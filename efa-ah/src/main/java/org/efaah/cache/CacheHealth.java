@@ -11,11 +11,10 @@ import org.efaah.health.HealthReport;
 import org.efaah.health.HealthStatus;
 import org.efaah.health.HealthThresholds;
 import org.efaah.verbs.Device;
-import org.efaah.verbs.DeviceHealth;
 import org.efaah.verbs.ProtectionDomain;
 
 /**
- * A cache's health report: open; each device it holds AHs on ({@link DeviceHealth}) and, on RoCE,
+ * A cache's health report: open; each device it holds AHs on ({@link Device#health}) and, on RoCE,
  * the network reader its AHs follow ({@link org.efaah.roce.RoceNetwork.Subscription#health()}); create
  * failures within the window, by errno; AHs whose destroy failed and that still exist; leaked
  * handles. Reads without taking any lock a hit or a create needs: the figures of a cache in use
@@ -35,7 +34,7 @@ final class CacheHealth {
                 "open, " + cache.inspection().liveEntries() + " AH(s) on " + devices(cache).size() + " device(s)"));
         HealthReport report = HealthReport.of(checks);
         for (Device d : devices(cache)) {
-            report = report.and(DeviceHealth.check(d, t));
+            report = report.and(d.health(t));
             // The RoCE network reader the device's AHs follow (org.efaah.roce, which verbs does not know).
             report = report.and(HealthReport.of(cache.network.health(d).stream().toList()));
         }

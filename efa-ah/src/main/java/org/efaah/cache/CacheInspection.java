@@ -2,6 +2,7 @@ package org.efaah.cache;
 
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Predicate;
 import javax.management.ObjectName;
 import org.efaah.health.HealthReport;
 import org.efaah.health.HealthThresholds;
@@ -138,15 +139,17 @@ public final class CacheInspection {
      * each create in progress) with its key, AHN, references, age and idle time. Never waits for
      * a lock and takes none a hit or a create needs; each row is consistent in itself (see
      * {@link AddressHandleEntry}), rows are in no particular order, invalidated AHs still
-     * referenced come last. O(entries looked at); a million entries take a fraction of a
-     * second (see the benchmark {@code SnapshotBench}). Thread-safe.
+     * referenced come last. The filter is called on the calling thread with each row, until
+     * {@code limit} are accepted; what it throws, this throws. O(entries looked at); a million
+     * entries take a fraction of a second (see the benchmark {@code SnapshotBench}). Thread-safe.
      *
-     * @param filter which entries, not null ({@link EntryFilter#ALL} for every one)
+     * @param filter which rows, not null ({@code e -> true} for every one; e.g.
+     *               {@code e -> gid.equals(e.dgid())} for those to one destination GID)
      * @param limit  the most rows returned, 1..1,000,000
      * @return the rows, at most {@code limit}
      * @throws IllegalArgumentException if {@code limit} is out of range
      */
-    public List<AddressHandleEntry> entries(EntryFilter filter, int limit) {
+    public List<AddressHandleEntry> entries(Predicate<? super AddressHandleEntry> filter, int limit) {
         Objects.requireNonNull(filter, "filter");
         if (limit < 1 || limit > EntryListing.MAX_LIMIT) {
             throw new IllegalArgumentException("limit: " + limit + " is out of range; valid 1.." + EntryListing.MAX_LIMIT);

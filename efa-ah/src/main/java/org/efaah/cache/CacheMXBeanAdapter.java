@@ -2,8 +2,10 @@ package org.efaah.cache;
 
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.Predicate;
 import javax.management.Attribute;
 import javax.management.AttributeList;
 import javax.management.AttributeNotFoundException;
@@ -25,6 +27,7 @@ import javax.management.openmbean.OpenMBeanParameterInfoSupport;
 import javax.management.openmbean.OpenType;
 import javax.management.openmbean.SimpleType;
 import org.efaah.health.HealthReport;
+import org.efaah.verbs.Gid;
 
 /**
  * {@link AddressHandleCacheMXBean} over a cache's snapshot; holds the cache strongly while
@@ -279,7 +282,7 @@ class CacheMXBeanAdapter extends StandardMBean implements AddressHandleCacheMXBe
     }
 
     private CompositeData[] entries(int limit, String device, String pd, String dgid) {
-        List<AddressHandleEntry> rows = cache.inspection().entries(EntryFilter.parse(device, pd, dgid), limit);
+        List<AddressHandleEntry> rows = cache.inspection().entries(filter(device, pd, dgid), limit);
         CompositeData[] out = new CompositeData[rows.size()];
         try {
             for (int i = 0; i < out.length; i++) {
@@ -292,5 +295,23 @@ class CacheMXBeanAdapter extends StandardMBean implements AddressHandleCacheMXBe
             throw new IllegalStateException("an entry does not fit its own open type", e);
         }
         return out;
+    }
+
+    /*
+     * The operation's filter from its text arguments, as the command line sends them: an empty or
+     * null one matches every entry; the PD id is compared in lower case, the GID as a GID (so
+     * fe80::1 matches fe80:0::1). Gid.parse throws IllegalArgumentException for a bad dgid,
+     * which invoke() turns into the MBeanException the client sees.
+     */
+    static Predicate<AddressHandleEntry> filter(String device, String pd, String dgid) {
+        String d = blankToNull(device);
+        String p = blankToNull(pd) == null ? null : pd.trim().toLowerCase(Locale.ROOT);
+        Gid g = blankToNull(dgid) == null ? null : Gid.parse(dgid.trim());
+        return e -> (d == null || d.equals(e.device())) && (p == null || p.equals(e.pd()))
+                && (g == null || g.equals(e.dgid()));
+    }
+
+    private static String blankToNull(String s) {
+        return s == null || s.isBlank() ? null : s.trim();
     }
 }

@@ -113,7 +113,7 @@ final class Entry extends AbstractQueuedSynchronizer {
     private volatile State state = State.CREATING;
     /** Written once, before {@link #state} turns LIVE. */
     private volatile HardwareAddressHandle hardware;
-    /** Ticker time at which the create completed, ns; written before {@link #state} turns LIVE. */
+    /** The ticker's time at which the create completed, ns; written before {@link #state} turns LIVE. */
     private long createdAt;
     /** EFA's invalidation: never retained again; destroyed once unreferenced. Set once, lock-free. */
     private volatile boolean doomed;
@@ -135,7 +135,7 @@ final class Entry extends AbstractQueuedSynchronizer {
     Entry idlePrev;
     Entry idleNext;
     boolean idle;
-    /** Ticker time at which the last reference was dropped, ns. */
+    /** The ticker's time at which the last reference was dropped, ns. */
     long idleSince;
 
     /** An entry for {@code key}, made by {@code keys}: an EFA dgid ({@link Gid}) or, elsewhere, the resolved attributes. */
@@ -153,7 +153,7 @@ final class Entry extends AbstractQueuedSynchronizer {
         return hardware;
     }
 
-    /** Ticker time of the create's end, ns; read after {@link #state()} was seen LIVE. */
+    /** The ticker's time of the create's end, ns; read after {@link #state()} was seen LIVE. */
     long createdAt() {
         return createdAt;
     }

@@ -2,10 +2,8 @@ package org.efaah.cache;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
 import org.efaah.verbs.HardwareAddressHandle;
-import org.efaah.verbs.ProtectionDomain;
 
 /**
  * {@link CacheInspection#entries}: walks the tables, then the invalidated entries still
@@ -17,16 +15,14 @@ final class EntryListing {
     private EntryListing() {
     }
 
-    static List<AddressHandleEntry> list(AddressHandleCache cache, EntryFilter filter, int limit) {
-        long now = cache.ticker.read();
+    static List<AddressHandleEntry> list(AddressHandleCache cache, Predicate<? super AddressHandleEntry> filter,
+                                         int limit) {
+        long now = cache.ticker.getAsLong();
         List<AddressHandleEntry> out = new ArrayList<>(Math.min(limit, 1024));
         for (EntryTables.PdTable t : cache.tables.tables()) {
             // Each PD's id and device are made once per table, not once per entry.
             String pdId = AddressHandleEntry.pdId(t.pd());
             String device = t.pd().device().name();
-            if (!filter.matchesPd(device, pdId)) {
-                continue;
-            }
             for (Entry e : t.table().values()) {
                 if (out.size() == limit) {
                     return out;
@@ -44,19 +40,13 @@ final class EntryListing {
                 continue; // still in its table, listed from there (EFA: doomed, its destroy failed)
             }
             String pdId = AddressHandleEntry.pdId(e.pd);
-            String device = e.pd.device().name();
-            if (filter.matchesPd(device, pdId)) {
-                add(out, e, filter, device, pdId, now);
-            }
+            add(out, e, filter, e.pd.device().name(), pdId, now);
         }
         return out;
     }
 
-    private static void add(List<AddressHandleEntry> out, Entry e, EntryFilter filter, String device, String pdId,
-                            long now) {
-        if (!filter.matchesDgid(e)) {
-            return;
-        }
+    private static void add(List<AddressHandleEntry> out, Entry e, Predicate<? super AddressHandleEntry> filter,
+                            String device, String pdId, long now) {
         Entry.State state = e.state(); // volatile: createdAt and hardware were written before it turned LIVE
         if (state != Entry.State.LIVE && state != Entry.State.CREATING) {
             return; // failed or destroyed meanwhile
@@ -72,8 +62,11 @@ final class EntryListing {
         if (references == 0 && e.idle) {
             idleNanos = Math.max(0, now - e.idleSince);
         }
-        out.add(new AddressHandleEntry(device, pdId, e.dgid(),
+        AddressHandleEntry row = new AddressHandleEntry(device, pdId, e.dgid(),
                 e.portNum(), e.attributes().sgidIndex(), hw == null ? -1 : hw.ahn(), references, state.name(),
-                hw == null ? 0 : Math.max(0, now - e.createdAt()), idleNanos, invalidated, e.destroyFailed));
+                hw == null ? 0 : Math.max(0, now - e.createdAt()), idleNanos, invalidated, e.destroyFailed);
+        if (filter.test(row)) {
+            out.add(row);
+        }
     }
 }

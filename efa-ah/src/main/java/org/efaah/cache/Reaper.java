@@ -4,6 +4,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongSupplier;
 import org.efaah.internal.BackgroundReader;
 
 /**
@@ -26,7 +27,7 @@ final class Reaper {
     private final Reclaimer reclaimer;
     private final IdleList idle;
     private final Set<Entry> detached;
-    private final Ticker ticker;
+    private final LongSupplier ticker;
     private final long idleNanos;
     private final long period;
     private final BackgroundReader reaper;
@@ -85,7 +86,7 @@ final class Reaper {
             return 0;
         }
         int destroyed = 0;
-        long now = ticker.read();
+        long now = ticker.getAsLong();
         // A snapshot: an entry busy under its lock is passed over (it stays listed, for its holder
         // or the next round), and one whose destroy fails goes back to the tail, stamped now,
         // out of this round.

@@ -3,6 +3,7 @@ package org.efaah.cache;
 import java.util.ArrayDeque;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.LongSupplier;
 import org.efaah.verbs.Errno;
 
 /**
@@ -19,15 +20,15 @@ final class RecentFailures {
     private record Failure(long at, Errno errno) {
     }
 
-    private final Ticker ticker;
+    private final LongSupplier ticker;
     private final ArrayDeque<Failure> failures = new ArrayDeque<>();
 
-    RecentFailures(Ticker ticker) {
+    RecentFailures(LongSupplier ticker) {
         this.ticker = ticker;
     }
 
     synchronized void record(Errno errno) {
-        long now = ticker.read();
+        long now = ticker.getAsLong();
         prune(now, KEEP_NANOS);
         if (failures.size() == CAPACITY) {
             failures.removeFirst();
@@ -37,7 +38,7 @@ final class RecentFailures {
 
     /** Failures in the last {@code windowNanos}, by errno name; errnos with none absent. */
     synchronized Map<String, Long> byErrno(long windowNanos) {
-        long now = ticker.read();
+        long now = ticker.getAsLong();
         prune(now, KEEP_NANOS);
         Map<String, Long> out = new TreeMap<>();
         for (Failure f : failures) {

@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.Errno;
@@ -57,13 +58,13 @@ final class Reclaimer {
     private final Set<Entry> detached;
     private final StatsCounter stats;
     private final CacheEvents events;
-    private final Ticker ticker;
+    private final LongSupplier ticker;
     private final RetentionPolicy retention;
     private final BooleanSupplier cacheClosed;
     private final AtomicInteger createsInFlight = new AtomicInteger();
 
-    Reclaimer(EntryTables tables, StatsCounter stats, CacheEvents events, Ticker ticker, RetentionPolicy retention,
-              BooleanSupplier cacheClosed) {
+    Reclaimer(EntryTables tables, StatsCounter stats, CacheEvents events, LongSupplier ticker,
+              RetentionPolicy retention, BooleanSupplier cacheClosed) {
         this.tables = tables;
         this.idle = tables.idle;
         this.detached = tables.detached;
@@ -270,7 +271,7 @@ final class Reclaimer {
         tables.leaveIdle(e);
         Throwable failure = destroyHardware(e, cause);
         if (failure != null) {
-            tables.keepForRetry(e, ticker.read(), cacheClosed.getAsBoolean());
+            tables.keepForRetry(e, ticker.getAsLong(), cacheClosed.getAsBoolean());
             if (quiet && failure instanceof Error) {
                 LOG.error("destroy of {} threw; the AH is kept and will be retried", e.hardware(), failure);
             }

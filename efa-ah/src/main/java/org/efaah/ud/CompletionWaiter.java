@@ -1,5 +1,6 @@
 package org.efaah.ud;
 
+import org.efaah.verbs.InterruptedOperationException;
 import org.efaah.verbs.spi.CompletionChannelVerbs;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
@@ -68,8 +69,8 @@ final class CompletionWaiter {
      * Takes {@code step} until it returns true (then true) or {@code deadline} (a {@link System#nanoTime}
      * value) passes (then false, after one last step). Holds no lock while it waits.
      *
-     * @throws EndpointInterruptedException if interrupted (the flag set again)
-     * @throws IllegalStateException        if the endpoint is or gets closed
+     * @throws InterruptedOperationException if interrupted (the flag set again)
+     * @throws IllegalStateException         if the endpoint is or gets closed
      */
     boolean await(BooleanSupplier step, long deadline, String operation) {
         try {
@@ -79,7 +80,7 @@ final class CompletionWaiter {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new EndpointInterruptedException(operation);
+            throw new InterruptedOperationException(operation + " interrupted", e);
         }
         try {
             long spinEnd = System.nanoTime() + spinNanos;
@@ -93,7 +94,7 @@ final class CompletionWaiter {
                 }
                 if (Thread.interrupted()) {
                     Thread.currentThread().interrupt();
-                    throw new EndpointInterruptedException(operation);
+                    throw new InterruptedOperationException(operation + " interrupted", null);
                 }
                 endpoint.checkOpen();
                 if (now - spinEnd < 0) {

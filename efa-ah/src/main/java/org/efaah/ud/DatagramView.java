@@ -5,15 +5,18 @@ import org.efaah.verbs.Gid;
 import org.efaah.verbs.WorkCompletion;
 
 /**
- * A received datagram as a {@link DatagramHandler} sees it: the payload in place in the endpoint's
- * registered receive slot, and its sender. Reading it allocates nothing, except
- * {@link #sourceGid()} on InfiniBand and RoCE (a {@link Gid} parsed from the GRH) and
+ * A received datagram as the handler of {@link UdEndpoint#receive(java.util.function.Consumer, int, long,
+ * java.util.concurrent.TimeUnit)} and {@link UdEndpoint#poll(java.util.function.Consumer, int)} sees it:
+ * the payload in place in the endpoint's registered receive slot, and its sender, the shape of Aeron's
+ * {@code FragmentHandler} and Netty's pooled {@code ByteBuf} reads. Reading it allocates nothing,
+ * except {@link #sourceGid()} on InfiniBand and RoCE (a {@link Gid} parsed from the GRH) and
  * {@link #copy()}.
  *
- * <p><b>Valid only during {@link DatagramHandler#onDatagram}.</b> Afterwards the slot is posted again
- * and the view reused for the next datagram into it: a method called later throws
- * {@link IllegalStateException}, or, once the slot holds another datagram, describes that one. Not
- * thread-safe: read it on the handler's thread.
+ * <p><b>Valid only during the handler's call.</b> Afterwards the slot is posted again and the view
+ * reused for the next datagram into it: a method called later throws {@link IllegalStateException},
+ * or, once the slot holds another datagram, describes that one. A handler that keeps anything copies
+ * it ({@link #copy()}, or the payload into its own buffer). Not thread-safe: read it on the handler's
+ * thread.
  */
 public final class DatagramView {
     /** The slot's payload area: read-only, framed to each datagram's payload in turn. */

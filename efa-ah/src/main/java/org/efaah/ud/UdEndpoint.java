@@ -7,11 +7,13 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.EfaDeviceAttributes;
+import org.efaah.verbs.InterruptedOperationException;
 import org.efaah.verbs.spi.EfaVerbs;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.Gid;
@@ -33,9 +35,9 @@ import org.efaah.verbs.VerbsException;
  * AH with sends in flight, until the last of them completes.
  *
  * <p><b>Receiving without a copy.</b> {@link #receive(long, TimeUnit)} copies each datagram out
- * into a {@link Datagram}. {@link #receive(DatagramHandler, int, long, TimeUnit)} and
- * {@link #poll(DatagramHandler, int)} hand datagrams to a {@link DatagramHandler} in place, as
- * {@link DatagramView}s valid only during the call; with them and {@link #send} or
+ * into a {@link Datagram}. {@link #receive(Consumer, int, long, TimeUnit)} and
+ * {@link #poll(Consumer, int)} hand datagrams to a handler in place, as {@link DatagramView}s
+ * valid only during its {@code accept} call; with them and {@link #send} or
  * {@link #sendBatch}, the endpoint allocates nothing per datagram once running.
  *
  * <p><b>Failed sends.</b> Every send that completes with an error is reported, none is lost: the
@@ -80,7 +82,7 @@ import org.efaah.verbs.VerbsException;
  * and wait in {@code poll(2)} on the channel, a stop eventfd that {@link #close} writes and a wake
  * eventfd that an interrupt of the waiting thread writes. One caller at a time sleeps on a CQ; the
  * others wait their turn. Without channels ({@link #eventDriven()} false) they park 20 µs at a time. Each returns promptly when its thread is interrupted (throwing
- * {@link EndpointInterruptedException} with the interrupt flag set again; {@code close} just
+ * {@link InterruptedOperationException} with the interrupt flag set again; {@code close} just
  * stops waiting for sends and keeps the flag) and when another thread closes the endpoint
  * ({@link IllegalStateException}).
  *
@@ -654,7 +656,7 @@ public final class UdEndpoint implements AutoCloseable {
      * @throws IllegalArgumentException      if {@code ah} belongs to another PD, the payload is larger
      *                                       than {@link #maxMessageSize()}, or a number is out of range
      * @throws IllegalStateException         if the endpoint or {@code ah} is closed, also while waiting
-     * @throws EndpointInterruptedException  if interrupted while waiting for a slot (flag set again)
+     * @throws InterruptedOperationException if interrupted while waiting for a slot (flag set again)
      * @throws WorkCompletionException       if earlier sends completed with an error (each listed in
      *                                       {@link WorkCompletionException#failures()}); this send was
      *                                       not posted and its payload not consumed
@@ -752,13 +754,13 @@ public final class UdEndpoint implements AutoCloseable {
      * @param payloads the payloads; those from {@code offset} to {@code offset + count - 1} are sent
      * @param offset   the first payload's index
      * @param count    payloads to send, 0..{@code payloads.length - offset}
-     * @throws IllegalArgumentException     as {@link #send}, for any payload, before anything is posted;
-     *                                      also for an {@code offset} or {@code count} out of range
-     * @throws IllegalStateException        as {@link #send}
-     * @throws EndpointInterruptedException as {@link #send}; the payloads posted before are consumed,
-     *                                      the others keep their position
-     * @throws WorkCompletionException      as {@link #send}, likewise
-     * @throws VerbsException               as {@link #send}, likewise
+     * @throws IllegalArgumentException      as {@link #send}, for any payload, before anything is posted;
+     *                                       also for an {@code offset} or {@code count} out of range
+     * @throws IllegalStateException         as {@link #send}
+     * @throws InterruptedOperationException as {@link #send}; the payloads posted before are consumed,
+     *                                       the others keep their position
+     * @throws WorkCompletionException       as {@link #send}, likewise
+     * @throws VerbsException                as {@link #send}, likewise
      */
     public void sendBatch(AddressHandle ah, EndpointAddress to, ByteBuffer[] payloads, int offset, int count) {
         checkAgree(ah, to);
@@ -828,10 +830,10 @@ public final class UdEndpoint implements AutoCloseable {
      *
      * @return true when all completed, false on timeout (on SRD with {@code rnr_retry} 7 a send to a
      *         receiver that posts nothing never completes)
-     * @throws WorkCompletionException      if sends completed with an error, each listed in
-     *                                      {@link WorkCompletionException#failures()}
-     * @throws EndpointInterruptedException if interrupted while waiting (flag set again)
-     * @throws IllegalStateException        if the endpoint is or gets closed
+     * @throws WorkCompletionException       if sends completed with an error, each listed in
+     *                                       {@link WorkCompletionException#failures()}
+     * @throws InterruptedOperationException if interrupted while waiting (flag set again)
+     * @throws IllegalStateException         if the endpoint is or gets closed
      */
     public boolean flush(long timeout, TimeUnit unit) {
         long deadline = System.nanoTime() + unit.toNanos(timeout);
@@ -852,19 +854,19 @@ public final class UdEndpoint implements AutoCloseable {
 
     /**
      * Waits up to {@code timeout}, holding no lock, for one datagram, and copies it out; for no copy
-     * and no allocation, see {@link #receive(DatagramHandler, int, long, TimeUnit)}.
+     * and no allocation, see {@link #receive(Consumer, int, long, TimeUnit)}.
      *
      * @param timeout how long to wait at most
      * @param unit    the unit of {@code timeout}
      *
      * @return the datagram, or null on timeout
-     * @throws WorkCompletionException      if the receive completed with an error (the slot is
-     *                                      reposted; if the QP went into the error state it has
-     *                                      been recovered by the time this is thrown, which can
-     *                                      take up to {@link Options#recoveryFlushNanos()} where
-     *                                      the error state flushes nothing: see the class comment)
-     * @throws EndpointInterruptedException if interrupted while waiting (flag set again)
-     * @throws IllegalStateException        if the endpoint is closed, also by another thread while waiting
+     * @throws WorkCompletionException       if the receive completed with an error (the slot is
+     *                                       reposted; if the QP went into the error state it has
+     *                                       been recovered by the time this is thrown, which can
+     *                                       take up to {@link Options#recoveryFlushNanos()} where
+     *                                       the error state flushes nothing: see the class comment)
+     * @throws InterruptedOperationException if interrupted while waiting (flag set again)
+     * @throws IllegalStateException         if the endpoint is closed, also by another thread while waiting
      */
     public Datagram receive(long timeout, TimeUnit unit) {
         DatagramView v = await(1, System.nanoTime() + unit.toNanos(timeout));
@@ -882,25 +884,27 @@ public final class UdEndpoint implements AutoCloseable {
      * Waits up to {@code timeout}, holding no lock, for at least one datagram, then hands each of
      * those already received, up to {@code limit}, to {@code handler} in arrival order, in place in
      * the registered receive memory: no copy, and in steady state no allocation. Each
-     * {@link DatagramView} is valid only during its {@link DatagramHandler#onDatagram} call (see
-     * there); its slot is posted again once the handler returns. The handler runs on this thread with
-     * no endpoint lock held, so it may send and reply.
+     * {@link DatagramView} is valid only during its {@code handler.accept} call (see there): its slot
+     * is posted again once the handler returns, and a handler that keeps anything copies it. The
+     * handler runs on this thread with no endpoint lock held, so it may send and reply; the slot it
+     * reads stays out of the receive ring until it returns, so a slow handler leaves fewer receives
+     * posted.
      *
-     * @param handler takes each datagram
+     * @param handler takes each datagram, valid only until it returns
      * @param limit   datagrams at most, 1..{@link Integer#MAX_VALUE}; up to 64 are taken per CQ poll
      * @param timeout how long to wait at most for the first
      * @param unit    the unit of {@code timeout}
      * @return the datagrams handed to {@code handler}, 0 on timeout
-     * @throws IllegalArgumentException     if {@code limit} is below 1
-     * @throws WorkCompletionException      as {@link #receive(long, TimeUnit)}, for an error completion
-     *                                      found before any datagram (one behind datagrams waits for
-     *                                      the next call)
-     * @throws EndpointInterruptedException if interrupted while waiting (flag set again)
-     * @throws IllegalStateException        if the endpoint is closed, also by another thread while waiting
-     * @throws RuntimeException             what {@code handler} throws; the datagrams after the one it
-     *                                      threw on are kept for the next call
+     * @throws IllegalArgumentException      if {@code limit} is below 1
+     * @throws WorkCompletionException       as {@link #receive(long, TimeUnit)}, for an error completion
+     *                                       found before any datagram (one behind datagrams waits for
+     *                                       the next call)
+     * @throws InterruptedOperationException if interrupted while waiting (flag set again)
+     * @throws IllegalStateException         if the endpoint is closed, also by another thread while waiting
+     * @throws RuntimeException              what {@code handler} throws; the datagrams after the one it
+     *                                       threw on are kept for the next call
      */
-    public int receive(DatagramHandler handler, int limit, long timeout, TimeUnit unit) {
+    public int receive(Consumer<? super DatagramView> handler, int limit, long timeout, TimeUnit unit) {
         Objects.requireNonNull(handler, "handler");
         checkLimit(limit);
         DatagramView v = await(limit, System.nanoTime() + unit.toNanos(timeout));
@@ -909,19 +913,19 @@ public final class UdEndpoint implements AutoCloseable {
 
     /**
      * Hands the datagrams already received, up to {@code limit}, to {@code handler}, without waiting:
-     * {@link #receive(DatagramHandler, int, long, TimeUnit)} with no wait, for callers with their
+     * {@link #receive(Consumer, int, long, TimeUnit)} with no wait, for callers with their
      * own idle strategy or several endpoints on one thread (Aeron's {@code Subscription.poll}).
      *
-     * @param handler takes each datagram
+     * @param handler takes each datagram, valid only until it returns
      * @param limit   datagrams at most, 1..{@link Integer#MAX_VALUE}
      * @return the datagrams handed to {@code handler}, 0 when none was there
      * @throws IllegalArgumentException if {@code limit} is below 1
-     * @throws WorkCompletionException  as {@link #receive(DatagramHandler, int, long, TimeUnit)}, but
+     * @throws WorkCompletionException  as {@link #receive(Consumer, int, long, TimeUnit)}, but
      *                                  without waiting for a recovery it begins: later calls take it on
      * @throws IllegalStateException    if the endpoint is closed
      * @throws RuntimeException         what {@code handler} throws, as there
      */
-    public int poll(DatagramHandler handler, int limit) {
+    public int poll(Consumer<? super DatagramView> handler, int limit) {
         Objects.requireNonNull(handler, "handler");
         checkLimit(limit);
         DatagramView v = lendStep(limit);
@@ -1021,12 +1025,12 @@ public final class UdEndpoint implements AutoCloseable {
     }
 
     /** Hands a lent chain to {@code handler}; gives the read ones back, keeps the rest if it throws. */
-    private int deliver(DatagramView first, DatagramHandler handler) {
+    private int deliver(DatagramView first, Consumer<? super DatagramView> handler) {
         int n = 0;
         DatagramView v = first;
         try {
             while (v != null) {
-                handler.onDatagram(v);
+                handler.accept(v);
                 n++;
                 v = v.next;
             }

@@ -12,6 +12,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
+import org.efaah.health.HealthCheck;
+import org.efaah.health.HealthReport;
+import org.efaah.health.HealthStatus;
+import org.efaah.health.HealthThresholds;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -670,6 +674,61 @@ public final class Device implements AutoCloseable {
             n += pd.liveAhCount();
         }
         return n;
+    }
+
+    /**
+     * The health of this device, asked of it now: open and not fatal; every port active, queried
+     * with {@code ibv_query_port(3)} rather than remembered from events (EFA raises no port
+     * events); the AHs and PDs made through this object against {@code max_ah} and {@code max_pd};
+     * its reader of asynchronous events, DEGRADED with the cause while its reads fail (the RoCE
+     * network reader's health is its subscription's, {@code org.efaah.roce}). Checks that cannot be
+     * asked of a closed or fatal device are left out. Never throws for a failing device: a failed
+     * query is a DOWN check with its errno. Thread-safe.
+     *
+     * @param thresholds where the figures turn DEGRADED
+     * @return the report, one check per figure
+     * @throws NullPointerException if {@code thresholds} is null
+     */
+    public HealthReport health(HealthThresholds thresholds) {
+        Objects.requireNonNull(thresholds, "thresholds");
+        String name = name();
+        List<HealthCheck> checks = new ArrayList<>();
+        if (isClosed()) {
+            checks.add(new HealthCheck("device_open", name, HealthStatus.DOWN, 0, -1, "device is closed"));
+            return HealthReport.of(checks);
+        }
+        if (isFatal()) {
+            checks.add(new HealthCheck("device_fatal", name, HealthStatus.DOWN, 1, -1,
+                    "device reported IBV_EVENT_DEVICE_FATAL: it makes no AH any more; close and reopen it"));
+            return HealthReport.of(checks);
+        }
+        checks.add(new HealthCheck("device_fatal", name, HealthStatus.UP, 0, -1, "no IBV_EVENT_DEVICE_FATAL"));
+        for (int port = 1; port <= attributes.portCount(); port++) {
+            checks.add(portHealth(port));
+        }
+        checks.addAll(readerHealth());
+        checks.add(HealthThresholds.usage("ah_usage", name, "live AHs", liveAhCount(), attributes.maxAh(), "max_ah",
+                thresholds.ahUsage()));
+        checks.add(HealthThresholds.usage("pd_usage", name, "PDs", livePdCount(), attributes.maxPd(), "max_pd",
+                thresholds.pdUsage()));
+        return HealthReport.of(checks);
+    }
+
+    private HealthCheck portHealth(int port) {
+        String subject = name() + " port " + port;
+        try {
+            PortAttributes p = port(port);
+            boolean active = p.state() == PortAttributes.STATE_ACTIVE;
+            return new HealthCheck("port_state", subject, active ? HealthStatus.UP : HealthStatus.DOWN, p.state(),
+                    PortAttributes.STATE_ACTIVE, "PORT_" + p.stateName() + " (" + p.state() + ")"
+                    + (active ? "" : "; AHs need PORT_ACTIVE (4)"));
+        } catch (VerbsException e) {
+            return new HealthCheck("port_state", subject, HealthStatus.DOWN, -1, PortAttributes.STATE_ACTIVE,
+                    "ibv_query_port failed: " + e.getMessage());
+        } catch (IllegalStateException e) {
+            return new HealthCheck("port_state", subject, HealthStatus.DOWN, -1, PortAttributes.STATE_ACTIVE,
+                    e.getMessage());
+        }
     }
 
     void forget(CompletionQueue cq) {

@@ -24,7 +24,7 @@ package org.efaah.verbs;
  */
 public record DeviceAttributes(String name, int vendorId, int vendorPartId, int maxAh, int maxPd,
                                int portCount, boolean efa, int transportType, String fwVer, long nodeGuid,
-                               long sysImageGuid, int hwVer, DeviceLimits limits, IbDeviceLimits ibLimits) {
+                               long sysImageGuid, int hwVer, Limits limits, IbLimits ibLimits) {
     /** The PCI vendor id of Amazon, which makes EFA devices. */
     public static final int AMAZON_VENDOR_ID = 0x1d0f;
     /** {@code IBV_TRANSPORT_IB}: InfiniBand and RoCE devices. */
@@ -42,5 +42,60 @@ public record DeviceAttributes(String name, int vendorId, int vendorPartId, int 
             case TRANSPORT_UNSPECIFIED -> "unspecified";
             default -> "invalid transport";
         };
+    }
+
+    /**
+     * The queue, memory and capability fields of {@code struct ibv_device_attr} (from
+     * {@code ibv_query_device(3)}), named as there; {@code ibv_devinfo -v} prints them. Counts are
+     * the most of each object the device holds at once.
+     *
+     * @param maxMrSize      {@code max_mr_size}: the largest memory region, bytes (a uint64)
+     * @param pageSizeCap    {@code page_size_cap}: the page sizes the device supports, one bit each (a uint64)
+     * @param maxQp          {@code max_qp}
+     * @param maxQpWr        {@code max_qp_wr}: work requests per queue
+     * @param deviceCapFlags {@code device_cap_flags}: {@code IBV_DEVICE_*} bits (a uint32)
+     * @param maxSge         {@code max_sge}: scatter/gather entries per work request
+     * @param maxSgeRd       {@code max_sge_rd}: scatter/gather entries per RDMA read
+     * @param maxCq          {@code max_cq}
+     * @param maxCqe         {@code max_cqe}: entries per completion queue
+     * @param maxMr          {@code max_mr}
+     * @param maxMw          {@code max_mw}
+     * @param maxFmr         {@code max_fmr}
+     * @param maxMapPerFmr   {@code max_map_per_fmr}
+     * @param maxSrq         {@code max_srq}
+     * @param maxSrqWr       {@code max_srq_wr}
+     * @param maxSrqSge      {@code max_srq_sge}
+     */
+    public record Limits(long maxMrSize, long pageSizeCap, int maxQp, int maxQpWr, int deviceCapFlags, int maxSge,
+                         int maxSgeRd, int maxCq, int maxCqe, int maxMr, int maxMw, int maxFmr, int maxMapPerFmr,
+                         int maxSrq, int maxSrqWr, int maxSrqSge) {
+    }
+
+    /**
+     * The fields of {@code struct ibv_device_attr} for InfiniBand-architecture features a UD or SRD
+     * endpoint does not use (RDMA read and atomic depths, EE contexts, RDDs, raw QPs, multicast,
+     * P_Keys, the ACK delay), named as there; {@code ibv_devinfo -v} prints them. EFA reports 0 for
+     * all but {@code max_pkeys} (1).
+     *
+     * @param maxQpRdAtom           {@code max_qp_rd_atom}
+     * @param maxEeRdAtom           {@code max_ee_rd_atom}
+     * @param maxResRdAtom          {@code max_res_rd_atom}
+     * @param maxQpInitRdAtom       {@code max_qp_init_rd_atom}
+     * @param maxEeInitRdAtom       {@code max_ee_init_rd_atom}
+     * @param atomicCap             {@code atomic_cap}: {@code enum ibv_atomic_cap}, 0 none, 1 HCA, 2 global
+     * @param maxEe                 {@code max_ee}
+     * @param maxRdd                {@code max_rdd}
+     * @param maxRawIpv6Qp          {@code max_raw_ipv6_qp}
+     * @param maxRawEthyQp          {@code max_raw_ethy_qp}
+     * @param maxMcastGrp           {@code max_mcast_grp}
+     * @param maxMcastQpAttach      {@code max_mcast_qp_attach}
+     * @param maxTotalMcastQpAttach {@code max_total_mcast_qp_attach}
+     * @param maxPkeys              {@code max_pkeys}: P_Key table entries per port
+     * @param localCaAckDelay       {@code local_ca_ack_delay}
+     */
+    public record IbLimits(int maxQpRdAtom, int maxEeRdAtom, int maxResRdAtom, int maxQpInitRdAtom,
+                           int maxEeInitRdAtom, int atomicCap, int maxEe, int maxRdd, int maxRawIpv6Qp,
+                           int maxRawEthyQp, int maxMcastGrp, int maxMcastQpAttach, int maxTotalMcastQpAttach,
+                           int maxPkeys, int localCaAckDelay) {
     }
 }

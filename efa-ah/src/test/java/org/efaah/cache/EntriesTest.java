@@ -38,7 +38,7 @@ class EntriesTest {
             cache.acquire(f.pd, peer(2)).close();
             ticker.advance(5_000);
 
-            List<AddressHandleEntry> rows = cache.inspection().entries(EntryFilter.ALL, 10);
+            List<AddressHandleEntry> rows = cache.inspection().entries(e -> true, 10);
             assertEquals(2, rows.size());
             AddressHandleEntry one = rows.stream().filter(r -> r.dgid().equals(peer(1).dgid())).findFirst().orElseThrow();
             assertEquals(f.device.name(), one.device());
@@ -54,12 +54,12 @@ class EntriesTest {
             assertEquals(5_000, two.idleNanos());
 
             cache.invalidate(f.pd, peer(1).dgid());
-            AddressHandleEntry stale = cache.inspection().entries(EntryFilter.parse("", "", "fe80::1"), 10).get(0);
+            AddressHandleEntry stale = cache.inspection().entries(CacheMXBeanAdapter.filter("", "", "fe80::1"), 10).get(0);
             assertTrue(stale.invalidated());
             assertEquals(2, stale.references());
             a.close();
             a2.close();
-            assertEquals(List.of(), cache.inspection().entries(EntryFilter.parse("", "", "fe80::1"), 10));
+            assertEquals(List.of(), cache.inspection().entries(CacheMXBeanAdapter.filter("", "", "fe80::1"), 10));
             cache.close();
         }
     }
@@ -74,15 +74,34 @@ class EntriesTest {
                 held.add(f.cache.acquire(f.pd, peer(i)));
                 held.add(f.cache.acquire(other, peer(i)));
             }
-            assertEquals(7, f.cache.inspection().entries(EntryFilter.ALL, 7).size());
-            List<AddressHandleEntry> ofOther = f.cache.inspection().entries(EntryFilter.parse(null, AddressHandleEntry.pdId(other), null),
-                    1000);
+            assertEquals(7, f.cache.inspection().entries(e -> true, 7).size());
+            String otherId = AddressHandleEntry.pdId(other);
+            List<AddressHandleEntry> ofOther = f.cache.inspection().entries(r -> r.pd().equals(otherId), 1000);
             assertEquals(100, ofOther.size());
-            assertTrue(ofOther.stream().allMatch(r -> r.pd().equals(AddressHandleEntry.pdId(other))));
-            assertEquals(2, f.cache.inspection().entries(new EntryFilter(f.device.name(), null, Gid.parse("fe80::7")), 1000).size());
-            assertEquals(0, f.cache.inspection().entries(EntryFilter.parse("efa_9", null, null), 1000).size());
+            assertTrue(ofOther.stream().allMatch(r -> r.pd().equals(otherId)));
+            Gid seven = Gid.parse("fe80::7");
+            assertEquals(2, f.cache.inspection().entries(r -> r.device().equals(f.device.name()) && seven.equals(r.dgid()),
+                    1000).size());
+            // The MXBean operation's text filter (what the CLI's entries command sends): blank matches
+            // any, the PD id in any case, the GID in any IPv6 spelling.
+            List<AddressHandleEntry> byText = f.cache.inspection().entries(CacheMXBeanAdapter.filter(null, otherId, null), 1000);
+            assertEquals(100, byText.size());
+            assertTrue(byText.stream().allMatch(r -> r.pd().equals(otherId)));
+            assertEquals(100, f.cache.inspection().entries(CacheMXBeanAdapter.filter(" ", " " + otherId.toUpperCase()
+                    + " ", ""), 1000).size());
+            assertEquals(2, f.cache.inspection().entries(CacheMXBeanAdapter.filter(f.device.name(), "", "fe80:0:0::7"),
+                    1000).size());
+            assertEquals(0, f.cache.inspection().entries(CacheMXBeanAdapter.filter("efa_9", null, null), 1000).size());
+            int[] calls = {0};
+            assertEquals(7, f.cache.inspection().entries(r -> ++calls[0] > 0, 7).size());
+            assertEquals(7, calls[0], "the filter is not called once the limit is reached");
+            IllegalStateException thrown = assertThrows(IllegalStateException.class,
+                    () -> f.cache.inspection().entries(r -> {
+                        throw new IllegalStateException("filter failed");
+                    }, 10));
+            assertEquals("filter failed", thrown.getMessage(), "what the filter throws, the listing throws");
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                    () -> f.cache.inspection().entries(EntryFilter.ALL, 0));
+                    () -> f.cache.inspection().entries(r -> true, 0));
             assertEquals("limit: 0 is out of range; valid 1..1000000", e.getMessage());
             held.forEach(AddressHandle::close);
             f.cache.invalidate(other);

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.LongSupplier;
 import java.util.stream.Collectors;
 import org.efaah.fixture.LogCapture;
 import org.efaah.health.HealthCheck;
@@ -161,7 +162,7 @@ class HealthTest {
     }
 
     /** A ticker the test moves. */
-    static final class FakeTicker implements Ticker {
+    static final class FakeTicker implements LongSupplier {
         private volatile long now = 1;
 
         void advance(long nanos) {
@@ -169,7 +170,7 @@ class HealthTest {
         }
 
         @Override
-        public long read() {
+        public long getAsLong() {
             return now;
         }
     }

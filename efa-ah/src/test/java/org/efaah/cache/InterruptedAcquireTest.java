@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import org.efaah.verbs.InterruptedOperationException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -70,8 +71,10 @@ class InterruptedAcquireTest {
             }
             assertEquals(null, w.got.get(), "an interrupted acquire hands out no handle");
             assertNotNull(w.thrown.get(), "an interrupted acquire throws");
-            assertEquals(AcquireInterruptedException.class, w.thrown.get().getClass());
+            assertEquals(InterruptedOperationException.class, w.thrown.get().getClass());
             assertTrue(w.thrown.get().getCause() instanceof InterruptedException);
+            assertTrue(w.thrown.get().getMessage().startsWith("acquire interrupted while waiting for another thread's "
+                    + "create or destroy of the AH to fe80::1"), w.thrown.get().getMessage());
             assertTrue(w.interruptFlagAfter, "the interrupt status is kept");
             assertTrue(returnedDuringTheCreate && waitedMillis < 1_000,
                     "returned " + waitedMillis + " ms after the interrupt, not when the create ended");
@@ -93,7 +96,7 @@ class InterruptedAcquireTest {
             try {
                 f.cache.acquire(f.pd, peer(1));
                 throw new AssertionError("acquired while interrupted");
-            } catch (AcquireInterruptedException expected) {
+            } catch (InterruptedOperationException expected) {
                 assertTrue(Thread.interrupted(), "flag kept (and cleared here)");
             } finally {
                 f.provider.createGate.countDown();

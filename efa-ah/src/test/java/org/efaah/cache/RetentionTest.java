@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -49,6 +51,32 @@ class RetentionTest {
             assertEquals(0, f.provider.mock.counters().liveAhs());
             assertEquals(1, f.cache.stats().destroysBy(RemovalCause.IDLE));
             assertEquals(0, f.cache.inspection().retainedEntries());
+        }
+    }
+
+    @Test
+    void theTickerIsReadOnACreateAndALastCloseButNeverOnAHit() {
+        Thread test = Thread.currentThread();
+        AtomicLong reads = new AtomicLong();
+        LongSupplier ticker = () -> {
+            if (Thread.currentThread() == test) { // not the reaper's reads
+                reads.incrementAndGet();
+            }
+            return 1;
+        };
+        try (MockFixture f = new MockFixture();
+             AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED)
+                     .ticker(ticker).retention(RetentionPolicy.idle(Duration.ofHours(1), 100)).build()) {
+            AddressHandle held = cache.acquire(f.pd, peer(1));
+            long afterCreate = reads.get();
+            assertTrue(afterCreate > 0, "a create reads it (the AH's age)");
+            for (int i = 0; i < 100; i++) {
+                cache.acquire(f.pd, peer(1)).close();
+            }
+            assertEquals(100, cache.stats().hits());
+            assertEquals(afterCreate, reads.get(), "no hit and no close that is not the last reads it");
+            held.close();
+            assertTrue(reads.get() > afterCreate, "the last close reads it (the idle time's start)");
         }
     }
 

@@ -283,7 +283,7 @@ class SeamContractsTest {
             f.cache.invalidate(f.pd, Gid.parse("fe80::1"));
             f.provider.failNextDestroy(new VerbsException("ibv_destroy_ah", Errno.EIO, "test"));
             h.close();
-            List<AddressHandleEntry> rows = f.cache.inspection().entries(EntryFilter.ALL, 10);
+            List<AddressHandleEntry> rows = f.cache.inspection().entries(e -> true, 10);
             assertEquals(1, rows.size(), rows::toString);
             assertEquals(1, f.cache.inspection().liveEntries());
             f.close();

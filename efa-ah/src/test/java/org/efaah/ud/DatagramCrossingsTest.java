@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
 import org.efaah.cache.LeakDetection;
@@ -153,7 +154,7 @@ class DatagramCrossingsTest {
                     batch[i] = ByteBuffer.allocate(64);
                 }
                 long[] received = {0};
-                DatagramHandler count = d -> received[0]++;
+                Consumer<DatagramView> count = d -> received[0]++;
                 int rounds = 50;
                 double[] perDatagram = new double[2];
                 for (int batched = 0; batched < 2; batched++) {

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.efaah.cache.AddressHandleCache;
 import org.efaah.verbs.DeviceAttributes;
-import org.efaah.verbs.DeviceLimits;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.ForwardingVerbsProvider;
 import org.efaah.verbs.ProtectionDomain;
@@ -32,11 +31,11 @@ class UdEndpointDepthTest {
         @Override
         public DeviceAttributes queryDevice(long context) {
             DeviceAttributes a = super.queryDevice(context);
-            DeviceLimits l = a.limits();
+            DeviceAttributes.Limits l = a.limits();
             return new DeviceAttributes(a.name(), a.vendorId(), a.vendorPartId(), a.maxAh(), a.maxPd(), a.portCount(),
                     a.efa(), a.transportType(), a.fwVer(), a.nodeGuid(), a.sysImageGuid(), a.hwVer(),
-                    new DeviceLimits(l.maxMrSize(), l.pageSizeCap(), l.maxQp(), 512, l.deviceCapFlags(), l.maxSge(),
-                            l.maxSgeRd(), l.maxCq(), l.maxCqe(), l.maxMr(), l.maxMw(), l.maxFmr(), l.maxMapPerFmr(),
+                    new DeviceAttributes.Limits(l.maxMrSize(), l.pageSizeCap(), l.maxQp(), 512, l.deviceCapFlags(),
+                            l.maxSge(), l.maxSgeRd(), l.maxCq(), l.maxCqe(), l.maxMr(), l.maxMw(), l.maxFmr(), l.maxMapPerFmr(),
                             l.maxSrq(), l.maxSrqWr(), l.maxSrqSge()), a.ibLimits());
         }
 

@@ -11,13 +11,14 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.efaah.cache.AddressHandle;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The zero-copy receive (issue 21): {@link UdEndpoint#receive(DatagramHandler, int, long, TimeUnit)}
+ * The zero-copy receive (issue 21): {@link UdEndpoint#receive(Consumer, int, long, TimeUnit)}
  * and {@link UdEndpoint#poll}, a {@link DatagramView} valid only during its handler call, and the
  * sends that share one AH reference.
  */
@@ -53,7 +54,7 @@ class UdEndpointHandlerTest {
                 a.send(toB, b.address(), bytes(i, 7, 7, i));
             }
             List<byte[]> seen = new ArrayList<>();
-            DatagramHandler echo = d -> {
+            Consumer<DatagramView> echo = d -> {
                 assertEquals(4, d.length());
                 assertEquals(a.address().qpn(), d.sourceQpn());
                 assertEquals(a.address().gid(), d.sourceGid());

@@ -16,6 +16,7 @@ import org.efaah.cache.AddressHandleCache;
 import org.efaah.cache.LeakDetection;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
+import org.efaah.verbs.InterruptedOperationException;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockVerbsProvider;
@@ -127,7 +128,8 @@ class UdEndpointWaitingTest {
         receiver.join(TimeUnit.SECONDS.toMillis(10));
         assertTrue(endedAt.get() - t0 < PROMPT_NANOS, "the interrupted receive went on "
                 + (endedAt.get() - t0) / 1_000_000 + " ms");
-        assertInstanceOf(EndpointInterruptedException.class, thrown.get());
+        assertInstanceOf(InterruptedOperationException.class, thrown.get());
+        assertEquals("receive interrupted", thrown.get().getMessage(), "names the operation");
         assertTrue(flagKept.get(), "the interrupt flag is set again");
         // The endpoint still works.
         try (AddressHandle toServer = cache.acquire(pd1, AddressHandleAttributes.forGid(server.address().gid()))) {
@@ -169,7 +171,8 @@ class UdEndpointWaitingTest {
             t.interrupt();
             t.join(10_000);
             assertTrue(endedAt.get() - t0 < PROMPT_NANOS, "interrupted send went on " + (endedAt.get() - t0) / 1_000_000 + " ms");
-            assertInstanceOf(EndpointInterruptedException.class, thrown.get());
+            assertInstanceOf(InterruptedOperationException.class, thrown.get());
+            assertEquals("send interrupted", thrown.get().getMessage(), "names the operation");
 
             Thread f = new Thread(() -> {
                 try {

@@ -48,7 +48,7 @@ class BackgroundReadersTest {
     private static HealthCheck await(Device device, String check, Predicate<HealthCheck> until) throws Exception {
         HealthCheck last = null;
         for (int i = 0; i < 1000; i++) {
-            last = DeviceHealth.check(device, HealthThresholds.DEFAULTS).checks().stream()
+            last = device.health(HealthThresholds.DEFAULTS).checks().stream()
                     .filter(c -> c.name().equals(check)).findFirst().orElse(null);
             if (last != null && until.test(last)) {
                 return last;
@@ -69,7 +69,7 @@ class BackgroundReadersTest {
             provider.failEvents.set(true);
             HealthCheck degraded = await(device, "event_reader", c -> c.status() == HealthStatus.DEGRADED);
             assertTrue(degraded.message().contains("EIO"), degraded.message());
-            assertEquals(HealthStatus.DEGRADED, DeviceHealth.check(device, HealthThresholds.DEFAULTS).status());
+            assertEquals(HealthStatus.DEGRADED, device.health(HealthThresholds.DEFAULTS).status());
             provider.failEvents.set(false);
             provider.mock.raiseEvent(device.name(), DeviceEvent.Kind.PORT_ACTIVE, 1);
             DeviceEvent e = events.poll(10, TimeUnit.SECONDS);

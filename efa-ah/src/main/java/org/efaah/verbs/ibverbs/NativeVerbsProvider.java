@@ -15,11 +15,8 @@ import org.bytedeco.javacpp.IntPointer;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.spi.CreatedAh;
 import org.efaah.verbs.DeviceAttributes;
-import org.efaah.verbs.DeviceLimits;
 import org.efaah.verbs.Gid;
-import org.efaah.verbs.IbDeviceLimits;
 import org.efaah.verbs.PortAttributes;
-import org.efaah.verbs.PortDetails;
 import org.efaah.verbs.spi.QueuePairNumbers;
 import org.efaah.internal.Ranges;
 import org.efaah.verbs.VerbsException;
@@ -120,11 +117,13 @@ final class NativeVerbsProvider
     public DeviceAttributes queryDevice(long context) {
         try (NativeVerbs.DeviceAttr a = new NativeVerbs.DeviceAttr()) {
             check(NativeVerbs.efa_ah_query_device(context, a), "ibv_query_device", null);
-            DeviceLimits limits = new DeviceLimits(a.max_mr_size(), a.page_size_cap(), a.max_qp(), a.max_qp_wr(),
-                    a.device_cap_flags(), a.max_sge(), a.max_sge_rd(), a.max_cq(), a.max_cqe(), a.max_mr(), a.max_mw(),
-                    a.max_fmr(), a.max_map_per_fmr(), a.max_srq(), a.max_srq_wr(), a.max_srq_sge());
-            IbDeviceLimits ibLimits = new IbDeviceLimits(a.max_qp_rd_atom(), a.max_ee_rd_atom(), a.max_res_rd_atom(),
-                    a.max_qp_init_rd_atom(), a.max_ee_init_rd_atom(), a.atomic_cap(), a.max_ee(), a.max_rdd(),
+            DeviceAttributes.Limits limits = new DeviceAttributes.Limits(a.max_mr_size(), a.page_size_cap(),
+                    a.max_qp(), a.max_qp_wr(), a.device_cap_flags(), a.max_sge(), a.max_sge_rd(), a.max_cq(),
+                    a.max_cqe(), a.max_mr(), a.max_mw(), a.max_fmr(), a.max_map_per_fmr(), a.max_srq(),
+                    a.max_srq_wr(), a.max_srq_sge());
+            DeviceAttributes.IbLimits ibLimits = new DeviceAttributes.IbLimits(a.max_qp_rd_atom(),
+                    a.max_ee_rd_atom(), a.max_res_rd_atom(), a.max_qp_init_rd_atom(), a.max_ee_init_rd_atom(),
+                    a.atomic_cap(), a.max_ee(), a.max_rdd(),
                     a.max_raw_ipv6_qp(), a.max_raw_ethy_qp(), a.max_mcast_grp(), a.max_mcast_qp_attach(),
                     a.max_total_mcast_qp_attach(), a.max_pkeys(), a.local_ca_ack_delay());
             return new DeviceAttributes(a.name().getString(StandardCharsets.UTF_8), a.vendor_id(),
@@ -146,8 +145,8 @@ final class NativeVerbsProvider
         checkPort(portNum);
         try (NativeVerbs.PortAttr a = new NativeVerbs.PortAttr()) {
             check(NativeVerbs.efa_ah_query_port(context, portNum, a), "ibv_query_port", "port " + portNum);
-            PortDetails details = new PortDetails(a.port_cap_flags(), a.port_cap_flags2(), a.max_vl_num(),
-                    a.bad_pkey_cntr(), a.qkey_viol_cntr(), a.sm_sl(), a.pkey_tbl_len(), a.subnet_timeout(),
+            PortAttributes.Details details = new PortAttributes.Details(a.port_cap_flags(), a.port_cap_flags2(),
+                    a.max_vl_num(), a.bad_pkey_cntr(), a.qkey_viol_cntr(), a.sm_sl(), a.pkey_tbl_len(), a.subnet_timeout(),
                     a.init_type_reply(), a.active_width(), a.active_speed(), a.phys_state());
             return new PortAttributes(portNum, a.state(), a.link_layer(), a.gid_tbl_len(), a.active_mtu(), a.lid(),
                     Integer.toUnsignedLong(a.max_msg_sz()), a.max_mtu(), a.sm_lid(), a.lmc(), details);

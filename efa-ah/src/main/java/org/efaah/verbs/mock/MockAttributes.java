@@ -1,11 +1,8 @@
 package org.efaah.verbs.mock;
 
 import org.efaah.verbs.DeviceAttributes;
-import org.efaah.verbs.DeviceLimits;
 import org.efaah.verbs.Gid;
-import org.efaah.verbs.IbDeviceLimits;
 import org.efaah.verbs.PortAttributes;
-import org.efaah.verbs.PortDetails;
 
 /**
  * What the mock's devices and ports report to {@code ibv_query_device} and {@code ibv_query_port}:
@@ -32,9 +29,9 @@ final class MockAttributes {
     static DeviceAttributes device(String name, Gid firstGid, MockConfig config) {
         // efa_query_device: max_mr_size from max_mr_pages, page_size_cap, the counts, max_pkeys 1;
         // the rest (SRQs, MWs, atomics, multicast) stays 0, as EFA has none.
-        DeviceLimits limits = new DeviceLimits(0x18_0000_0000L, 0xffff_f000L, 256, MAX_QP_WR, 0,
+        DeviceAttributes.Limits limits = new DeviceAttributes.Limits(0x18_0000_0000L, 0xffff_f000L, 256, MAX_QP_WR, 0,
                 Math.min(MAX_SEND_SGE, MAX_RECV_SGE), 1, 512, 32768, 262144, 0, 0, 0, 0, 0, 0);
-        IbDeviceLimits ibLimits = new IbDeviceLimits(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0);
+        DeviceAttributes.IbLimits ibLimits = new DeviceAttributes.IbLimits(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0);
         // efa_ib_device_add sets node_guid from the device's GUID (here the GID's interface id, as an
         // InfiniBand port GUID is); sys_image_guid and fw_ver stay 0, which libefa words "0.0.0.0".
         long guid = interfaceId(firstGid);
@@ -48,7 +45,7 @@ final class MockAttributes {
 
     static PortAttributes port(int state, MockConfig config) {
         // efa_query_port: phys_state LINK_UP (5), 4X (2) at EDR (32), one VL, one P_Key, lmc 1.
-        PortDetails details = new PortDetails(0, 0, 1, 0, 0, 0, 1, 0, 0, 2, 32, 5);
+        PortAttributes.Details details = new PortAttributes.Details(0, 0, 1, 0, 0, 0, 1, 0, 0, 2, 32, 5);
         return config.efa()
                 ? new PortAttributes(1, state, PortAttributes.LINK_LAYER_UNSPECIFIED, config.gidTableLength(), MTU, 0,
                         EFA_MAX_MESSAGE_SIZE, MTU, 0, 1, details)
