@@ -81,8 +81,24 @@ public final class Main {
      * @param environment the environment variables that settings are read from
      */
     static int run(PrintWriter out, PrintWriter err, Map<String, String> environment, String... args) {
+        return run(out, err, environment, null, args);
+    }
+
+    /**
+     * Runs the command line with every command's mock being {@code inProcess} (when not null):
+     * for tests that hold that mock too, and so can reach a server on it.
+     */
+    static int run(PrintWriter out, PrintWriter err, Map<String, String> environment,
+                   org.efaah.verbs.mock.MockVerbsProvider inProcess, String... args) {
         Defaults defaults = new Defaults(System.getProperties(), environment);
-        CommandLine cli = new CommandLine(new Main());
+        CommandLine.IFactory factory = inProcess == null ? CommandLine.defaultFactory() : new CommandLine.IFactory() {
+            @Override
+            public <K> K create(Class<K> type) throws Exception {
+                return type == ProviderOptions.class ? type.cast(new ProviderOptions(inProcess))
+                        : CommandLine.defaultFactory().create(type);
+            }
+        };
+        CommandLine cli = new CommandLine(new Main(), factory);
         cli.setCaseInsensitiveEnumValuesAllowed(true);
         cli.setOut(out);
         cli.setErr(err);

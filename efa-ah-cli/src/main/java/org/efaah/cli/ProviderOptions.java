@@ -13,6 +13,22 @@ import picocli.CommandLine.Option;
 
 /** Options shared by commands that open a provider: {@code --provider} and the mock's settings. */
 final class ProviderOptions {
+    /**
+     * The mock every command of this command line opens instead of a new one, or null: set by
+     * the in-process tests only ({@link Main#run(java.io.PrintWriter, java.io.PrintWriter,
+     * java.util.Map, MockVerbsProvider, String...)}), which hold it too and so can reach a server
+     * on it. No option sets it: a user's mock is always the command's own.
+     */
+    private final MockVerbsProvider inProcess;
+
+    ProviderOptions() {
+        this(null);
+    }
+
+    ProviderOptions(MockVerbsProvider inProcess) {
+        this.inProcess = inProcess;
+    }
+
     @Mixin
     ProviderChoice choice;
 
@@ -70,9 +86,8 @@ final class ProviderOptions {
         check(spec);
         VerbsProviderFactory f = factory();
         if (f.name().equals("mock")) {
-            MockVerbsProvider shared = IN_PROCESS_MOCK.get();
-            if (shared != null) {
-                return shared;
+            if (inProcess != null) {
+                return inProcess;
             }
             MockConfig base = MockConfig.fromSystemProperties();
             boolean systemCallUnset = System.getProperty(MockConfig.PROPERTY_PREFIX + "systemCallNanos", "").isBlank();
@@ -85,17 +100,11 @@ final class ProviderOptions {
     }
 
     /**
-     * Tests only: the mock a command run on this thread opens instead of a new one. The test holds
-     * it too, so its endpoints reach the command's server, which is then not refused.
-     */
-    static final ThreadLocal<MockVerbsProvider> IN_PROCESS_MOCK = new ThreadLocal<>();
-
-    /**
      * A server on the mock is a usage error: the mock joins the endpoints of one provider in one
      * process, so no client could ever reach it.
      */
     void refuseServerOnMock(CommandSpec spec, VerbsProvider p, boolean verbose) {
-        if (p.name().equals("mock") && IN_PROCESS_MOCK.get() != p) {
+        if (p.name().equals("mock") && p != inProcess) {
             // describe: "mock", or "mock (why auto chose it)"
             throw Check.fail(spec, "--server", "nothing outside this process can reach a server on the mock provider"
                     + describe(p, verbose).substring(p.name().length()) + "; run it on a host with an RDMA device, "

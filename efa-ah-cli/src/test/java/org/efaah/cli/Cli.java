@@ -22,12 +22,10 @@ record Cli(int exit, String out, String err) {
      * refused, as the test holding {@code mock} can reach it.
      */
     static Cli runOn(org.efaah.verbs.mock.MockVerbsProvider mock, String... args) {
-        ProviderOptions.IN_PROCESS_MOCK.set(mock);
-        try {
-            return run(args);
-        } finally {
-            ProviderOptions.IN_PROCESS_MOCK.remove();
-        }
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int exit = Main.run(new PrintWriter(out, true), new PrintWriter(err, true), Map.of(), mock, args);
+        return new Cli(exit, out.toString(), err.toString());
     }
 
     static Cli run(Map<String, String> environment, String... args) {

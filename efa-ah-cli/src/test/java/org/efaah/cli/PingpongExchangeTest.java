@@ -36,8 +36,7 @@ class PingpongExchangeTest {
         /** A server on {@code mock}, which the test may share to reach it. */
         Server(MockVerbsProvider mock, String... args) {
             thread = new Thread(() -> {
-                ProviderOptions.IN_PROCESS_MOCK.set(mock);
-                exit[0] = Main.run(new PrintWriter(out, true), new PrintWriter(err, true), Map.of(), args);
+                exit[0] = Main.run(new PrintWriter(out, true), new PrintWriter(err, true), Map.of(), mock, args);
             }, "test-server");
             thread.start();
         }
