@@ -22,16 +22,33 @@ abstract class KeyPolicy {
     private static final KeyPolicy EFA = new ByDgid();
     private static final KeyPolicy ATTRIBUTES = new ByAttributes();
 
+    /*
+     * The hit's key is the one rule read on every acquire: a final method on a final field, not
+     * an override, so that the hit makes no call and no class check (an override there cost the
+     * hit about 1 ns of 12 in HitPathBench). The other rules run on misses only.
+     */
+    private final boolean byDgid;
+
+    private KeyPolicy(boolean byDgid) {
+        this.byDgid = byDgid;
+    }
+
     /** The one place the cache asks which kind a device is. */
     static KeyPolicy of(Device device) {
         return device.isEfa() ? EFA : ATTRIBUTES;
     }
 
     /**
-     * The hit's key: of attributes the device validated, when no resolving is needed; else null
-     * (the caller resolves, {@link #checked}).
+     * The hit's key: of attributes the device validated, when no resolving is needed (the dgid on
+     * EFA; elsewhere attributes that name their sgid_index, or a non-global AH); else null (the
+     * caller resolves, {@link #checked}).
      */
-    abstract Object plainKey(AddressHandleAttributes validated);
+    final Object plainKey(AddressHandleAttributes validated) {
+        if (byDgid) {
+            return validated.dgid();
+        }
+        return validated.hasSgidIndex() || !validated.isGlobal() ? validated : null;
+    }
 
     /** Checks attributes not validated yet, resolving them where the key needs it; returns what {@link #key} takes. */
     abstract AddressHandleAttributes checked(Device device, AddressHandleAttributes attributes);
@@ -55,9 +72,8 @@ abstract class KeyPolicy {
     abstract int portNum(Object key);
 
     private static final class ByDgid extends KeyPolicy {
-        @Override
-        Object plainKey(AddressHandleAttributes validated) {
-            return validated.dgid();
+        ByDgid() {
+            super(true);
         }
 
         @Override
@@ -101,9 +117,8 @@ abstract class KeyPolicy {
     }
 
     private static final class ByAttributes extends KeyPolicy {
-        @Override
-        Object plainKey(AddressHandleAttributes validated) {
-            return validated.hasSgidIndex() || !validated.isGlobal() ? validated : null;
+        ByAttributes() {
+            super(false);
         }
 
         @Override
