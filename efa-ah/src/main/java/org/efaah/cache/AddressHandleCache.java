@@ -51,7 +51,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>ENOMEM.</b> When a create fails with ENOMEM (the device's max_ah), the cache destroys
  * unreferenced AHs of that device, least recently used first, and retries (each retry only
- * after an eviction, a few times at most). A referenced AH is never evicted; when none is
+ * after an eviction, 16 times at most). A referenced AH is never evicted; when none is
  * unreferenced the caller gets the ENOMEM.
  *
  * <p><b>Invalidation.</b> {@link #invalidate}, {@link #invalidatePort}, {@link #invalidateAll},
