@@ -39,6 +39,18 @@ final class ReceiveSlots {
     private final int prefix;
     private final int slotSize;
     private final boolean efa;
+    private final SourceResolver resolver;
+    /*
+     * EFA names a sender by the AHN of the receiver's AH for it, written when the datagram arrives
+     * and looked up here when it is polled: the look-up trusts an AHN only if the cache gave it to
+     * no new AH since a mark read before that datagram can have arrived (EfaSourceResolver).
+     * drainMark is read before each poll and kept when the poll comes back short: the CQ was empty
+     * then, so everything polled afterwards arrived after that read. The first is read before the
+     * QP was made, when nothing could have arrived yet. batchMark is the mark the completions of
+     * the current batch are named by: the one in force before they were polled.
+     */
+    private long drainMark;
+    private long batchMark;
     /** Receive completions one poll takes at most: the native stub's 64 ({@code EFA_AH_MAX_BATCH}). */
     static final int POLL_BATCH = 64;
     /** One poll's completions; those from {@link #next} to {@link #filled} are still to be taken. */
@@ -65,7 +77,7 @@ final class ReceiveSlots {
 
     ReceiveSlots(UdEndpoint endpoint, QpRecovery recovery, UdQueuePair qp, CompletionQueue receiveCq,
                  MemoryRegion receiveMemory, int depth, int prefix, int slotSize, SourceResolver resolver,
-                 boolean efa) {
+                 boolean efa, long markBeforeQp) {
         this.views = new DatagramView[depth];
         for (int i = 0; i < depth; i++) {
             views[i] = new DatagramView(receiveMemory.buffer(), i, i * slotSize, prefix, slotSize - prefix, resolver);
@@ -80,6 +92,8 @@ final class ReceiveSlots {
         this.prefix = prefix;
         this.slotSize = slotSize;
         this.efa = efa;
+        this.resolver = resolver;
+        this.drainMark = markBeforeQp;
         this.posted = depth; // EndpointResources posted every slot
         this.completions = new WorkCompletion[Math.min(POLL_BATCH, depth)];
         for (int i = 0; i < completions.length; i++) {
@@ -209,7 +223,12 @@ final class ReceiveSlots {
                 if (detached) {
                     return null;
                 }
+                batchMark = drainMark;
+                long mark = efa ? resolver.drainMarkNow() : 0;
                 filled = receiveCq.poll(completions);
+                if (filled < completions.length) {
+                    drainMark = mark;
+                }
                 if (filled == 0) {
                     return null;
                 }
@@ -243,7 +262,7 @@ final class ReceiveSlots {
         DatagramView v = views[slot];
         v.lend(wc, Math.max(0, wc.byteLength - prefix));
         if (efa) {
-            v.resolveAtPoll();
+            v.resolveAtPoll(batchMark);
         }
         lent[slot] = true;
         received.setOpaque(received.getOpaque() + 1);

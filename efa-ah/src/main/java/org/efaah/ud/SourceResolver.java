@@ -1,6 +1,7 @@
 package org.efaah.ud;
 
 import org.efaah.cache.AddressHandle;
+import org.efaah.cache.AddressHandleCache;
 import org.efaah.verbs.AddressHandleAttributes;
 
 /**
@@ -10,8 +11,17 @@ import org.efaah.verbs.AddressHandleAttributes;
  */
 interface SourceResolver {
 
-    /** Names the sender of the successful receive a lent view shows ({@link DatagramView#source}). */
-    void resolve(DatagramView view);
+    /**
+     * Names the sender of the successful receive a lent view shows ({@link DatagramView#source}).
+     * {@code drainMark}: on EFA, the cache's {@link AddressHandleCache#ahnReuseMark()} as it was
+     * before the receive CQ's last poll that came back short ahead of this datagram's poll (or
+     * before the QP was made): every datagram polled since arrived after it. 0, older than any,
+     * when not known. Unused elsewhere.
+     */
+    void resolve(DatagramView view, long drainMark);
+
+    /** The mark a receive side reads before each poll of its CQ, for {@link #resolve}: EFA's AHN reuse mark; else 0. */
+    long drainMarkNow();
 
     /** The attributes of an AH back to the sender of {@code datagram}. */
     AddressHandleAttributes replyAttributes(Datagram datagram);
