@@ -263,9 +263,9 @@ public final class AddressHandleCache implements AutoCloseable {
      * was read; null when the cache holds no live AH with that number, or gave the number again
      * after the mark. That is how an EFA receiver turns {@code wc.slid} (the AHN of the receiver's
      * own AH for the sender, which the device writes when the datagram arrives) into the AH it
-     * named then: with the mark read before the datagram can have arrived (before a poll of the
-     * receive CQ that came back short, or before its QP was made), an AH found is the one the
-     * device named, and a null says the sender cannot be told (the AH found now may be a newer
+     * named then: with a mark read before the datagram arrived (say before a poll of the receive
+     * CQ that then came back short, or before its QP was made), an AH found is the one the device
+     * named, and a null says the sender cannot be told (the AH found now may be a newer
      * one than the device named, or none is left), never the wrong AH. Pass
      * {@link #ahnReuseMark()} read now for the AH that holds the number now. Exact for AHs of
      * {@code pd} made through this cache only: one made outside it is not seen.

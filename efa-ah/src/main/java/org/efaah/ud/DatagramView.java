@@ -80,10 +80,10 @@ public final class DatagramView {
     /**
      * Names the sender now, at poll, rather than when first asked: on EFA the slid is an AHN the
      * receiver's PD held at arrival, and by a later read that AH may be gone and its AHN another
-     * peer's. {@code drainMark} as {@link SourceResolver#resolve} takes it.
+     * peer's. {@code arrivalMark} as {@link SourceResolver#resolve} takes it.
      */
-    void resolveAtPoll(long drainMark) {
-        resolver.resolve(this, drainMark);
+    void resolveAtPoll(long arrivalMark) {
+        resolver.resolve(this, arrivalMark);
         resolved = true;
     }
 

@@ -20,15 +20,17 @@ import org.efaah.verbs.WorkCompletion;
 /*
  * The sender as it was at arrival. The AHN is written by the device at arrival and looked up at
  * poll: an AH of this PD destroyed in between, its AHN then given to another peer's new AH, would
- * credit the datagram to that peer. The look-up therefore passes the receive side's drain mark
- * (ReceiveSlots): the cache answers only if it gave that AHN to no new AH since, and a datagram it
- * does not answer for is UNKNOWN: its sender was the destroyed AH's peer or the new one's, and the
- * completion cannot say which (efa_wc_read_sgid answers -ENOENT for a slid that named an AH).
- * Exact both ways (AhnIndex's note): no datagram is credited to the wrong AH, and one whose AHN was
- * not given again since the mark is credited as before. The price is an UNKNOWN for a datagram
- * polled in the same drain as its AHN's reuse, which only an AH destroyed while its peer still
- * sends can cause. libfabric's RDM protocol tells such datagrams apart by a connection ID its
- * packets carry (efa_av_reverse_lookup_rdm); a datagram here carries the caller's bytes alone.
+ * credit the datagram to that peer. The look-up therefore passes a mark of the cache's AHN reuses
+ * read before the datagram arrived (ArrivalMarks): the cache answers only if it gave that AHN to
+ * no new AH since, and a datagram it does not answer for is UNKNOWN: its sender was the destroyed
+ * AH's peer or the new one's, and the completion cannot say which (efa_wc_read_sgid answers
+ * -ENOENT for a slid that named an AH). Exact both ways (AhnIndex's note): no datagram is
+ * credited to the wrong AH, and one whose AHN was not given again since the mark is credited as
+ * before. The price is an UNKNOWN for a datagram whose AHN was given again between a mark and its
+ * arrival, which only an AH destroyed while its peer still sends can cause, and only until the
+ * mark moves on (at the next empty poll, or once the receives posted at the mark completed).
+ * libfabric's RDM protocol tells such datagrams apart by a connection ID its packets carry
+ * (efa_av_reverse_lookup_rdm); a datagram here carries the caller's bytes alone.
  */
 final class EfaSourceResolver implements SourceResolver {
     private final ProtectionDomain pd;
@@ -42,10 +44,10 @@ final class EfaSourceResolver implements SourceResolver {
     }
 
     @Override
-    public void resolve(DatagramView view, long drainMark) {
+    public void resolve(DatagramView view, long arrivalMark) {
         WorkCompletion wc = view.completion;
         if (wc.slid != WorkCompletion.EFA_UNKNOWN_AHN) {
-            try (AddressHandle known = cache.acquireByAhn(pd, wc.slid, drainMark)) {
+            try (AddressHandle known = cache.acquireByAhn(pd, wc.slid, arrivalMark)) {
                 Gid gid = known == null ? null : known.dgid();
                 view.source(gid, gid == null ? SourceOrigin.UNKNOWN : SourceOrigin.AHN, wc.slid);
             }
@@ -57,7 +59,7 @@ final class EfaSourceResolver implements SourceResolver {
     }
 
     @Override
-    public long drainMarkNow() {
+    public long reuseMarkNow() {
         return cache.ahnReuseMark();
     }
 

@@ -40,17 +40,8 @@ final class ReceiveSlots {
     private final int slotSize;
     private final boolean efa;
     private final SourceResolver resolver;
-    /*
-     * EFA names a sender by the AHN of the receiver's AH for it, written when the datagram arrives
-     * and looked up here when it is polled: the look-up trusts an AHN only if the cache gave it to
-     * no new AH since a mark read before that datagram can have arrived (EfaSourceResolver).
-     * drainMark is read before each poll and kept when the poll comes back short: the CQ was empty
-     * then, so everything polled afterwards arrived after that read. The first is read before the
-     * QP was made, when nothing could have arrived yet. batchMark is the mark the completions of
-     * the current batch are named by: the one in force before they were polled.
-     */
-    private long drainMark;
-    private long batchMark;
+    /** EFA: per completion taken, a mark of the cache's AHN reuses read before it arrived (EfaSourceResolver). */
+    private final ArrivalMarks marks;
     /** Receive completions one poll takes at most: the native stub's 64 ({@code EFA_AH_MAX_BATCH}). */
     static final int POLL_BATCH = 64;
     /** One poll's completions; those from {@link #next} to {@link #filled} are still to be taken. */
@@ -93,7 +84,7 @@ final class ReceiveSlots {
         this.slotSize = slotSize;
         this.efa = efa;
         this.resolver = resolver;
-        this.drainMark = markBeforeQp;
+        this.marks = new ArrivalMarks(markBeforeQp);
         this.posted = depth; // EndpointResources posted every slot
         this.completions = new WorkCompletion[Math.min(POLL_BATCH, depth)];
         for (int i = 0; i < completions.length; i++) {
@@ -223,12 +214,11 @@ final class ReceiveSlots {
                 if (detached) {
                     return null;
                 }
-                batchMark = drainMark;
-                long mark = efa ? resolver.drainMarkNow() : 0;
-                filled = receiveCq.poll(completions);
-                if (filled < completions.length) {
-                    drainMark = mark;
+                if (efa) {
+                    marks.beforePoll(resolver.reuseMarkNow(), posted);
                 }
+                filled = receiveCq.poll(completions);
+                marks.afterPoll(filled < completions.length);
                 if (filled == 0) {
                     return null;
                 }
@@ -239,14 +229,15 @@ final class ReceiveSlots {
             }
             next++;
             posted--;
-            DatagramView v = take(wc);
+            long arrivalMark = marks.take();
+            DatagramView v = take(wc, arrivalMark);
             if (v != null) {
                 return v;
             }
         }
     }
 
-    private DatagramView take(WorkCompletion wc) {
+    private DatagramView take(WorkCompletion wc, long arrivalMark) {
         int slot = (int) wc.wrId;
         if (wc.status != WorkCompletion.SUCCESS) {
             boolean inError = recovery.checkQpState();
@@ -262,7 +253,7 @@ final class ReceiveSlots {
         DatagramView v = views[slot];
         v.lend(wc, Math.max(0, wc.byteLength - prefix));
         if (efa) {
-            v.resolveAtPoll(batchMark);
+            v.resolveAtPoll(arrivalMark);
         }
         lent[slot] = true;
         received.setOpaque(received.getOpaque() + 1);
@@ -321,6 +312,7 @@ final class ReceiveSlots {
      */
     void discardLocked() {
         detached = true;
+        marks.qpDiscarded();
         next = 0;
         filled = 0;
         posted = 0;

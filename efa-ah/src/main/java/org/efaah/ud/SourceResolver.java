@@ -13,15 +13,14 @@ interface SourceResolver {
 
     /**
      * Names the sender of the successful receive a lent view shows ({@link DatagramView#source}).
-     * {@code drainMark}: on EFA, the cache's {@link AddressHandleCache#ahnReuseMark()} as it was
-     * before the receive CQ's last poll that came back short ahead of this datagram's poll (or
-     * before the QP was made): every datagram polled since arrived after it. 0, older than any,
-     * when not known. Unused elsewhere.
+     * {@code arrivalMark}: on EFA, a value of the cache's {@link AddressHandleCache#ahnReuseMark()}
+     * read before this datagram arrived ({@link ArrivalMarks}); 0, older than any, when none is
+     * known. Unused elsewhere.
      */
-    void resolve(DatagramView view, long drainMark);
+    void resolve(DatagramView view, long arrivalMark);
 
-    /** The mark a receive side reads before each poll of its CQ, for {@link #resolve}: EFA's AHN reuse mark; else 0. */
-    long drainMarkNow();
+    /** The mark read before each poll of the receive CQ ({@link ArrivalMarks}): EFA's AHN reuse mark; else 0. */
+    long reuseMarkNow();
 
     /** The attributes of an AH back to the sender of {@code datagram}. */
     AddressHandleAttributes replyAttributes(Datagram datagram);

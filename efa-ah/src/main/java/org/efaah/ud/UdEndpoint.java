@@ -396,7 +396,7 @@ public final class UdEndpoint implements AutoCloseable {
         int prefix = options.transport() == QueuePairType.SRD ? 0 : GRH_BYTES;
         this.receiveSlotSize = prefix + maxMessageSize;
         Gid gid = device.gid(options.portNum(), options.sgidIndex());
-        // Before the QP exists, so before anything can arrive: ReceiveSlots' first drain mark.
+        // Before the QP exists, so before anything can arrive: the first mark of ArrivalMarks.
         long markBeforeQp = device.isEfa() ? cache.ahnReuseMark() : 0;
         EndpointResources r = EndpointResources.open(pd, options, maxMessageSize, receiveSlotSize, rnrRetry);
         this.resources = r;

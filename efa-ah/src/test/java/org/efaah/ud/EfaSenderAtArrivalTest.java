@@ -7,8 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import org.efaah.cache.AddressHandle;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Gid;
@@ -132,6 +137,65 @@ class EfaSenderAtArrivalTest {
                     assertEquals(toA.ahn(), fromA.sourceAhn());
                 }
             }
+        }
+    }
+
+    /**
+     * A only sends; the receiver's AH to A and one to B (who never sends) take turns at one AHN
+     * while datagrams arrive and wait in the CQ: none may be credited to B.
+     */
+    @Test
+    void underChurnOfOneAhnBetweenTwoPeersNoDatagramIsCreditedToThePeerThatNeverSent() throws Exception {
+        try (MockEndpoints f = new MockEndpoints(3)) {
+            ProtectionDomain pdR = f.pd(0);
+            UdEndpoint receiver = f.endpoint(pdR, UdEndpoint.Options.defaults());
+            UdEndpoint a = f.endpoint(f.pd(1), UdEndpoint.Options.defaults());
+            UdEndpoint b = f.endpoint(f.pd(2), UdEndpoint.Options.defaults());
+            Gid gidA = a.address().gid();
+            Gid gidB = b.address().gid();
+            AtomicBoolean stop = new AtomicBoolean();
+            AtomicInteger turns = new AtomicInteger();
+            Thread churn = new Thread(() -> {
+                while (!stop.get()) {
+                    for (UdEndpoint peer : List.of(a, b)) {
+                        try (AddressHandle held = f.cache.acquire(pdR, to(peer))) {
+                            LockSupport.parkNanos(5_000_000); // A's datagrams land with this AHN meanwhile
+                        }
+                        f.cache.invalidate(pdR, peer.address().gid());
+                    }
+                    turns.incrementAndGet();
+                }
+            });
+            Thread sender = new Thread(() -> {
+                while (!stop.get()) {
+                    a.send(receiver.address(), ByteBuffer.allocate(8));
+                }
+            });
+            Map<SourceOrigin, Integer> origins = new EnumMap<>(SourceOrigin.class);
+            int[] creditedToB = new int[1];
+            churn.start();
+            sender.start();
+            int received = 0;
+            try {
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                while ((received < 1000 || turns.get() < 40) && System.nanoTime() < deadline) {
+                    received += receiver.poll(v -> {
+                        origins.merge(v.origin(), 1, Integer::sum);
+                        if (gidB.equals(v.sourceGid())) {
+                            creditedToB[0]++;
+                        }
+                    }, 8);
+                    LockSupport.parkNanos(100_000); // datagrams wait in the CQ, also while the AHN changes hands
+                }
+            } finally {
+                stop.set(true);
+                churn.join();
+                sender.join();
+            }
+            String seen = received + " datagrams over " + turns.get() + " turns: " + origins + "; A is " + gidA;
+            assertTrue(received >= 1000 && turns.get() >= 40, seen);
+            assertEquals(0, creditedToB[0], "credited to B (" + gidB + "), who sent nothing; " + seen);
+            assertTrue(origins.getOrDefault(SourceOrigin.AHN, 0) > 0, "some named by AHN: " + seen);
         }
     }
 
