@@ -33,7 +33,8 @@ import org.efaah.verbs.ProtectionDomain;
  *    put, and its stamp, came after the mark: above it;
  *  - a slot whose stamp is not above the mark got its entry before the mark and kept it: that
  *    entry held the AHN when the datagram arrived. First puts need no stamp, since no earlier AH
- *    of the cache had the number in this PD; an AH made outside the cache is not seen at all.
+ *    of the cache had the number in this PD (every AH the cache makes is put once LIVE). An AH
+ *    made outside the cache, or one a provider destroyed before reporting its AHN, is not seen.
  * Puts to one slot race only for AHs sharing an AHN (a kernel-cached duplicate: the same GID), so
  * the read-then-write of the stamp needs no CAS. Nothing here is on the acquire hit path.
  */
