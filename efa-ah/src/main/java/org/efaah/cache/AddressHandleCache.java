@@ -250,29 +250,62 @@ public final class AddressHandleCache implements AutoCloseable {
     }
 
     /**
-     * Returns a handle to the live AH numbered {@code ahn} in {@code pd}, as a hit with no device
-     * call, or null when the cache holds none: how an EFA receiver turns {@code wc.slid} (the
-     * AHN of the receiver's own AH for the sender) into that AH. AHN 0 is a valid number;
-     * {@code 0xFFFF} (EFA's "no AH") is never one. An AH that stays live is always found, also
-     * while other threads revive or release it; an invalidated AH is not, but on EFA a held one,
-     * which stays in use (see the class comment). Close the handle when done. Thread-safe.
+     * How many times this cache has given an AHN, freed by a destroy, to a new AH of the same PD:
+     * the mark {@link #acquireByAhn} takes. A receiver reads it before it polls a receive CQ (and
+     * once before it makes its QP), so that it knows which AHNs its completions may name
+     * ambiguously. A count that only grows, from 0, not a time; comparable only with this cache's
+     * own marks. One volatile read, no lock. Thread-safe.
      *
-     * @param pd  the PD the AH belongs to
-     * @param ahn the AH number ({@code efadv_query_ah}, efadv.h), 0..0xFFFE
-     * @return a new open handle to that AH, or null if the cache holds no live AH with that number
-     * @throws IllegalArgumentException      if {@code ahn} is outside 0..0xFFFE
-     * @throws IllegalStateException         if the cache is closed, or the PD is (its device's close
-     *                                       freed every AH of it)
+     * @return the count now, 0 or more
+     */
+    public long ahnReuseMark() {
+        return tables.ahnIndex.reuseMark();
+    }
+
+    /**
+     * Returns a handle to the live AH numbered {@code ahn} in {@code pd}, as a hit with no device
+     * call, provided the cache has not given that number to a new AH since {@code ahnReuseMark}
+     * was read; null when the cache holds no live AH with that number, or gave the number again
+     * after the mark. That is how an EFA receiver turns {@code wc.slid} (the AHN of the receiver's
+     * own AH for the sender, which the device writes when the datagram arrives) into the AH it
+     * named then: with a mark read before the datagram arrived (say before a poll of the receive
+     * CQ that then came back short, or before its QP was made), an AH found is the one the device
+     * named, and a null says the sender cannot be told (the AH found now may be a newer
+     * one than the device named, or none is left), never the wrong AH. Pass
+     * {@link #ahnReuseMark()} read now for the AH that holds the number now. Exact for AHs of
+     * {@code pd} made through this cache only: one made outside it is not seen.
+     *
+     * <p>AHN 0 is a valid number; {@code 0xFFFF} (EFA's "no AH") is never one. An AH that stays
+     * live (and keeps its number past the mark) is always found, also while other threads revive
+     * or release it; an invalidated AH is not, but on EFA a held one, which stays in use (see the
+     * class comment). Close the handle when done. Thread-safe.
+     *
+     * @param pd           the PD the AH belongs to
+     * @param ahn          the AH number ({@code efadv_query_ah}, efadv.h), 0..0xFFFE
+     * @param ahnReuseMark a value {@link #ahnReuseMark()} returned, read before {@code ahn} was
+     *                     written; 0 (older than any) refuses every number given again
+     * @return a new open handle to that AH, or null if the cache holds no live AH with that
+     *         number that has held it since the mark
+     * @throws IllegalArgumentException    if {@code ahn} is outside 0..0xFFFE, or
+     *                                     {@code ahnReuseMark} is negative or above
+     *                                     {@link #ahnReuseMark()} now
+     * @throws IllegalStateException       if the cache is closed, or the PD is (its device's close
+     *                                     freed every AH of it)
      * @throws InterruptedOperationException if interrupted while waiting for a destroy of that AH
      */
-    public AddressHandle acquireByAhn(ProtectionDomain pd, int ahn) {
+    public AddressHandle acquireByAhn(ProtectionDomain pd, int ahn, long ahnReuseMark) {
         Objects.requireNonNull(pd, "pd");
         if (ahn < 0 || ahn >= 0xFFFF) {
             throw new IllegalArgumentException("ahn: " + ahn + " is out of range; valid 0..65534 (0xFFFF means none)");
         }
+        long now = tables.ahnIndex.reuseMark();
+        if (ahnReuseMark < 0 || ahnReuseMark > now) {
+            throw new IllegalArgumentException("ahnReuseMark: " + ahnReuseMark + " is out of range; valid 0.." + now
+                    + " (a value ahnReuseMark() returned)");
+        }
         checkOpen();
         for (Entry seen = null; ; ) {
-            Entry e = tables.ahnIndex.get(pd, ahn);
+            Entry e = tables.ahnIndex.get(pd, ahn, ahnReuseMark);
             if (e == null || e == seen) {
                 if (pd.isClosed()) {
                     throw new IllegalStateException("protection domain is closed: it holds no AH");

@@ -1,6 +1,8 @@
 package org.efaah.cache;
 
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.efaah.verbs.spi.CreatedAh;
 import org.efaah.verbs.ProtectionDomain;
@@ -14,20 +16,50 @@ import org.efaah.verbs.ProtectionDomain;
  * reused AHN never maps to a destroyed AH for longer than that lock is held. Lock-free reads.
  *
  * <p>Per PD a table indexed by the AHN itself, in pages of 256 made on first use (at most
- * 256 KiB for a PD using every AHN): a put or remove is an array store, with no boxed key and no
+ * 768 KiB for a PD using every AHN): a put or remove is an array store, with no boxed key and no
  * map node, on every miss and every last release.
+ */
+/*
+ * AHN reuse. The device writes wc.slid when the datagram arrives, and the endpoint reads it
+ * later: an AHN found mapped at the read may belong to a newer AH than the one the device named
+ * (the older destroyed, its number given again in between). Each slot therefore keeps, besides
+ * its entry, the count of reuses when its AHN was last given again ("reused at"): NEVER until an
+ * entry is first put there, ONCE for the first, then reuses.incrementAndGet() at each later put,
+ * written before the entry so that a reader who sees the entry sees its stamp. A caller holding a
+ * mark (reuses, read at a moment before its AHN was written) trusts a slot only if its stamp is
+ * not above the mark. Why that is exact:
+ *  - a wrong answer needs an AH X of the PD with that AHN alive when the datagram arrived (after
+ *    the mark) and a newer Y found at the read; Y's device create followed X's destroy, so Y's
+ *    put, and its stamp, came after the mark: above it;
+ *  - a slot whose stamp is not above the mark got its entry before the mark and kept it: that
+ *    entry held the AHN when the datagram arrived. First puts need no stamp, since no earlier AH
+ *    of the cache had the number in this PD (every AH the cache makes is put once LIVE). An AH
+ *    made outside the cache, or one a provider destroyed before reporting its AHN, is not seen.
+ * Puts to one slot race only for AHs sharing an AHN (a kernel-cached duplicate: the same GID), so
+ * the read-then-write of the stamp needs no CAS. Nothing here is on the acquire hit path.
  */
 final class AhnIndex {
     private static final int PAGE_BITS = 8;
     private static final int PAGE_SIZE = 1 << PAGE_BITS;
     private static final int PAGES = (0xFFFF >>> PAGE_BITS) + 1;
 
-    private final ConcurrentHashMap<ProtectionDomain, AtomicReferenceArray<AtomicReferenceArray<Entry>>> byPd =
-            new ConcurrentHashMap<>();
+    /** A slot's stamp until an entry is first put there, and then, until its AHN is given again. */
+    private static final long NEVER = 0;
+    private static final long ONCE = -1;
+
+    private final ConcurrentHashMap<ProtectionDomain, AtomicReferenceArray<Page>> byPd = new ConcurrentHashMap<>();
     /** The PD looked up last, and its pages: most programs use one PD, whose creates and destroys then skip the map. */
     private volatile PdPages last;
+    /** AHNs given to an entry again, after an earlier one of the same PD: the marks callers compare with. */
+    private final AtomicLong reuses = new AtomicLong();
 
-    private record PdPages(ProtectionDomain pd, AtomicReferenceArray<AtomicReferenceArray<Entry>> pages) {
+    private record PdPages(ProtectionDomain pd, AtomicReferenceArray<Page> pages) {
+    }
+
+    /** 256 slots: the entry each AHN maps to, and the reuse count when that AHN was last given again. */
+    private static final class Page {
+        final AtomicReferenceArray<Entry> entries = new AtomicReferenceArray<>(PAGE_SIZE);
+        final AtomicLongArray reusedAt = new AtomicLongArray(PAGE_SIZE);
     }
 
     /** Records a LIVE entry; AHs without an AHN (non-EFA devices) are not indexed. */
@@ -35,48 +67,63 @@ final class AhnIndex {
         if (ahn == CreatedAh.NO_AHN) {
             return;
         }
-        AtomicReferenceArray<AtomicReferenceArray<Entry>> pages = pages(e.pd);
+        AtomicReferenceArray<Page> pages = pages(e.pd);
         if (pages == null) {
             pages = byPd.computeIfAbsent(e.pd, p -> new AtomicReferenceArray<>(PAGES));
             last = new PdPages(e.pd, pages);
         }
         int p = ahn >>> PAGE_BITS;
-        AtomicReferenceArray<Entry> page = pages.get(p);
+        Page page = pages.get(p);
         if (page == null) {
-            pages.compareAndSet(p, null, new AtomicReferenceArray<>(PAGE_SIZE));
+            pages.compareAndSet(p, null, new Page());
             page = pages.get(p);
         }
-        page.set(ahn & (PAGE_SIZE - 1), e);
+        int i = ahn & (PAGE_SIZE - 1);
+        page.reusedAt.set(i, page.reusedAt.get(i) == NEVER ? ONCE : reuses.incrementAndGet());
+        page.entries.set(i, e);
     }
 
     /** Forgets a DEAD entry, unless its AHN has been mapped to another entry since. */
     void remove(Entry e, int ahn) {
-        AtomicReferenceArray<Entry> page = page(e.pd, ahn);
+        Page page = page(e.pd, ahn);
         if (page != null) {
-            page.compareAndSet(ahn & (PAGE_SIZE - 1), e, null);
+            page.entries.compareAndSet(ahn & (PAGE_SIZE - 1), e, null);
         }
     }
 
-    /** The entry mapped to (pd, ahn), or null; it may be DEAD by the time the caller looks. */
-    Entry get(ProtectionDomain pd, int ahn) {
-        AtomicReferenceArray<Entry> page = page(pd, ahn);
-        return page == null ? null : page.get(ahn & (PAGE_SIZE - 1));
+    /** How many times an AHN was given again so far: a mark for {@link #get}. */
+    long reuseMark() {
+        return reuses.get();
     }
 
-    private AtomicReferenceArray<Entry> page(ProtectionDomain pd, int ahn) {
+    /**
+     * The entry mapped to (pd, ahn), or null, also when that AHN was given to it (or to another)
+     * after {@code mark} was read; it may be DEAD by the time the caller looks.
+     */
+    Entry get(ProtectionDomain pd, int ahn, long mark) {
+        Page page = page(pd, ahn);
+        if (page == null) {
+            return null;
+        }
+        int i = ahn & (PAGE_SIZE - 1);
+        Entry e = page.entries.get(i);
+        return e != null && page.reusedAt.get(i) <= mark ? e : null; // the stamp after the entry: see the note
+    }
+
+    private Page page(ProtectionDomain pd, int ahn) {
         if (ahn < 0 || ahn > 0xFFFF) {
             return null;
         }
-        AtomicReferenceArray<AtomicReferenceArray<Entry>> pages = pages(pd);
+        AtomicReferenceArray<Page> pages = pages(pd);
         return pages == null ? null : pages.get(ahn >>> PAGE_BITS);
     }
 
-    private AtomicReferenceArray<AtomicReferenceArray<Entry>> pages(ProtectionDomain pd) {
+    private AtomicReferenceArray<Page> pages(ProtectionDomain pd) {
         PdPages l = last;
         if (l != null && l.pd == pd) {
             return l.pages;
         }
-        AtomicReferenceArray<AtomicReferenceArray<Entry>> pages = byPd.get(pd);
+        AtomicReferenceArray<Page> pages = byPd.get(pd);
         if (pages != null) {
             last = new PdPages(pd, pages);
         }

@@ -50,7 +50,8 @@ public final class Datagram {
     /**
      * The sender's GID (null when {@link #origin()} is {@link SourceOrigin#UNKNOWN}): from the
      * GRH (its source GID, or on RoCE v2 over IPv4 the IPv4-mapped source address), or on EFA
-     * from the cached AH the completion's AHN names, or from the completion itself.
+     * from the cached AH the completion's AHN named when the datagram arrived (looked up when it
+     * was polled; null if that AHN went to a new AH in between), or from the completion itself.
      *
      * @return the sender's GID (16 bytes, network order), or null when unknown
      */
@@ -68,7 +69,8 @@ public final class Datagram {
     }
 
     /**
-     * On EFA, the AHN of the receiver's AH for the sender ({@code wc.slid}, efadv.h AH numbers).
+     * On EFA, the AHN of the receiver's AH for the sender when the datagram arrived
+     * ({@code wc.slid}, efadv.h AH numbers); by now it may number another AH.
      *
      * @return the AHN, 0..0xFFFE; {@link #NO_AHN} when the device named none or is not EFA
      */

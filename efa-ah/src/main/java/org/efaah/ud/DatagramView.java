@@ -82,11 +82,11 @@ public final class DatagramView {
 
     /**
      * Names the sender now, at poll, rather than when first asked: on EFA the slid is an AHN the
-     * receiver's PD holds at arrival, and by a later read that AH may be gone and its AHN another
-     * peer's.
+     * receiver's PD held at arrival, and by a later read that AH may be gone and its AHN another
+     * peer's. {@code arrivalMark} as {@link SourceResolver#resolve} takes it.
      */
-    void resolveAtPoll() {
-        resolver.resolve(this);
+    void resolveAtPoll(long arrivalMark) {
+        resolver.resolve(this, arrivalMark);
         resolved = true;
     }
 
@@ -157,8 +157,9 @@ public final class DatagramView {
     }
 
     /**
-     * The sender's GID, as {@link Datagram#sourceGid()}; found when first asked (on EFA a look-up of
-     * the AHN in the cache, no device call; elsewhere parsed from the GRH, a new {@link Gid}).
+     * The sender's GID, as {@link Datagram#sourceGid()}: on EFA found when the datagram was polled
+     * (a look-up of the AHN in the cache, no device call), naming the sender as it was when the
+     * datagram arrived, or none; elsewhere parsed from the GRH when first asked (a new {@link Gid}).
      *
      * @return the GID, or null when {@link #origin()} is {@link SourceOrigin#UNKNOWN}
      * @throws IllegalStateException if called after the handler returned
@@ -193,7 +194,7 @@ public final class DatagramView {
     private void resolve() {
         check();
         if (!resolved) {
-            resolver.resolve(this);
+            resolver.resolve(this, 0); // GRH: EFA resolves at poll
             resolved = true;
         }
     }

@@ -9,21 +9,28 @@ import org.efaah.verbs.WorkCompletion;
 
 /**
  * EFA: a receive never carries a GRH, and the 40 bytes in front of the payload are not one.
- * {@code wc.slid} holds the AHN of this PD's own AH for the sender, looked up in the cache's
- * (PD, AHN) index (a hit, no device call); {@code 0xFFFF} means the PD has none, and the sender's
- * GID is then read from the completion ({@code efadv_wc_read_sgid}). Replies go through an AH
- * made from the GID alone, never through {@code ibv_init_ah_from_wc} (which yields a non-global
- * attribute set EFA refuses). The pattern of rdma-core's {@code efa_cq_fill_pfns} and libfabric's
- * {@code efa_av_reverse_lookup}.
+ * {@code wc.slid} holds the AHN of this PD's own AH for the sender as the device found it when the
+ * datagram arrived ({@code efa_process_cqe} copies it from the completion descriptor), looked up
+ * in the cache's (PD, AHN) index (a hit, no device call); {@code 0xFFFF} means the PD had none,
+ * and the sender's GID is then read from the completion ({@code efadv_wc_read_sgid}). Replies go
+ * through an AH made from the GID alone, never through {@code ibv_init_ah_from_wc} (which yields
+ * a non-global attribute set EFA refuses). The pattern of rdma-core's {@code efa_cq_fill_pfns} and
+ * libfabric's {@code efa_av_reverse_lookup}.
  */
 /*
- * A window remains: the AHN is looked up at poll, and an AH of this PD destroyed between the
- * datagram's arrival and the poll, its AHN given to another peer's new AH, credits the datagram to
- * that peer. Telling it would take a per-PD count of AHNs retired, read at the end of a poll that
- * emptied the CQ and again at the next: unchanged, every AHN polled in between is exact; changed,
- * a datagram named by AHN would be UNKNOWN (efadv_wc_read_sgid gives no GID for a known AHN,
- * -ENOENT). The count would cost nothing on the hit path (it moves on destroy), but the cache
- * offers no such method and this package may reach the cache through public methods only.
+ * The sender as it was at arrival. The AHN is written by the device at arrival and looked up at
+ * poll: an AH of this PD destroyed in between, its AHN then given to another peer's new AH, would
+ * credit the datagram to that peer. The look-up therefore passes a mark of the cache's AHN reuses
+ * read before the datagram arrived (ArrivalMarks): the cache answers only if it gave that AHN to
+ * no new AH since, and a datagram it does not answer for is UNKNOWN: its sender was the destroyed
+ * AH's peer or the new one's, and the completion cannot say which (efa_wc_read_sgid answers
+ * -ENOENT for a slid that named an AH). Exact both ways (AhnIndex's note): no datagram is
+ * credited to the wrong AH, and one whose AHN was not given again since the mark is credited as
+ * before. The price is an UNKNOWN for a datagram whose AHN was given again between a mark and its
+ * arrival, which only an AH destroyed while its peer still sends can cause, and only until the
+ * mark moves on (at the next empty poll, or once the receives posted at the mark completed).
+ * libfabric's RDM protocol tells such datagrams apart by a connection ID its packets carry
+ * (efa_av_reverse_lookup_rdm); a datagram here carries the caller's bytes alone.
  */
 final class EfaSourceResolver implements SourceResolver {
     private final ProtectionDomain pd;
@@ -37,10 +44,10 @@ final class EfaSourceResolver implements SourceResolver {
     }
 
     @Override
-    public void resolve(DatagramView view) {
+    public void resolve(DatagramView view, long arrivalMark) {
         WorkCompletion wc = view.completion;
         if (wc.slid != WorkCompletion.EFA_UNKNOWN_AHN) {
-            try (AddressHandle known = cache.acquireByAhn(pd, wc.slid)) {
+            try (AddressHandle known = cache.acquireByAhn(pd, wc.slid, arrivalMark)) {
                 Gid gid = known == null ? null : known.dgid();
                 view.source(gid, gid == null ? SourceOrigin.UNKNOWN : SourceOrigin.AHN, wc.slid);
             }
@@ -49,6 +56,11 @@ final class EfaSourceResolver implements SourceResolver {
         } else {
             view.source(null, SourceOrigin.UNKNOWN, Datagram.NO_AHN);
         }
+    }
+
+    @Override
+    public long reuseMarkNow() {
+        return cache.ahnReuseMark();
     }
 
     @Override
@@ -77,8 +89,9 @@ final class EfaSourceResolver implements SourceResolver {
 
     private AddressHandle acquire(Gid gid, int ahn) {
         if (ahn != Datagram.NO_AHN) {
-            AddressHandle held = cache.acquireByAhn(pd, ahn);
-            // The same AH as at receive time, unless it was destroyed since (its AHN may then be another's).
+            AddressHandle held = cache.acquireByAhn(pd, ahn, cache.ahnReuseMark());
+            // The AH with that AHN now: the one the sender was credited to, unless that was destroyed
+            // since (its AHN may then be another's, whose GID differs).
             if (held != null && held.dgid().equals(gid)) {
                 return held;
             }
@@ -91,8 +104,10 @@ final class EfaSourceResolver implements SourceResolver {
 
     private static Gid known(Gid gid, int ahn) {
         if (gid == null) {
-            throw new IllegalArgumentException("datagram: its sender is unknown (AHN " + ahn
-                    + " is not in the cache, and the completion carried no GID): no reply is possible");
+            throw new IllegalArgumentException("datagram: its sender is unknown ("
+                    + (ahn == Datagram.NO_AHN ? "no AHN" : "AHN " + ahn + " named no AH the cache could vouch"
+                    + " for: none held it, or it was given to a new AH after the datagram's arrival")
+                    + ", and the completion carried no GID): no reply is possible");
         }
         return gid;
     }

@@ -38,9 +38,15 @@ final class GrhSourceResolver implements SourceResolver {
     }
 
     @Override
-    public void resolve(DatagramView view) {
+    public void resolve(DatagramView view, long arrivalMark) {
         Gid source = (view.completion.wcFlags & WorkCompletion.FLAG_GRH) != 0 ? Grh.sourceGid(view.area()) : null;
         view.source(source, source == null ? SourceOrigin.UNKNOWN : SourceOrigin.GRH, Datagram.NO_AHN);
+    }
+
+    /** The GRH names the sender whenever it is read: no mark needed. */
+    @Override
+    public long reuseMarkNow() {
+        return 0;
     }
 
     @Override

@@ -39,6 +39,9 @@ final class ReceiveSlots {
     private final int prefix;
     private final int slotSize;
     private final boolean efa;
+    private final SourceResolver resolver;
+    /** EFA: per completion taken, a mark of the cache's AHN reuses read before it arrived (EfaSourceResolver). */
+    private final ArrivalMarks marks;
     /** Receive completions one poll takes at most: the native stub's 64 ({@code EFA_AH_MAX_BATCH}). */
     static final int POLL_BATCH = 64;
     /** One poll's completions; those from {@link #next} to {@link #filled} are still to be taken. */
@@ -65,7 +68,7 @@ final class ReceiveSlots {
 
     ReceiveSlots(UdEndpoint endpoint, QpRecovery recovery, UdQueuePair qp, CompletionQueue receiveCq,
                  MemoryRegion receiveMemory, int depth, int prefix, int slotSize, SourceResolver resolver,
-                 boolean efa) {
+                 boolean efa, long markBeforeQp) {
         this.views = new DatagramView[depth];
         for (int i = 0; i < depth; i++) {
             views[i] = new DatagramView(receiveMemory.buffer(), i, i * slotSize, prefix, slotSize - prefix, resolver);
@@ -80,6 +83,8 @@ final class ReceiveSlots {
         this.prefix = prefix;
         this.slotSize = slotSize;
         this.efa = efa;
+        this.resolver = resolver;
+        this.marks = new ArrivalMarks(markBeforeQp);
         this.posted = depth; // EndpointResources posted every slot
         this.completions = new WorkCompletion[Math.min(POLL_BATCH, depth)];
         for (int i = 0; i < completions.length; i++) {
@@ -209,7 +214,11 @@ final class ReceiveSlots {
                 if (detached) {
                     return null;
                 }
+                if (efa) {
+                    marks.beforePoll(resolver.reuseMarkNow(), posted);
+                }
                 filled = receiveCq.poll(completions);
+                marks.afterPoll(filled < completions.length);
                 if (filled == 0) {
                     return null;
                 }
@@ -220,14 +229,15 @@ final class ReceiveSlots {
             }
             next++;
             posted--;
-            DatagramView v = take(wc);
+            long arrivalMark = marks.take();
+            DatagramView v = take(wc, arrivalMark);
             if (v != null) {
                 return v;
             }
         }
     }
 
-    private DatagramView take(WorkCompletion wc) {
+    private DatagramView take(WorkCompletion wc, long arrivalMark) {
         int slot = (int) wc.wrId;
         if (wc.status != WorkCompletion.SUCCESS) {
             boolean inError = recovery.checkQpState();
@@ -243,7 +253,7 @@ final class ReceiveSlots {
         DatagramView v = views[slot];
         v.lend(wc, Math.max(0, wc.byteLength - prefix));
         if (efa) {
-            v.resolveAtPoll();
+            v.resolveAtPoll(arrivalMark);
         }
         lent[slot] = true;
         received.setOpaque(received.getOpaque() + 1);
@@ -302,6 +312,7 @@ final class ReceiveSlots {
      */
     void discardLocked() {
         detached = true;
+        marks.qpDiscarded();
         next = 0;
         filled = 0;
         posted = 0;

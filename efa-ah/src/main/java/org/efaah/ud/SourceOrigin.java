@@ -5,8 +5,9 @@ public enum SourceOrigin {
     /** The GRH in front of the payload ({@code IBV_WC_GRH} set): InfiniBand, RoCE, rxe. */
     GRH,
     /**
-     * EFA: {@code wc.slid} held the AHN of the receiver's AH for the sender, found in the
-     * cache's (PD, AHN) index without a device call.
+     * EFA: {@code wc.slid} held the AHN of the receiver's AH for the sender when the datagram
+     * arrived, found in the cache's (PD, AHN) index without a device call; the cache vouched that
+     * no new AH got that AHN between the arrival and the poll.
      */
     AHN,
     /**
@@ -15,8 +16,11 @@ public enum SourceOrigin {
      */
     COMPLETION_GID,
     /**
-     * Not known: on EFA an AHN the cache does not hold (an AH made outside it), or an unknown
-     * sender on a device whose CQ cannot report the GID; elsewhere a completion without a GRH.
+     * Not known: on EFA an AHN the cache does not hold (an AH made outside it, or destroyed before
+     * the poll), an AHN the cache gave to a new AH between the datagram's arrival and its poll (the
+     * sender was the old AH's peer or the new one's: {@link Datagram#sourceAhn()} still tells the
+     * number), or an unknown sender on a device whose CQ cannot report the GID; elsewhere a
+     * completion without a GRH.
      */
     UNKNOWN
 }

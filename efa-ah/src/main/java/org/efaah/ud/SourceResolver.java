@@ -1,6 +1,7 @@
 package org.efaah.ud;
 
 import org.efaah.cache.AddressHandle;
+import org.efaah.cache.AddressHandleCache;
 import org.efaah.verbs.AddressHandleAttributes;
 
 /**
@@ -10,8 +11,16 @@ import org.efaah.verbs.AddressHandleAttributes;
  */
 interface SourceResolver {
 
-    /** Names the sender of the successful receive a lent view shows ({@link DatagramView#source}). */
-    void resolve(DatagramView view);
+    /**
+     * Names the sender of the successful receive a lent view shows ({@link DatagramView#source}).
+     * {@code arrivalMark}: on EFA, a value of the cache's {@link AddressHandleCache#ahnReuseMark()}
+     * read before this datagram arrived ({@link ArrivalMarks}); 0, older than any, when none is
+     * known. Unused elsewhere.
+     */
+    void resolve(DatagramView view, long arrivalMark);
+
+    /** The mark read before each poll of the receive CQ ({@link ArrivalMarks}): EFA's AHN reuse mark; else 0. */
+    long reuseMarkNow();
 
     /** The attributes of an AH back to the sender of {@code datagram}. */
     AddressHandleAttributes replyAttributes(Datagram datagram);

@@ -398,6 +398,8 @@ public final class UdEndpoint implements AutoCloseable {
         int prefix = options.transport() == QueuePairType.SRD ? 0 : GRH_BYTES;
         this.receiveSlotSize = prefix + maxMessageSize;
         Gid gid = device.gid(options.portNum(), options.sgidIndex());
+        // Before the QP exists, so before anything can arrive: the first mark of ArrivalMarks.
+        long markBeforeQp = device.isEfa() ? cache.ahnReuseMark() : 0;
         EndpointResources r = EndpointResources.open(pd, options, maxMessageSize, receiveSlotSize, rnrRetry);
         this.resources = r;
         UdQueuePair q = r.qp;
@@ -410,7 +412,7 @@ public final class UdEndpoint implements AutoCloseable {
                 : new GrhSourceResolver(pd, cache, options.portNum(), r.receiveMemory,
                         options.receiveDepth() * receiveSlotSize);
         this.receives = new ReceiveSlots(this, recovery, q, r.receiveCq, r.receiveMemory, options.receiveDepth(),
-                prefix, receiveSlotSize, resolver, device.isEfa());
+                prefix, receiveSlotSize, resolver, device.isEfa(), markBeforeQp);
         // A send waiting to be resent raises no completion event: until it is posted again, its waits poll.
         this.sendWaiter = new CompletionWaiter(this, () -> recovery.needsRecovery() || sends.resendsWaiting(),
                 r.sendCq, options.spinNanos());

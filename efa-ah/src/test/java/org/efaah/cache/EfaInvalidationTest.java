@@ -40,7 +40,7 @@ class EfaInvalidationTest {
             assertEquals(1, f.cache.invalidate(f.pd, gid));
             AddressHandle r2 = f.cache.acquire(f.pd, PEER);
             assertEquals(r1.nativeHandle(), r2.nativeHandle(), "the AH the device allows");
-            AddressHandle byAhn = f.cache.acquireByAhn(f.pd, r1.ahn());
+            AddressHandle byAhn = f.cache.acquireByAhn(f.pd, r1.ahn(), f.cache.ahnReuseMark());
             assertNotNull(byAhn, "found by its AHN too");
             assertEquals(1, f.provider.mock.counters().hardwareCreates());
             r1.close();

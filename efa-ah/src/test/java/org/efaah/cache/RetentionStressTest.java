@@ -332,7 +332,7 @@ class RetentionStressTest {
     private void lookUp(AddressHandle mine, AddressHandleCache cache, AtomicBoolean closing, String where) {
         try {
             int ahn = mine.ahn();
-            AddressHandle found = cache.acquireByAhn(mine.pd(), ahn);
+            AddressHandle found = cache.acquireByAhn(mine.pd(), ahn, cache.ahnReuseMark());
             lookUps.increment();
             if (found == null) {
                 if (!closing.get()) {

@@ -53,8 +53,8 @@ class RevivalRaceTest {
             pool.submit(f.cache::cleanUp);
             assertTrue(inDestroy.await(10, TimeUnit.SECONDS));
             Future<AddressHandle> acquired = pool.submit(() -> f.cache.acquire(f.pd, peer(1)));
-            Future<AddressHandle> lookUp1 = pool.submit(() -> f.cache.acquireByAhn(f.pd, ahn));
-            Future<AddressHandle> lookUp2 = pool.submit(() -> f.cache.acquireByAhn(f.pd, ahn));
+            Future<AddressHandle> lookUp1 = pool.submit(() -> f.cache.acquireByAhn(f.pd, ahn, f.cache.ahnReuseMark()));
+            Future<AddressHandle> lookUp2 = pool.submit(() -> f.cache.acquireByAhn(f.pd, ahn, f.cache.ahnReuseMark()));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (e.getQueueLength() < 3 && System.nanoTime() < deadline) {
                 Thread.onSpinWait();
@@ -96,8 +96,9 @@ class RevivalRaceTest {
             assertThrows(IllegalStateException.class, () -> f.cache.acquire(f.pd, peer(1)), "the retained AH");
             assertThrows(IllegalStateException.class, () -> f.cache.acquire(f.pd, peer(2)), "the held AH");
             assertThrows(IllegalStateException.class, () -> f.cache.acquire(f.pd, peer(3)), "a miss");
-            assertThrows(IllegalStateException.class, () -> f.cache.acquireByAhn(f.pd, retainedAhn));
-            assertThrows(IllegalStateException.class, () -> f.cache.acquireByAhn(f.pd, heldAhn));
+            long mark = f.cache.ahnReuseMark();
+            assertThrows(IllegalStateException.class, () -> f.cache.acquireByAhn(f.pd, retainedAhn, mark));
+            assertThrows(IllegalStateException.class, () -> f.cache.acquireByAhn(f.pd, heldAhn, mark));
             assertEquals(0, f.cache.inspection().liveEntries(), "no AH of a closed device counts as live");
             assertEquals(0, f.cache.inspection().retainedEntries());
             IllegalStateException refused = assertThrows(IllegalStateException.class, held::nativeHandle);

@@ -1,12 +1,19 @@
 package org.efaah.ud;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import org.efaah.cache.AddressHandle;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Gid;
@@ -14,10 +21,12 @@ import org.efaah.verbs.ProtectionDomain;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 28 case 11, of the kind "on EFA a datagram names its sender as it was at arrival": a
- * datagram read after its sender's AH was destroyed and its AHN reused was credited to the new peer.
+ * Issue 28 case 11, of the kind "on EFA a datagram names its sender as it was at arrival (or says
+ * it cannot)": a datagram read after its sender's AH was destroyed and its AHN reused was credited
+ * to the new peer. The mock gives out the lowest free AHN, so a destroyed AH's number is the next one.
  */
 class EfaSenderAtArrivalTest {
+    private static final long WAIT_SECONDS = 5;
 
     @Test
     void aDatagramReadAfterItsAhnWasReusedStillNamesItsSender() throws Exception {
@@ -45,5 +54,152 @@ class EfaSenderAtArrivalTest {
                 assertEquals(List.of(a.address().gid()), senders, "B's GID is " + b.address().gid());
             }
         }
+    }
+
+    @Test
+    void aDatagramPolledAfterItsAhnWentToAnotherPeerIsUnknownNotThatPeers() throws Exception {
+        try (MockEndpoints f = new MockEndpoints(3)) {
+            ProtectionDomain pdR = f.pd(0);
+            UdEndpoint receiver = f.endpoint(pdR, UdEndpoint.Options.defaults());
+            UdEndpoint a = f.endpoint(f.pd(1), UdEndpoint.Options.defaults());
+            UdEndpoint b = f.endpoint(f.pd(2), UdEndpoint.Options.defaults());
+            AddressHandle toA = f.cache.acquire(pdR, to(a));
+            int ahn = toA.ahn();
+            // Both arrive now, slid toA's AHN: one read as a Datagram, one in place by a handler.
+            a.send(receiver.address(), ByteBuffer.allocate(8));
+            a.send(receiver.address(), ByteBuffer.allocate(8));
+            toA.close();
+            f.cache.invalidateAll(); // toA destroyed before the receiver polls
+            try (AddressHandle toB = f.cache.acquire(pdR, to(b))) {
+                assertEquals(ahn, toB.ahn(), "the mock reuses the lowest free AHN");
+                Datagram d = receiver.receive(WAIT_SECONDS, TimeUnit.SECONDS);
+                assertEquals(SourceOrigin.UNKNOWN, d.origin(), "B's GID is " + b.address().gid());
+                assertNull(d.sourceGid());
+                assertEquals(ahn, d.sourceAhn(), "the AHN the device wrote");
+                IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
+                        () -> receiver.reply(d, ByteBuffer.allocate(1)));
+                assertTrue(refused.getMessage().contains("given to a new AH after the datagram's arrival"),
+                        refused.getMessage());
+                List<SourceOrigin> inPlace = new ArrayList<>();
+                assertEquals(1, receiver.receive(v -> {
+                    inPlace.add(v.origin());
+                    assertNull(v.sourceGid());
+                    assertThrows(IllegalArgumentException.class, () -> receiver.acquireReplyAh(v));
+                }, 1, WAIT_SECONDS, TimeUnit.SECONDS));
+                assertEquals(List.of(SourceOrigin.UNKNOWN), inPlace);
+                // Once a poll found the receive CQ empty, B's own datagrams name B by that AHN.
+                assertEquals(0, receiver.poll(v -> { }, 1));
+                b.send(receiver.address(), ByteBuffer.allocate(8));
+                Datagram fromB = receiver.receive(WAIT_SECONDS, TimeUnit.SECONDS);
+                assertEquals(SourceOrigin.AHN, fromB.origin());
+                assertEquals(b.address().gid(), fromB.sourceGid());
+                assertEquals(ahn, fromB.sourceAhn());
+            }
+        }
+    }
+
+    @Test
+    void withoutReuseADatagramIsCreditedByItsAhnAlsoWhenItsAhWasMadeAfterTheEndpoint() throws Exception {
+        try (MockEndpoints f = new MockEndpoints(2)) {
+            ProtectionDomain pdR = f.pd(0);
+            UdEndpoint receiver = f.endpoint(pdR, UdEndpoint.Options.defaults());
+            UdEndpoint a = f.endpoint(f.pd(1), UdEndpoint.Options.defaults());
+            try (AddressHandle toA = f.cache.acquire(pdR, to(a))) {
+                a.send(receiver.address(), ByteBuffer.allocate(8));
+                Datagram d = receiver.receive(WAIT_SECONDS, TimeUnit.SECONDS);
+                assertEquals(SourceOrigin.AHN, d.origin());
+                assertEquals(a.address().gid(), d.sourceGid());
+                assertEquals(toA.ahn(), d.sourceAhn());
+            }
+        }
+    }
+
+    @Test
+    void anotherAhnsReuseLeavesADatagramCreditedExactly() throws Exception {
+        try (MockEndpoints f = new MockEndpoints(4)) {
+            ProtectionDomain pdR = f.pd(0);
+            UdEndpoint receiver = f.endpoint(pdR, UdEndpoint.Options.defaults());
+            UdEndpoint a = f.endpoint(f.pd(1), UdEndpoint.Options.defaults());
+            UdEndpoint c = f.endpoint(f.pd(2), UdEndpoint.Options.defaults());
+            UdEndpoint d = f.endpoint(f.pd(3), UdEndpoint.Options.defaults());
+            AddressHandle toC = f.cache.acquire(pdR, to(c));
+            int cAhn = toC.ahn();
+            try (AddressHandle toA = f.cache.acquire(pdR, to(a))) {
+                a.send(receiver.address(), ByteBuffer.allocate(8));
+                // Churn on another AHN between arrival and poll: C's AH goes, D's takes its number.
+                toC.close();
+                f.cache.invalidate(pdR, c.address().gid());
+                try (AddressHandle toD = f.cache.acquire(pdR, to(d))) {
+                    assertEquals(cAhn, toD.ahn(), "the mock reuses the lowest free AHN");
+                    Datagram fromA = receiver.receive(WAIT_SECONDS, TimeUnit.SECONDS);
+                    assertEquals(SourceOrigin.AHN, fromA.origin());
+                    assertEquals(a.address().gid(), fromA.sourceGid());
+                    assertEquals(toA.ahn(), fromA.sourceAhn());
+                }
+            }
+        }
+    }
+
+    /**
+     * A only sends; the receiver's AH to A and one to B (who never sends) take turns at one AHN
+     * while datagrams arrive and wait in the CQ: none may be credited to B.
+     */
+    @Test
+    void underChurnOfOneAhnBetweenTwoPeersNoDatagramIsCreditedToThePeerThatNeverSent() throws Exception {
+        try (MockEndpoints f = new MockEndpoints(3)) {
+            ProtectionDomain pdR = f.pd(0);
+            UdEndpoint receiver = f.endpoint(pdR, UdEndpoint.Options.defaults());
+            UdEndpoint a = f.endpoint(f.pd(1), UdEndpoint.Options.defaults());
+            UdEndpoint b = f.endpoint(f.pd(2), UdEndpoint.Options.defaults());
+            Gid gidA = a.address().gid();
+            Gid gidB = b.address().gid();
+            AtomicBoolean stop = new AtomicBoolean();
+            AtomicInteger turns = new AtomicInteger();
+            Thread churn = new Thread(() -> {
+                while (!stop.get()) {
+                    for (UdEndpoint peer : List.of(a, b)) {
+                        try (AddressHandle held = f.cache.acquire(pdR, to(peer))) {
+                            LockSupport.parkNanos(5_000_000); // A's datagrams land with this AHN meanwhile
+                        }
+                        f.cache.invalidate(pdR, peer.address().gid());
+                    }
+                    turns.incrementAndGet();
+                }
+            });
+            Thread sender = new Thread(() -> {
+                while (!stop.get()) {
+                    a.send(receiver.address(), ByteBuffer.allocate(8));
+                }
+            });
+            Map<SourceOrigin, Integer> origins = new EnumMap<>(SourceOrigin.class);
+            int[] creditedToB = new int[1];
+            churn.start();
+            sender.start();
+            int received = 0;
+            try {
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                while ((received < 1000 || turns.get() < 40) && System.nanoTime() < deadline) {
+                    received += receiver.poll(v -> {
+                        origins.merge(v.origin(), 1, Integer::sum);
+                        if (gidB.equals(v.sourceGid())) {
+                            creditedToB[0]++;
+                        }
+                    }, 8);
+                    LockSupport.parkNanos(100_000); // datagrams wait in the CQ, also while the AHN changes hands
+                }
+            } finally {
+                stop.set(true);
+                churn.join();
+                sender.join();
+            }
+            String seen = received + " datagrams over " + turns.get() + " turns: " + origins + "; A is " + gidA;
+            assertTrue(received >= 1000 && turns.get() >= 40, seen);
+            assertEquals(0, creditedToB[0], "credited to B (" + gidB + "), who sent nothing; " + seen);
+            assertTrue(origins.getOrDefault(SourceOrigin.AHN, 0) > 0, "some named by AHN: " + seen);
+        }
+    }
+
+    private static AddressHandleAttributes to(UdEndpoint peer) {
+        return AddressHandleAttributes.builder().dgid(peer.address().gid()).build();
     }
 }

@@ -312,6 +312,11 @@ public final class MockVerbsProvider
             if (d.liveHardware >= config.maxAh()) {
                 throw new VerbsException("ibv_create_ah", Errno.ENOMEM, "max_ah " + config.maxAh() + " reached");
             }
+            // The device picks the AHN: rdma-core's efa_create_ah takes it from the kernel's reply
+            // (efa_address_handle), which the kernel's efa_create_ah has from the device's create
+            // command; the device's choice is not public. Lowest free first is the worst case for
+            // a reader of wc.slid (a destroyed AH's number is the next one given); the EFA double
+            // (src/test/native/efa-double, ibv_create_ah) models the other end, round robin.
             int ahn = d.ahns.nextClearBit(0);
             d.ahns.set(ahn);
             d.liveHardware++;
