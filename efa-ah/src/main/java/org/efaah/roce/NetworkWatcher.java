@@ -274,6 +274,13 @@ final class NetworkWatcher {
         }
 
         private void dump(Dump what) {
+            if (thread.stopping()) {
+                /*
+                 * A listener that closed the last subscription from this thread (during the emit
+                 * before this dump) freed the channel at once: its handle names freed memory.
+                 */
+                return;
+            }
             dumping = what;
             provider.networkChanges().requestNetworkDump(channel.handle(), what == Dump.LINKS);
         }
