@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ch.qos.logback.classic.Level;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -11,6 +12,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import org.efaah.fixture.LogCapture;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.ForwardingVerbsProvider;
 import org.efaah.verbs.mock.MockConfig;
@@ -60,7 +62,8 @@ class CloseFromListenerTest {
         ClosedChannelUses provider = new ClosedChannelUses(mock);
         AtomicReference<RoceNetwork.Subscription> self = new AtomicReference<>();
         CountDownLatch closedByListener = new CountDownLatch(1);
-        try (Device device = Device.openFirst(provider)) {
+        try (LogCapture log = LogCapture.of(RoceNetwork.class);
+             Device device = Device.openFirst(provider)) {
             self.set(RoceNetwork.subscribe(device, e -> {
                 if (e.kind() == NetworkEvent.Kind.RESYNC) {
                     self.get().close(); // the last one: the reader stops, its channel is freed now
@@ -76,6 +79,7 @@ class CloseFromListenerTest {
             assertFalse(readerThreadAlive(), "the reader ended");
             assertEquals(1, provider.closed.size(), "the channel was freed");
             assertEquals(List.of(), provider.usesAfterClose);
+            assertEquals(1, log.count(Level.WARN, "network notifications were lost"), log.lines().toString());
         }
     }
 }
