@@ -150,7 +150,8 @@ public final class RoceNetwork {
         /**
          * The health of the network reader this subscription hears: UP while it reads, DEGRADED
          * with the last failure while its reads fail (it keeps trying, and its listeners hear a
-         * {@link NetworkEvent.Kind#RESYNC} once it reads again). The check is named
+         * {@link NetworkEvent.Kind#RESYNC} once it reads again), DEGRADED when it could not start (the
+         * provider refused the channel; the next subscription tries again). The check is named
          * {@code network_reader}, its subject the device's name.
          *
          * @return the check; empty when the subscription hears nothing (no RoCE port, the setting
