@@ -126,6 +126,14 @@ public final class RoceNetwork {
         private final int[] gidTableLengths;
         /** ifindex to the ports whose GID table names it; replaced whole by {@link #readNetdevs}. */
         volatile Map<Integer, int[]> netdevs = Map.of();
+        /*
+         * Reads begun, and the newest whose answer netdevs holds; guarded by reads. The first read
+         * (the subscriber's thread) and a re-read on GID_CHANGE (the event thread) may overlap: the
+         * one begun later saw the table after the change, so an older one finishing last is dropped.
+         */
+        private final Object reads = new Object();
+        private long readsBegun;
+        private long readWritten;
         /** Set once under the watchers' lock, before the reader can see this subscription. */
         NetworkWatcher watcher;
         /** Written under the watchers' lock; read without it by the reader, to skip an ended one. */
@@ -188,6 +196,10 @@ public final class RoceNetwork {
 
         /** Reads the ports' GID tables: the netdev ({@code ndev_ifindex}) of each GID. */
         void readNetdevs() {
+            long read;
+            synchronized (reads) {
+                read = ++readsBegun;
+            }
             Map<Integer, List<Integer>> found = new HashMap<>();
             nextPort:
             for (int i = 0; i < rocePorts.length; i++) {
@@ -214,7 +226,12 @@ public final class RoceNetwork {
             }
             Map<Integer, int[]> map = new HashMap<>();
             found.forEach((k, v) -> map.put(k, v.stream().mapToInt(Integer::intValue).toArray()));
-            netdevs = Map.copyOf(map);
+            synchronized (reads) {
+                if (read > readWritten) {
+                    readWritten = read;
+                    netdevs = Map.copyOf(map);
+                }
+            }
         }
 
         /** The netdevs the GID tables name, for tests and logs. */
