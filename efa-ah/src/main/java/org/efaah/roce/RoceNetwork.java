@@ -157,8 +157,9 @@ public final class RoceNetwork {
 
         /**
          * The health of the network reader this subscription hears: UP while it reads, DEGRADED
-         * with the last failure while its reads fail (it keeps trying, and its listeners hear a
-         * {@link NetworkEvent.Kind#RESYNC} once it reads again), DEGRADED when it could not start (the
+         * with the last failure while its reads fail (it keeps trying, with a backoff up to 1 s, and
+         * its listeners hear a {@link NetworkEvent.Kind#RESYNC} at each try, so that AHs made during
+         * the failure last until the next try at most), DEGRADED when it could not start (the
          * provider refused the channel; the next subscription tries again). The check is named
          * {@code network_reader}, its subject the device's name.
          *
