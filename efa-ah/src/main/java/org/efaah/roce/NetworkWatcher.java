@@ -10,6 +10,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.efaah.health.HealthCheck;
+import org.efaah.health.HealthStatus;
 import org.efaah.internal.BackgroundReader;
 import org.efaah.internal.ChannelAgent;
 import org.efaah.verbs.Device;
@@ -57,6 +58,8 @@ final class NetworkWatcher {
     private final VerbsProvider provider;
     private final List<RoceNetwork.Subscription> subscriptions = new CopyOnWriteArrayList<>();
     private Reader reader; // guarded by WATCHERS
+    /** Why the last start of a reader failed (not EOPNOTSUPP), until one starts; guarded by WATCHERS. */
+    private VerbsException startFailure;
 
     private NetworkWatcher(VerbsProvider provider) {
         this.provider = provider;
@@ -136,13 +139,25 @@ final class NetworkWatcher {
         return true;
     }
 
-    /** The health of the reader {@code s} hears, null when it hears none (ended, or no reader runs). */
+    /**
+     * The health of the reader {@code s} hears: DEGRADED when none could start; null when it hears none
+     * otherwise (ended, or the provider has no network changes).
+     */
     static HealthCheck health(RoceNetwork.Subscription s) {
         Reader r;
+        VerbsException failed;
         synchronized (WATCHERS) {
-            r = s.ended || s.watcher == null ? null : s.watcher.reader;
+            if (s.ended || s.watcher == null) {
+                return null;
+            }
+            r = s.watcher.reader;
+            failed = s.watcher.startFailure;
         }
-        return r == null ? null : r.thread.health("network_reader", s.device.name());
+        if (r != null) {
+            return r.thread.health("network_reader", s.device.name());
+        }
+        return failed == null ? null : new HealthCheck("network_reader", s.device.name(), HealthStatus.DEGRADED, 1, 0,
+                "network changes (rtnetlink): not started, AHs follow no neighbour or link change: " + failed.getMessage());
     }
 
     /** Whether a reader thread runs now; for tests. */
@@ -247,8 +262,10 @@ final class NetworkWatcher {
                     return null;
                 }
                 LOG.warn("network changes unavailable; AHs will not follow neighbour and link changes: {}", e.getMessage());
+                watcher.startFailure = e;
                 return null;
             }
+            watcher.startFailure = null;
             Reader r = new Reader(watcher, channel);
             r.thread.start();
             return r;
@@ -274,6 +291,13 @@ final class NetworkWatcher {
         }
 
         private void dump(Dump what) {
+            if (thread.stopping()) {
+                /*
+                 * A listener that closed the last subscription from this thread (during the emit
+                 * before this dump) freed the channel at once: its handle names freed memory.
+                 */
+                return;
+            }
             dumping = what;
             provider.networkChanges().requestNetworkDump(channel.handle(), what == Dump.LINKS);
         }

@@ -126,6 +126,14 @@ public final class RoceNetwork {
         private final int[] gidTableLengths;
         /** ifindex to the ports whose GID table names it; replaced whole by {@link #readNetdevs}. */
         volatile Map<Integer, int[]> netdevs = Map.of();
+        /*
+         * Reads begun, and the newest whose answer netdevs holds; guarded by reads. The first read
+         * (the subscriber's thread) and a re-read on GID_CHANGE (the event thread) may overlap: the
+         * one begun later saw the table after the change, so an older one finishing last is dropped.
+         */
+        private final Object reads = new Object();
+        private long readsBegun;
+        private long readWritten;
         /** Set once under the watchers' lock, before the reader can see this subscription. */
         NetworkWatcher watcher;
         /** Written under the watchers' lock; read without it by the reader, to skip an ended one. */
@@ -149,8 +157,10 @@ public final class RoceNetwork {
 
         /**
          * The health of the network reader this subscription hears: UP while it reads, DEGRADED
-         * with the last failure while its reads fail (it keeps trying, and its listeners hear a
-         * {@link NetworkEvent.Kind#RESYNC} once it reads again). The check is named
+         * with the last failure while its reads fail (it keeps trying, with a backoff up to 1 s, and
+         * its listeners hear a {@link NetworkEvent.Kind#RESYNC} at each try, so that AHs made during
+         * the failure last until the next try at most), DEGRADED when it could not start (the
+         * provider refused the channel; the next subscription tries again). The check is named
          * {@code network_reader}, its subject the device's name.
          *
          * @return the check; empty when the subscription hears nothing (no RoCE port, the setting
@@ -187,6 +197,10 @@ public final class RoceNetwork {
 
         /** Reads the ports' GID tables: the netdev ({@code ndev_ifindex}) of each GID. */
         void readNetdevs() {
+            long read;
+            synchronized (reads) {
+                read = ++readsBegun;
+            }
             Map<Integer, List<Integer>> found = new HashMap<>();
             nextPort:
             for (int i = 0; i < rocePorts.length; i++) {
@@ -213,7 +227,12 @@ public final class RoceNetwork {
             }
             Map<Integer, int[]> map = new HashMap<>();
             found.forEach((k, v) -> map.put(k, v.stream().mapToInt(Integer::intValue).toArray()));
-            netdevs = Map.copyOf(map);
+            synchronized (reads) {
+                if (read > readWritten) {
+                    readWritten = read;
+                    netdevs = Map.copyOf(map);
+                }
+            }
         }
 
         /** The netdevs the GID tables name, for tests and logs. */

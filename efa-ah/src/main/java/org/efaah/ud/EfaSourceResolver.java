@@ -4,6 +4,7 @@ import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Gid;
+import org.efaah.verbs.InterruptedOperationException;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.WorkCompletion;
 
@@ -47,7 +48,7 @@ final class EfaSourceResolver implements SourceResolver {
     public void resolve(DatagramView view, long arrivalMark) {
         WorkCompletion wc = view.completion;
         if (wc.slid != WorkCompletion.EFA_UNKNOWN_AHN) {
-            try (AddressHandle known = cache.acquireByAhn(pd, wc.slid, arrivalMark)) {
+            try (AddressHandle known = acquireAtArrival(wc.slid, arrivalMark)) {
                 Gid gid = known == null ? null : known.dgid();
                 view.source(gid, gid == null ? SourceOrigin.UNKNOWN : SourceOrigin.AHN, wc.slid);
             }
@@ -55,6 +56,29 @@ final class EfaSourceResolver implements SourceResolver {
             view.source(Gid.of(wc.sourceGid.clone()), SourceOrigin.COMPLETION_GID, Datagram.NO_AHN);
         } else {
             view.source(null, SourceOrigin.UNKNOWN, Datagram.NO_AHN);
+        }
+    }
+
+    /*
+     * The completion is already taken from the CQ and cannot be put back, so an interrupt may not
+     * end this look-up: its only wait is for another thread's create or destroy of that one AH
+     * (one provider call). The interrupt status is set again for the caller's next wait.
+     */
+    private AddressHandle acquireAtArrival(int ahn, long arrivalMark) {
+        boolean interrupted = false;
+        try {
+            for (;;) {
+                try {
+                    return cache.acquireByAhn(pd, ahn, arrivalMark);
+                } catch (InterruptedOperationException e) {
+                    Thread.interrupted(); // cleared for the retry's wait, set again below
+                    interrupted = true;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

@@ -917,6 +917,8 @@ public final class UdEndpoint implements AutoCloseable {
      * Hands the datagrams already received, up to {@code limit}, to {@code handler}, without waiting:
      * {@link #receive(Consumer, int, long, TimeUnit)} with no wait, for callers with their
      * own idle strategy or several endpoints on one thread (Aeron's {@code Subscription.poll}).
+     * One wait remains on EFA: naming a sender waits while another thread creates or destroys
+     * that sender's AH in the cache (one device call); an interrupt does not end it, and stays set.
      *
      * @param handler takes each datagram, valid only until it returns
      * @param limit   datagrams at most, 1..{@link Integer#MAX_VALUE}

@@ -756,17 +756,24 @@ public final class Device implements AutoCloseable {
      */
     @Override
     public void close() {
-        RuntimeException[] failure = {null};
-        guard.close(() -> {
-            DeviceEventReader reader = eventReader;
-            boolean channelClosed = true;
-            if (reader != null) {
-                try {
-                    channelClosed = reader.stop();
-                } catch (RuntimeException e) {
-                    failure[0] = chain(failure[0], e);
-                }
+        /*
+         * The event reader stops before the close takes the device's lock: a listener it is
+         * running may be inside a call on this device (RoceNetwork re-reading GID netdevs on
+         * GID_CHANGE), which needs that lock while the stop waits for the listener.
+         */
+        DeviceEventReader reader = eventReader;
+        boolean stopped = true;
+        RuntimeException stopFailure = null;
+        if (reader != null) {
+            try {
+                stopped = reader.stop();
+            } catch (RuntimeException e) {
+                stopFailure = e;
             }
+        }
+        boolean channelClosed = stopped;
+        RuntimeException[] failure = {stopFailure};
+        boolean closedNow = guard.close(() -> {
             for (Consumer<? super Device> listener : closeListeners) {
                 try {
                     listener.accept(this);
@@ -811,7 +818,7 @@ public final class Device implements AutoCloseable {
                 });
             }
         });
-        if (failure[0] != null) {
+        if (closedNow && failure[0] != null) {
             throw failure[0];
         }
     }
