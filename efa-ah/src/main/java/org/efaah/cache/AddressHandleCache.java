@@ -286,6 +286,7 @@ public final class AddressHandleCache implements AutoCloseable {
      *                     written; 0 (older than any) refuses every number given again
      * @return a new open handle to that AH, or null if the cache holds no live AH with that
      *         number that has held it since the mark
+     * @throws NullPointerException        if {@code pd} is null
      * @throws IllegalArgumentException    if {@code ahn} is outside 0..0xFFFE, or
      *                                     {@code ahnReuseMark} is negative or above
      *                                     {@link #ahnReuseMark()} now

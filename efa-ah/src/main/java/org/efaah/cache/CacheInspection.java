@@ -147,6 +147,7 @@ public final class CacheInspection {
      *               {@code e -> gid.equals(e.dgid())} for those to one destination GID)
      * @param limit  the most rows returned, 1..1,000,000
      * @return the rows, at most {@code limit}
+     * @throws NullPointerException     if {@code filter} is null
      * @throws IllegalArgumentException if {@code limit} is out of range
      */
     public List<AddressHandleEntry> entries(Predicate<? super AddressHandleEntry> filter, int limit) {

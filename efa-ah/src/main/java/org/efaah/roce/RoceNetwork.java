@@ -55,7 +55,8 @@ public final class RoceNetwork {
      * @param listener called with each event; not null
      * @return the subscription; close it to stop listening
      * @throws NullPointerException     if an argument is null
-     * @throws IllegalArgumentException if the setting is neither true nor false
+     * @throws IllegalArgumentException if the setting is neither true nor false (read for a device
+     *                                  with a RoCE port only)
      * @throws IllegalStateException    if the device is closed
      * @throws VerbsException           if querying the device's ports fails
      */

@@ -240,7 +240,7 @@ public final class Device implements AutoCloseable {
      * belongs to.
      *
      * @param portNum the port, 1-based
-     * @param index   the GID table index, 0 .. gid_tbl_len - 1
+     * @param index   the GID table index (sgid_index), 0 .. gid_tbl_len - 1
      * @return the netdev's index ({@code ifindex}); 0 where the GID has none (InfiniBand)
      * @throws IllegalArgumentException if the port or index is out of range
      * @throws IllegalStateException    if the device is closed
@@ -374,8 +374,9 @@ public final class Device implements AutoCloseable {
     private void checkSgidIndex(int portNum, int index) {
         int length = gidTableLengths[portNum];
         if (index < 0 || index >= length) {
-            throw new IllegalArgumentException("sgid_index: " + index + " is out of range; valid 0.."
-                    + (length - 1) + " (gid_tbl_len of " + name() + " port " + portNum + ")");
+            throw new IllegalArgumentException("sgid_index: " + index + " is out of range; "
+                    + (length == 0 ? "the GID table of " + name() + " port " + portNum + " is empty (gid_tbl_len 0)"
+                    : "valid 0.." + (length - 1) + " (gid_tbl_len of " + name() + " port " + portNum + ")"));
         }
     }
 

@@ -37,6 +37,8 @@ class AhnIndexTest {
     void anAhnWithoutALiveAhIsNullAnd0xFFFFIsRefused() {
         try (MockFixture f = new MockFixture()) {
             assertNull(f.cache.acquireByAhn(f.pd, 5, f.cache.ahnReuseMark()));
+            org.junit.jupiter.api.Assertions.assertThrows(NullPointerException.class,
+                    () -> f.cache.acquireByAhn(null, 5, f.cache.ahnReuseMark()), "a null PD");
             AddressHandle h = f.cache.acquire(f.pd, MockFixture.peer(1));
             int ahn = h.ahn();
             h.close(); // the last reference: the AH is destroyed, and its AHN forgotten

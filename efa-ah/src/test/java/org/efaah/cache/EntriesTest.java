@@ -75,6 +75,7 @@ class EntriesTest {
                 held.add(f.cache.acquire(other, peer(i)));
             }
             assertEquals(7, f.cache.inspection().entries(e -> true, 7).size());
+            assertThrows(NullPointerException.class, () -> f.cache.inspection().entries(null, 7), "a null filter");
             String otherId = AddressHandleEntry.pdId(other);
             List<AddressHandleEntry> ofOther = f.cache.inspection().entries(r -> r.pd().equals(otherId), 1000);
             assertEquals(100, ofOther.size());
