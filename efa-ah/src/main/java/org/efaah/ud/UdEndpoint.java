@@ -424,7 +424,8 @@ public final class UdEndpoint implements AutoCloseable {
      * send, and registered send and receive memory, with every receive posted.
      *
      * @param pd      the PD; the endpoint's AHs and memory belong to it
-     * @param cache   the cache the endpoint takes its return-path AHs from
+     * @param cache   the cache the endpoint takes its return-path AHs from; close the endpoint
+     *                before it
      * @param options the settings, checked against the device here
      * @return the open endpoint; close it when done
      *
