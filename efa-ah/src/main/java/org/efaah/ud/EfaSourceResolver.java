@@ -70,6 +70,14 @@ final class EfaSourceResolver implements SourceResolver {
             for (;;) {
                 try {
                     return cache.acquireByAhn(pd, ahn, arrivalMark);
+                } catch (IllegalStateException e) {
+                    if (cache.isClosed()) {
+                        // Closed before this endpoint (against UdEndpoint.open's rule): it vouches
+                        // for no AHN any more, and the datagram, already off the CQ, is delivered
+                        // with its sender unknown rather than lost.
+                        return null;
+                    }
+                    throw e;
                 } catch (InterruptedOperationException e) {
                     Thread.interrupted(); // cleared for the retry's wait, set again below
                     interrupted = true;

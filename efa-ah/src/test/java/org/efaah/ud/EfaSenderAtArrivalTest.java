@@ -15,6 +15,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import org.efaah.cache.AddressHandle;
+import org.efaah.cache.AddressHandleCache;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.ProtectionDomain;
@@ -52,6 +53,37 @@ class EfaSenderAtArrivalTest {
                 List<Gid> senders = new ArrayList<>();
                 assertEquals(1, receiver.poll(v -> senders.add(v.sourceGid()), 1));
                 assertEquals(List.of(a.address().gid()), senders, "B's GID is " + b.address().gid());
+            }
+        }
+    }
+
+    /**
+     * Of the kind "a datagram the endpoint took from its CQ is never lost": the receiver's cache
+     * closed (against the rule, before the endpoint) after a datagram arrived naming its sender by
+     * AHN. The receive hands the datagram over with its sender UNKNOWN; it threw, and the datagram
+     * and its receive slot were gone.
+     */
+    @Test
+    void aDatagramNamedByAhnIsStillDeliveredWhenTheReceiversCacheClosedUnderIt() throws Exception {
+        try (MockEndpoints f = new MockEndpoints(2)) {
+            ProtectionDomain pdR = f.pd(0);
+            AddressHandleCache receiverCache = AddressHandleCache.builder().build();
+            UdEndpoint receiver = UdEndpoint.open(pdR, receiverCache, UdEndpoint.Options.defaults());
+            try {
+                UdEndpoint a = f.endpoint(f.pd(1), UdEndpoint.Options.defaults());
+                try (AddressHandle toA = receiverCache.acquire(pdR, to(a))) {
+                    a.send(receiver.address(), ByteBuffer.wrap(new byte[] {42}));
+                    a.flush(WAIT_SECONDS, TimeUnit.SECONDS);
+                }
+                receiverCache.close();
+                Datagram d = receiver.receive(WAIT_SECONDS, TimeUnit.SECONDS);
+                assertEquals(42, d.payload()[0]);
+                assertEquals(SourceOrigin.UNKNOWN, d.origin());
+                assertNull(d.sourceGid());
+                assertThrows(IllegalStateException.class, () -> receiver.reply(d, ByteBuffer.allocate(1)),
+                        "no reply through a closed cache");
+            } finally {
+                receiver.close();
             }
         }
     }
