@@ -98,10 +98,12 @@ class RegistrationRaceTest {
             ProtectionDomain fresh = f.device.allocatePd();
             CountDownLatch closing = new CountDownLatch(1);
             CountDownLatch letGo = new CountDownLatch(1);
-            f.provider.onCloseAsyncEvents = () -> {
+            // The first close listener: it runs once the close holds the device's lock, before the
+            // cache's (which the acquire below registers).
+            f.device.addCloseListener(d -> {
                 closing.countDown();
                 await(letGo);
-            };
+            });
             Future<?> deviceClose = pool.submit(f.device::close);
             assertTrue(closing.await(10, TimeUnit.SECONDS), "the device's close holds its lock");
             Thread[] acquirer = {null};
