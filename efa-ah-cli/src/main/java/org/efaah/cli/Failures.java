@@ -28,6 +28,10 @@ final class Failures {
     int onParameterException(ParameterException e, String[] ignored) {
         CommandLine cl = e.getCommandLine();
         String message = e.getMessage() + fromDefault(e.getArgSpec());
+        if (e instanceof CommandLine.UnmatchedArgumentException u && !u.getSuggestions().isEmpty()) {
+            // As git and picocli's own usage help do: the nearest names of what was mistyped.
+            message += "; did you mean " + String.join(" or ", u.getSuggestions()) + "?";
+        }
         print(cl, message + "; see '" + cl.getCommandSpec().qualifiedName() + " --help'", e);
         return Main.USAGE;
     }
