@@ -56,7 +56,8 @@ final class StreamCommand implements Callable<Integer> {
                 + "exchange.")
         boolean server;
 
-        @Option(names = "--connect", paramLabel = "HOST[:PORT]", description = "Send to this receiver.")
+        @Option(names = "--connect", paramLabel = "HOST[:PORT]|GID/QPN/QKEY", description = "Send to this receiver: "
+                + "its address exchanged over TCP, as by pingpong, or given as text (as the receiver prints it).")
         String connect;
     }
 
@@ -116,7 +117,7 @@ final class StreamCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Check.range(spec, "--size", size, 1, 1 << 30, "bytes");
+        // --size is checked against the port's largest message once the endpoint is open: one range, the true one.
         Check.range(spec, "--count", count, 1, Long.MAX_VALUE, "");
         Check.range(spec, "--window", window, 1, 8192, "");
         Check.range(spec, "--timeout", timeoutSeconds, 1, 86_400, "s");
@@ -126,9 +127,14 @@ final class StreamCommand implements Callable<Integer> {
         Check.ibPort(spec, ibPort);
         QueuePairType queuePairType = transport.type(spec);
         AddressExchange.Target target = null;
+        EndpointAddress given = null;
         if (role.connect != null) {
             try {
-                target = AddressExchange.Target.parse(role.connect, port);
+                if (role.connect.contains("/")) {
+                    given = Check.peer(spec, "--connect", EndpointAddress.parse(role.connect));
+                } else {
+                    target = AddressExchange.Target.parse(role.connect, port);
+                }
             } catch (IllegalArgumentException e) {
                 throw Check.fail(spec, "--connect", e.getMessage().replaceFirst("^--connect: ", ""));
             }
@@ -157,11 +163,16 @@ final class StreamCommand implements Callable<Integer> {
                     () -> String.format("stream: %,d of %,d sent", sentCount.get(), count))) {
                 if (role.server) {
                     serve(report, pd, cache, receiving);
-                } else if (target != null) {
+                } else if (role.connect != null) {
                     try (UdEndpoint sender = UdEndpoint.open(pd, cache, sending)) {
-                        checkSize(sender);
-                        EndpointAddress to = AddressExchange.connect(target, sender.address(), timeoutSeconds * 1000);
-                        report.line("receiver %s at %s", to, target);
+                        Check.size(spec, size, sender);
+                        EndpointAddress to = given;
+                        if (to == null) {
+                            to = AddressExchange.connect(target, sender.address(), timeoutSeconds * 1000);
+                            report.line("receiver %s at %s", to, target);
+                        } else {
+                            report.line("receiver %s", to);
+                        }
                         send(report, sender, cache, to);
                     }
                 } else {
@@ -183,12 +194,6 @@ final class StreamCommand implements Callable<Integer> {
         }
     }
 
-    private void checkSize(UdEndpoint endpoint) {
-        if (size > endpoint.maxMessageSize()) {
-            throw Check.fail(spec, "--size", size + " bytes is out of range; valid 1.." + endpoint.maxMessageSize()
-                    + " bytes (the port's largest message: max_msg_sz on EFA, else the path MTU)");
-        }
-    }
 
     private void serve(Report report, ProtectionDomain pd, AddressHandleCache cache, UdEndpoint.Options options)
             throws Exception {
@@ -197,6 +202,7 @@ final class StreamCommand implements Callable<Integer> {
                      (client, from) -> spec.commandLine().getErr().println("stream server: sender " + client + " from "
                              + from),
                      dropped -> spec.commandLine().getErr().println("stream server: " + dropped))) {
+            Check.size(spec, size, receiver);
             report.line("receiver address: %s", receiver.address().toText());
             report.line("listening on TCP port %d", tcp.port());
             report.put("tcp_port", tcp.port());
@@ -434,7 +440,7 @@ final class StreamCommand implements Callable<Integer> {
                           UdEndpoint.Options receiving) throws Exception {
         try (UdEndpoint receiver = UdEndpoint.open(pd, cache, receiving);
              UdEndpoint sender = UdEndpoint.open(pd, cache, sending)) {
-            checkSize(sender);
+            Check.size(spec, size, sender);
             AtomicReference<Object> received = new AtomicReference<>();
             Thread counting = new Thread(() -> {
                 try {
