@@ -74,6 +74,11 @@ final class StreamCommand implements Callable<Integer> {
     @Option(names = "--window", description = "Sends in flight at most, 1..8192 (default: ${DEFAULT-VALUE}).")
     int window = 64;
 
+    @Option(names = {"-r", "--rx-depth"}, paramLabel = "N", description = "Receives the receiver keeps posted, "
+            + "1..8192, as perftest's --rx-depth (default: twice --window, 1024..8192). Over UD, whatever arrives "
+            + "while all are taken is dropped.")
+    Integer rxDepth;
+
     @Option(names = "--spin", paramLabel = "MICROSECONDS",
             description = "How long a wait for a completion spins before it sleeps on the CQ's completion channel, "
                     + "0..1000000 (default: ${DEFAULT-VALUE}); the largest comes close to perftest's busy polling.")
@@ -107,6 +112,10 @@ final class StreamCommand implements Callable<Integer> {
     /** Set when Ctrl-C (an interrupt) stopped the run: it reports what was done and exits 130. */
     private volatile boolean interrupted;
     private volatile long receivedCount;
+    /** Lost datagrams above this share of those sent are told, with why. */
+    private static final int LOSS_PERCENT_TOLD = 2;
+    /** The receiver's posted receives, as --rx-depth or its default chose. */
+    private int receivesPosted;
     /** The device and transport, as the report lines name them: {@code efa_0, SRD}. */
     private String where;
 
@@ -120,6 +129,9 @@ final class StreamCommand implements Callable<Integer> {
         // --size is checked against the port's largest message once the endpoint is open: one range, the true one.
         Check.range(spec, "--count", count, 1, Long.MAX_VALUE, "");
         Check.range(spec, "--window", window, 1, 8192, "");
+        int receives = rxDepth != null ? rxDepth : Math.min(8192, Math.max(1024, 2 * window));
+        Check.range(spec, "--rx-depth", receives, 1, 8192, "");
+        receivesPosted = receives;
         Check.range(spec, "--timeout", timeoutSeconds, 1, 86_400, "s");
         Check.range(spec, "--spin", spinMicros, 0, 1_000_000, "µs");
         Check.range(spec, "--port", port, role.server ? 0 : 1, 65535, "");
@@ -157,7 +169,7 @@ final class StreamCommand implements Callable<Integer> {
             UdEndpoint.Options sending = UdEndpoint.Options.defaults().withPortNum(ibPort).withSgidIndex(sgidIndex)
                     .withDepths(window, 16).withSpin(spinMicros, TimeUnit.MICROSECONDS).withTransport(queuePairType);
             UdEndpoint.Options receiving = UdEndpoint.Options.defaults().withPortNum(ibPort).withSgidIndex(sgidIndex)
-                    .withDepths(1, Math.min(8192, Math.max(1024, 2 * window))).withSpin(spinMicros, TimeUnit.MICROSECONDS)
+                    .withDepths(1, receives).withSpin(spinMicros, TimeUnit.MICROSECONDS)
                     .withTransport(queuePairType);
             try (Progress p = Progress.start(spec.commandLine().getErr(), output, progressMillis,
                     () -> String.format("stream: %,d of %,d sent", sentCount.get(), count))) {
@@ -428,6 +440,20 @@ final class StreamCommand implements Callable<Integer> {
                 bytesAfter * 1e3 / span) : Rates.tooShort(span, String.format("%,d datagrams", r.datagrams()));
         report.line("received %,d datagrams%s, %,d bytes, in %.3f s: %s, %.3f sleeps per datagram (%s)", r.datagrams(),
                 of, r.bytes(), span / 1e9, rate, (double) r.sleeps() / Math.max(1, r.datagrams()), where);
+        long lost = r.announced() >= 0 ? Math.max(0, r.announced() - r.datagrams()) : -1;
+        if (lost * 100 > LOSS_PERCENT_TOLD * Math.max(1, r.announced())) {
+            // A loss over UD is no failure of the run (the transport promises nothing) but a user who sees
+            // only "received 40,256" cannot tell why: the receiver had too few receives posted for the rate.
+            String why = String.format("%s: lost %,d of %,d datagrams (%.1f%%): %s", spec.qualifiedName(), lost,
+                    r.announced(), 100.0 * lost / r.announced(), transport.type(spec) == QueuePairType.UD
+                            ? "UD has no flow control: what arrives while the receiver's " + receivesPosted
+                            + " receives (--rx-depth) are all taken is dropped; use --transport srd (a send "
+                            + "meeting no receive is resent, never dropped), a smaller --window or a larger --rx-depth"
+                            : "the receiver could not keep up with " + receivesPosted + " receives (--rx-depth)");
+            spec.commandLine().getErr().println(why);
+            report.put("lost_reason", why.substring(spec.qualifiedName().length() + 2));
+        }
+        report.put("lost", lost);
         boolean rated = r.datagrams() >= 2 && Rates.measurable(span);
         report.put("received", r.datagrams()).put("announced", r.announced()).put("received_bytes", r.bytes())
                 .put("receive_elapsed_ns", span)
