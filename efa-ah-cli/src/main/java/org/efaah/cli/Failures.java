@@ -48,8 +48,11 @@ final class Failures {
             return Main.INTERRUPTED;
         }
         if (e instanceof IllegalArgumentException) {
-            // Values the library checks (GIDs, addresses, ranges) are the user's input too.
-            print(cl, describe(e) + "; see '" + cl.getCommandSpec().qualifiedName() + " --help'", e);
+            // Values the library checks (GIDs, addresses, ranges, -D settings) are the user's input too. Its
+            // message says what is wrong and what is valid; a cause would only add a Java type's words
+            // ("No enum constant ...").
+            String what = e.getMessage() != null ? e.getMessage() : describe(e);
+            print(cl, what + "; see '" + cl.getCommandSpec().qualifiedName() + " --help'", e);
             return Main.USAGE;
         }
         print(cl, describe(e), e);
