@@ -122,6 +122,9 @@ final class AddressExchange {
         String text = new String(message, 0, MESSAGE_BYTES - 1, StandardCharsets.US_ASCII);
         int qpn = Integer.parseInt(text.substring(5, 11), 16);
         Gid gid = Gid.of(HexFormat.of().parseHex(text.substring(19)));
+        if (gid.isZero()) {
+            throw new IOException(Check.ZERO_GID);
+        }
         return new EndpointAddress(gid, qpn, UdEndpoint.DEFAULT_QKEY);
     }
 
@@ -312,8 +315,13 @@ final class AddressExchange {
     private static EndpointAddress exchange(Target target, EndpointAddress mine, int timeoutMillis) throws IOException {
         // A channel's socket, not a plain one: its connect and reads give up when the thread is interrupted.
         try (Socket s = java.nio.channels.SocketChannel.open().socket()) {
+            InetSocketAddress at = new InetSocketAddress(target.host(), target.port());
+            if (at.isUnresolved()) {
+                throw new IOException("no pingpong server at " + target + ": unknown host '" + target.host()
+                        + "' (name resolution failed)");
+            }
             try {
-                s.connect(new InetSocketAddress(target.host(), target.port()), timeoutMillis);
+                s.connect(at, timeoutMillis);
             } catch (SocketTimeoutException e) {
                 throw new IOException("no pingpong server at " + target + ": TCP connect timed out after "
                         + timeoutMillis / 1000 + " s", e);

@@ -46,6 +46,29 @@ final class Check {
         }
     }
 
+    /**
+     * {@code address}, refused when its GID is all zero: no port holds GID 0, so datagrams sent there
+     * reach nobody. {@code ibv_ud_pingpong} advertises it when started without {@code -g}.
+     */
+    static org.efaah.ud.EndpointAddress peer(CommandSpec spec, String option, org.efaah.ud.EndpointAddress address) {
+        if (address.gid().isZero()) {
+            throw fail(spec, option, ZERO_GID);
+        }
+        return address;
+    }
+
+    /** Why a peer at the all-zero GID is refused. */
+    static final String ZERO_GID = "the all-zero GID (::) is no peer's address (ibv_ud_pingpong advertises it when "
+            + "started without -g; start it with -g GID_INDEX)";
+
+    /** {@code --size}, checked against the largest message of {@code endpoint}'s port: the one true range. */
+    static void size(CommandSpec spec, int size, org.efaah.ud.UdEndpoint endpoint) {
+        if (size < 1 || size > endpoint.maxMessageSize()) {
+            throw fail(spec, "--size", size + " bytes is out of range; valid 1.." + endpoint.maxMessageSize()
+                    + " bytes (the port's largest message: max_msg_sz on EFA, else the path MTU)");
+        }
+    }
+
     static ParameterException fail(CommandSpec spec, String option, String what) {
         return new ParameterException(spec.commandLine(), option + ": " + what + origin(spec, option));
     }

@@ -65,6 +65,36 @@ final class Defaults implements IDefaultValueProvider {
         }
     }
 
+    /*
+     * Settings the library reads itself, with no option of the CLI's: a command's help names each one
+     * that command meets, so that "see 'efa-ah X --help'" after a bad -D value leads somewhere.
+     * CommandSettingsTest reads the library's sources for the list (MockConfig.fromSystemProperties).
+     */
+    /** The mock's settings, each {@code -Defaah.mock.NAME} (MockConfig.fromSystemProperties). */
+    static final java.util.List<String> MOCK_SETTINGS = java.util.List.of("devices", "gidTableLength", "maxAh",
+            "behaviour", "duplicateErrno", "createLatencyNanos", "destroyLatencyNanos", "failureProbability",
+            "failureErrno", "efa", "seed", "maxPd", "adminQueueDepth", "systemCallNanos", "flushOnError");
+    /** The commands that make an AH cache: its builder reads leak detection and network following. */
+    static final java.util.Set<String> CACHE_COMMANDS = java.util.Set.of("demo", "pingpong", "stream", "stress");
+
+    /** The help lines naming the library's own settings that {@code command} reads. */
+    static String librarySettings(CommandSpec command) {
+        StringBuilder sb = new StringBuilder();
+        if (command.findOption("--provider") != null) {
+            sb.append(String.format("  -Defaah.native.disable=true: the native provider is never chosen%n"));
+            sb.append(String.format("  -Defaah.mock.NAME (the mock's device), NAME one of:%n      %s%n",
+                    String.join(", ", MOCK_SETTINGS.subList(0, 8))));
+            sb.append(String.format("      %s%n", String.join(", ", MOCK_SETTINGS.subList(8, MOCK_SETTINGS.size()))));
+        }
+        if (CACHE_COMMANDS.contains(command.name())) {
+            sb.append(String.format("  -D%s=disabled|sampled|paranoid: leak reports%n",
+                    org.efaah.cache.LeakDetection.PROPERTY));
+            sb.append(String.format("  -Defaah.network.watch=false, $EFA_AH_NETWORK_WATCH: RoCE AHs not following "
+                    + "the network%n"));
+        }
+        return sb.toString();
+    }
+
     private final Properties properties;
     private final Map<String, String> environment;
 
@@ -110,6 +140,10 @@ final class Defaults implements IDefaultValueProvider {
                 sb.append(String.format("  %s%n      -D%s, $%s%n", option, s.property(), s.environment()));
             }
         });
+        String library = librarySettings(command);
+        if (!library.isEmpty()) {
+            sb.append(String.format("Read by the library itself (system properties):%n")).append(library);
+        }
         return sb.toString().replace("%", "%%");
     }
 

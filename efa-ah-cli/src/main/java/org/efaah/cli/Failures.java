@@ -28,6 +28,10 @@ final class Failures {
     int onParameterException(ParameterException e, String[] ignored) {
         CommandLine cl = e.getCommandLine();
         String message = e.getMessage() + fromDefault(e.getArgSpec());
+        if (e instanceof CommandLine.UnmatchedArgumentException u && !u.getSuggestions().isEmpty()) {
+            // As git and picocli's own usage help do: the nearest names of what was mistyped.
+            message += "; did you mean " + String.join(" or ", u.getSuggestions()) + "?";
+        }
         print(cl, message + "; see '" + cl.getCommandSpec().qualifiedName() + " --help'", e);
         return Main.USAGE;
     }
@@ -44,8 +48,11 @@ final class Failures {
             return Main.INTERRUPTED;
         }
         if (e instanceof IllegalArgumentException) {
-            // Values the library checks (GIDs, addresses, ranges) are the user's input too.
-            print(cl, describe(e) + "; see '" + cl.getCommandSpec().qualifiedName() + " --help'", e);
+            // Values the library checks (GIDs, addresses, ranges, -D settings) are the user's input too. Its
+            // message says what is wrong and what is valid; a cause would only add a Java type's words
+            // ("No enum constant ...").
+            String what = e.getMessage() != null ? e.getMessage() : describe(e);
+            print(cl, what + "; see '" + cl.getCommandSpec().qualifiedName() + " --help'", e);
             return Main.USAGE;
         }
         print(cl, describe(e), e);

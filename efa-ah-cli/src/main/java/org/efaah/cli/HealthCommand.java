@@ -65,15 +65,25 @@ final class HealthCommand implements Callable<Integer> {
         Map<String, HealthReport> reports = jmx != null ? fromJmx(report) : fromDevices(report);
         HealthStatus status = HealthStatus.UP;
         List<Object> all = new ArrayList<>();
+        // As a cache's report does: a host whose other devices still work is DEGRADED by a DOWN one, DOWN
+        // only when every device is.
+        long devices = reports.keySet().stream().filter(k -> k.startsWith("device ")).count();
+        long down = reports.entrySet().stream().filter(e -> e.getKey().startsWith("device ")
+                && e.getValue().status() == HealthStatus.DOWN).count();
         for (Map.Entry<String, HealthReport> e : reports.entrySet()) {
             HealthReport r = e.getValue();
-            status = status.worse(r.status());
+            boolean spared = e.getKey().startsWith("device ") && down < devices;
+            status = status.worse(spared && r.status() == HealthStatus.DOWN ? HealthStatus.DEGRADED : r.status());
             report.line("%s: %s", e.getKey(), r.status());
             for (HealthCheck c : r.checks()) {
                 report.line("  %-8s %-16s %s%s", c.status(), c.name(), c.subject().isEmpty() ? "" : c.subject() + ": ",
                         c.message());
             }
             all.add(json(e.getKey(), r));
+        }
+        if (devices > 1) {
+            report.line("devices DOWN: %d of %d", down, devices);
+            report.put("devices_down", down);
         }
         report.line("status: %s", status);
         report.put("status", status.name()).put("reports", all);

@@ -26,13 +26,28 @@ final class JmxTarget {
             description = "The service's JMX port (-Dcom.sun.management.jmxremote.port=PORT).")
     String address;
 
-    @Option(names = "--name", paramLabel = "OBJECTNAME",
+    // In an argument group picocli reads no field initialiser for the help (it printed "default: null"):
+    // the defaults are the annotations'.
+    @Option(names = "--name", paramLabel = "OBJECTNAME", defaultValue = "org.efaah:type=AddressHandleCache,*",
             description = "The cache's MXBean name or pattern (default: ${DEFAULT-VALUE}).")
-    String name = "org.efaah:type=AddressHandleCache,*";
+    String name;
 
-    @Option(names = "--timeout", paramLabel = "SECONDS",
+    @Option(names = "--timeout", paramLabel = "SECONDS", defaultValue = "10",
             description = "Seconds to wait for the connection and each answer, 1..300 (default: ${DEFAULT-VALUE}).")
-    int timeoutSeconds = 10;
+    int timeoutSeconds;
+
+    @Option(names = "--user", paramLabel = "USER", description = "The JMX user, for a service started with "
+            + "-Dcom.sun.management.jmxremote.authenticate=true (with --password-file).")
+    String user;
+
+    @Option(names = "--password-file", paramLabel = "FILE", description = "A file whose first line is --user's "
+            + "password (a file, so that the password shows in no process list).")
+    java.nio.file.Path passwordFile;
+
+    @Option(names = "--ssl", description = "The service's RMI registry takes SSL "
+            + "(-Dcom.sun.management.jmxremote.registry.ssl=true); trust comes from -Djavax.net.ssl.trustStore "
+            + "in EFA_AH_JAVA_OPTS. A connector with SSL but a plain registry needs no option.")
+    boolean ssl;
 
     /** An open connection and the cache MXBeans it found, sorted by name; close it when done. */
     record Connection(JMXConnector connector, MBeanServerConnection server, List<ObjectName> caches)
@@ -78,7 +93,27 @@ final class JmxTarget {
         } catch (java.net.MalformedURLException e) {
             throw Check.fail(spec, "--jmx", "'" + address + "' is not HOST:PORT: " + e.getMessage());
         }
-        JMXConnector connector = within("connecting to JMX at " + address, () -> JMXConnectorFactory.connect(url));
+        java.util.Map<String, Object> environment = new java.util.HashMap<>();
+        if ((user == null) != (passwordFile == null)) {
+            throw Check.fail(spec, user == null ? "--password-file" : "--user", "goes with "
+                    + (user == null ? "--user" : "--password-file") + " (a JMX login needs both)");
+        }
+        if (user != null) {
+            environment.put(JMXConnector.CREDENTIALS, new String[] {user, password(spec)});
+        }
+        if (ssl) {
+            // The registry's own stub comes over this socket; the connection's stub brings the server's factory.
+            environment.put("com.sun.jndi.rmi.factory.socket", new javax.rmi.ssl.SslRMIClientSocketFactory());
+        }
+        JMXConnector connector;
+        try {
+            connector = within("connecting to JMX at " + address, () -> JMXConnectorFactory.connect(url, environment));
+        } catch (SecurityException e) {
+            // The JDK's authenticator says "Authentication failed! ..." with no word of which option to fix.
+            throw new IllegalStateException("JMX at " + address + " refused the login: " + (user == null
+                    ? "it requires one (--user and --password-file)"
+                    : "wrong password or unknown user '" + user + "' (--user, --password-file)"));
+        }
         try {
             MBeanServerConnection server = connector.getMBeanServerConnection();
             List<ObjectName> caches = new ArrayList<>(within("listing MXBeans at " + address,
@@ -99,6 +134,19 @@ final class JmxTarget {
                 throw r;
             }
             throw new IllegalStateException("JMX at " + address + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** The first line of {@code --password-file}, without its line end. */
+    private String password(CommandSpec spec) {
+        try (java.io.BufferedReader r = java.nio.file.Files.newBufferedReader(passwordFile)) {
+            String line = r.readLine();
+            if (line == null) {
+                throw Check.fail(spec, "--password-file", passwordFile + " is empty");
+            }
+            return line;
+        } catch (IOException e) {
+            throw Check.fail(spec, "--password-file", Failures.describe(e));
         }
     }
 
@@ -123,6 +171,15 @@ final class JmxTarget {
             throw new IllegalStateException(what + ": interrupted");
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
+            if (cause instanceof SecurityException s) {
+                if (user != null && String.valueOf(s.getMessage()).startsWith("Access denied")) {
+                    // A readonly role (the JDK's access file) reads attributes and may call no operation.
+                    throw new IllegalStateException(what + ": user '" + user + "' may not do this (" + s.getMessage()
+                            + "): listing entries calls an operation, which needs readwrite in the service's "
+                            + "access file; health needs only readonly");
+                }
+                throw s;
+            }
             if (cause instanceof javax.management.MBeanException m && m.getCause() instanceof IllegalArgumentException iae) {
                 throw iae;
             }

@@ -115,6 +115,73 @@ public final class Main {
         Failures failures = new Failures(defaults, args);
         cli.setParameterExceptionHandler(failures::onParameterException);
         cli.setExecutionExceptionHandler(failures::onExecutionException);
-        return cli.execute(args);
+        if (!java.util.Arrays.asList(args).contains("--json")) {
+            return cli.execute(args);
+        }
+        // --json promises one object on stdout whatever the exit: a command that failed before its
+        // report was printed (a usage error, no device, a refused peer) gets one naming the failure,
+        // which is the last line it wrote on stderr.
+        Watched watchedOut = new Watched(out);
+        Watched watchedErr = new Watched(err);
+        cli.setOut(watchedOut);
+        cli.setErr(watchedErr);
+        int exit = cli.execute(args);
+        if (!watchedOut.wrote) {
+            String command = java.util.Arrays.stream(args).filter(cli.getSubcommands()::containsKey).findFirst()
+                    .orElse("efa-ah");
+            String error = watchedErr.lastLine().replaceFirst("^efa-ah( " + command + ")?: ", "");
+            Map<String, Object> failure = new java.util.LinkedHashMap<>();
+            failure.put("command", command);
+            failure.put("exit_code", exit);
+            failure.put("error", error.isEmpty() ? "exit " + exit : error);
+            out.println(Report.toJson(failure));
+            out.flush();
+        }
+        return exit;
+    }
+
+    /** A writer that remembers whether anything went through it, and the last line that did. */
+    private static final class Watched extends PrintWriter {
+        private final StringBuilder line = new StringBuilder();
+        private String last = "";
+        boolean wrote;
+
+        Watched(PrintWriter target) {
+            super(target, true);
+        }
+
+        @Override
+        public void write(int c) {
+            write(new char[] {(char) c}, 0, 1);
+        }
+
+        @Override
+        public void write(char[] buf, int off, int len) {
+            synchronized (lock) {
+                wrote |= len > 0;
+                for (int i = off; i < off + len; i++) {
+                    if (buf[i] == '\n') {
+                        if (!line.toString().isBlank()) {
+                            last = line.toString().strip();
+                        }
+                        line.setLength(0);
+                    } else if (line.length() < 4096) {
+                        line.append(buf[i]);
+                    }
+                }
+            }
+            super.write(buf, off, len);
+        }
+
+        @Override
+        public void write(String s, int off, int len) {
+            write(s.toCharArray(), off, len);
+        }
+
+        String lastLine() {
+            synchronized (lock) {
+                return line.toString().isBlank() ? last : line.toString().strip();
+            }
+        }
     }
 }

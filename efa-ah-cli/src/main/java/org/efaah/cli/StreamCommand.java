@@ -56,7 +56,8 @@ final class StreamCommand implements Callable<Integer> {
                 + "exchange.")
         boolean server;
 
-        @Option(names = "--connect", paramLabel = "HOST[:PORT]", description = "Send to this receiver.")
+        @Option(names = "--connect", paramLabel = "HOST[:PORT]|GID/QPN/QKEY", description = "Send to this receiver: "
+                + "its address exchanged over TCP, as by pingpong, or given as text (as the receiver prints it).")
         String connect;
     }
 
@@ -72,6 +73,11 @@ final class StreamCommand implements Callable<Integer> {
 
     @Option(names = "--window", description = "Sends in flight at most, 1..8192 (default: ${DEFAULT-VALUE}).")
     int window = 64;
+
+    @Option(names = {"-r", "--rx-depth"}, paramLabel = "N", description = "Receives the receiver keeps posted, "
+            + "1..8192, as perftest's --rx-depth (default: twice --window, 1024..8192). Over UD, whatever arrives "
+            + "while all are taken is dropped.")
+    Integer rxDepth;
 
     @Option(names = "--spin", paramLabel = "MICROSECONDS",
             description = "How long a wait for a completion spins before it sleeps on the CQ's completion channel, "
@@ -106,6 +112,10 @@ final class StreamCommand implements Callable<Integer> {
     /** Set when Ctrl-C (an interrupt) stopped the run: it reports what was done and exits 130. */
     private volatile boolean interrupted;
     private volatile long receivedCount;
+    /** Lost datagrams above this share of those sent are told, with why. */
+    private static final int LOSS_PERCENT_TOLD = 2;
+    /** The receiver's posted receives, as --rx-depth or its default chose. */
+    private int receivesPosted;
     /** The device and transport, as the report lines name them: {@code efa_0, SRD}. */
     private String where;
 
@@ -116,9 +126,12 @@ final class StreamCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Check.range(spec, "--size", size, 1, 1 << 30, "bytes");
+        // --size is checked against the port's largest message once the endpoint is open: one range, the true one.
         Check.range(spec, "--count", count, 1, Long.MAX_VALUE, "");
         Check.range(spec, "--window", window, 1, 8192, "");
+        int receives = rxDepth != null ? rxDepth : Math.min(8192, Math.max(1024, 2 * window));
+        Check.range(spec, "--rx-depth", receives, 1, 8192, "");
+        receivesPosted = receives;
         Check.range(spec, "--timeout", timeoutSeconds, 1, 86_400, "s");
         Check.range(spec, "--spin", spinMicros, 0, 1_000_000, "µs");
         Check.range(spec, "--port", port, role.server ? 0 : 1, 65535, "");
@@ -126,9 +139,14 @@ final class StreamCommand implements Callable<Integer> {
         Check.ibPort(spec, ibPort);
         QueuePairType queuePairType = transport.type(spec);
         AddressExchange.Target target = null;
+        EndpointAddress given = null;
         if (role.connect != null) {
             try {
-                target = AddressExchange.Target.parse(role.connect, port);
+                if (role.connect.contains("/")) {
+                    given = Check.peer(spec, "--connect", EndpointAddress.parse(role.connect));
+                } else {
+                    target = AddressExchange.Target.parse(role.connect, port);
+                }
             } catch (IllegalArgumentException e) {
                 throw Check.fail(spec, "--connect", e.getMessage().replaceFirst("^--connect: ", ""));
             }
@@ -151,17 +169,22 @@ final class StreamCommand implements Callable<Integer> {
             UdEndpoint.Options sending = UdEndpoint.Options.defaults().withPortNum(ibPort).withSgidIndex(sgidIndex)
                     .withDepths(window, 16).withSpin(spinMicros, TimeUnit.MICROSECONDS).withTransport(queuePairType);
             UdEndpoint.Options receiving = UdEndpoint.Options.defaults().withPortNum(ibPort).withSgidIndex(sgidIndex)
-                    .withDepths(1, Math.min(8192, Math.max(1024, 2 * window))).withSpin(spinMicros, TimeUnit.MICROSECONDS)
+                    .withDepths(1, receives).withSpin(spinMicros, TimeUnit.MICROSECONDS)
                     .withTransport(queuePairType);
             try (Progress p = Progress.start(spec.commandLine().getErr(), output, progressMillis,
                     () -> String.format("stream: %,d of %,d sent", sentCount.get(), count))) {
                 if (role.server) {
                     serve(report, pd, cache, receiving);
-                } else if (target != null) {
+                } else if (role.connect != null) {
                     try (UdEndpoint sender = UdEndpoint.open(pd, cache, sending)) {
-                        checkSize(sender);
-                        EndpointAddress to = AddressExchange.connect(target, sender.address(), timeoutSeconds * 1000);
-                        report.line("receiver %s at %s", to, target);
+                        Check.size(spec, size, sender);
+                        EndpointAddress to = given;
+                        if (to == null) {
+                            to = AddressExchange.connect(target, sender.address(), timeoutSeconds * 1000);
+                            report.line("receiver %s at %s", to, target);
+                        } else {
+                            report.line("receiver %s", to);
+                        }
                         send(report, sender, cache, to);
                     }
                 } else {
@@ -183,12 +206,6 @@ final class StreamCommand implements Callable<Integer> {
         }
     }
 
-    private void checkSize(UdEndpoint endpoint) {
-        if (size > endpoint.maxMessageSize()) {
-            throw Check.fail(spec, "--size", size + " bytes is out of range; valid 1.." + endpoint.maxMessageSize()
-                    + " bytes (the port's largest message: max_msg_sz on EFA, else the path MTU)");
-        }
-    }
 
     private void serve(Report report, ProtectionDomain pd, AddressHandleCache cache, UdEndpoint.Options options)
             throws Exception {
@@ -197,6 +214,7 @@ final class StreamCommand implements Callable<Integer> {
                      (client, from) -> spec.commandLine().getErr().println("stream server: sender " + client + " from "
                              + from),
                      dropped -> spec.commandLine().getErr().println("stream server: " + dropped))) {
+            Check.size(spec, size, receiver);
             report.line("receiver address: %s", receiver.address().toText());
             report.line("listening on TCP port %d", tcp.port());
             report.put("tcp_port", tcp.port());
@@ -422,6 +440,20 @@ final class StreamCommand implements Callable<Integer> {
                 bytesAfter * 1e3 / span) : Rates.tooShort(span, String.format("%,d datagrams", r.datagrams()));
         report.line("received %,d datagrams%s, %,d bytes, in %.3f s: %s, %.3f sleeps per datagram (%s)", r.datagrams(),
                 of, r.bytes(), span / 1e9, rate, (double) r.sleeps() / Math.max(1, r.datagrams()), where);
+        long lost = r.announced() >= 0 ? Math.max(0, r.announced() - r.datagrams()) : -1;
+        if (lost * 100 > LOSS_PERCENT_TOLD * Math.max(1, r.announced())) {
+            // A loss over UD is no failure of the run (the transport promises nothing) but a user who sees
+            // only "received 40,256" cannot tell why: the receiver had too few receives posted for the rate.
+            String why = String.format("%s: lost %,d of %,d datagrams (%.1f%%): %s", spec.qualifiedName(), lost,
+                    r.announced(), 100.0 * lost / r.announced(), transport.type(spec) == QueuePairType.UD
+                            ? "UD has no flow control: what arrives while the receiver's " + receivesPosted
+                            + " receives (--rx-depth) are all taken is dropped; use --transport srd (a send "
+                            + "meeting no receive is resent, never dropped), a smaller --window or a larger --rx-depth"
+                            : "the receiver could not keep up with " + receivesPosted + " receives (--rx-depth)");
+            spec.commandLine().getErr().println(why);
+            report.put("lost_reason", why.substring(spec.qualifiedName().length() + 2));
+        }
+        report.put("lost", lost);
         boolean rated = r.datagrams() >= 2 && Rates.measurable(span);
         report.put("received", r.datagrams()).put("announced", r.announced()).put("received_bytes", r.bytes())
                 .put("receive_elapsed_ns", span)
@@ -434,7 +466,7 @@ final class StreamCommand implements Callable<Integer> {
                           UdEndpoint.Options receiving) throws Exception {
         try (UdEndpoint receiver = UdEndpoint.open(pd, cache, receiving);
              UdEndpoint sender = UdEndpoint.open(pd, cache, sending)) {
-            checkSize(sender);
+            Check.size(spec, size, sender);
             AtomicReference<Object> received = new AtomicReference<>();
             Thread counting = new Thread(() -> {
                 try {

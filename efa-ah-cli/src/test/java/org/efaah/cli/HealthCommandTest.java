@@ -15,6 +15,25 @@ class HealthCommandTest {
         assertTrue(r.out().contains("status: UP"), r::toString);
     }
 
+    /** Issue 34 item 4: one DOWN NIC of 32 (a p5) is DEGRADED for the host; all DOWN is DOWN. */
+    @Test
+    void oneDownDeviceOf32IsDegradedAndAllDownIsDown() {
+        org.efaah.verbs.mock.MockVerbsProvider mock = new org.efaah.verbs.mock.MockVerbsProvider(
+                org.efaah.verbs.mock.MockConfig.builder().deviceCount(32).build());
+        Cli up = Cli.runOn(mock, "health", "--provider", "mock").expect(0);
+        assertTrue(up.out().contains("devices DOWN: 0 of 32") && up.out().contains("status: UP"), up::toString);
+        mock.setPortState("efa_5", 1);
+        Cli one = Cli.runOn(mock, "health", "--provider", "mock").expect(0);
+        assertTrue(one.out().contains("device efa_5: DOWN") && one.out().contains("devices DOWN: 1 of 32")
+                && one.out().contains("status: DEGRADED"), one::toString);
+        Cli.runOn(mock, "health", "--provider", "mock", "--fail-on", "DEGRADED").expect(1);
+        for (String d : mock.deviceNames()) {
+            mock.setPortState(d, 1);
+        }
+        Cli all = Cli.runOn(mock, "health", "--provider", "mock", "--json").expect(1);
+        assertTrue(all.out().contains("\"devices_down\":32") && all.out().contains("\"status\":\"DOWN\""), all::toString);
+    }
+
     @Test
     void autoFallingBackToTheMockIsDown() {
         org.junit.jupiter.api.Assumptions.assumeFalse(org.efaah.verbs.VerbsProviders.factory("native").isAvailable(),

@@ -33,10 +33,35 @@ final class CacheHealth {
         checks.add(new HealthCheck("cache_open", "", HealthStatus.UP, 1, -1,
                 "open, " + cache.inspection().liveEntries() + " AH(s) on " + devices(cache).size() + " device(s)"));
         HealthReport report = HealthReport.of(checks);
-        for (Device d : devices(cache)) {
-            report = report.and(d.health(t));
+        Set<Device> devices = devices(cache);
+        List<HealthReport> deviceReports = new ArrayList<>();
+        List<String> down = new ArrayList<>();
+        for (Device d : devices) {
+            HealthReport r = d.health(t);
+            deviceReports.add(r);
+            if (r.status() == HealthStatus.DOWN) {
+                down.add(d.name());
+            }
+        }
+        /*
+         * A host has several NICs (4 EFA devices on a p4d, 32 on a p5): one fatal device is DOWN in its own
+         * report (Device.health) but leaves the cache serving AHs on the others, so here its DOWN checks
+         * count as DEGRADED, and the cache is DOWN only when every device is. devices_down says which.
+         */
+        boolean others = devices.size() > 1 && down.size() < devices.size();
+        int i = 0;
+        for (Device d : devices) {
+            HealthReport r = deviceReports.get(i++);
+            report = report.and(others && r.status() == HealthStatus.DOWN ? degraded(r, down.size(), devices.size()) : r);
             // The RoCE network reader the device's AHs follow (org.efaah.roce, which verbs does not know).
             report = report.and(HealthReport.of(cache.network.health(d).stream().toList()));
+        }
+        if (devices.size() > 1) {
+            HealthStatus s = down.isEmpty() ? HealthStatus.UP : others ? HealthStatus.DEGRADED : HealthStatus.DOWN;
+            report = report.and(HealthReport.of(List.of(new HealthCheck("devices_down", "", s, down.size(),
+                    devices.size(), down.size() + " of " + devices.size() + " device(s) DOWN"
+                    + (down.isEmpty() ? "" : " (" + String.join(", ", down) + ")")
+                    + "; DEGRADED from 1, DOWN when all are"))));
         }
         List<HealthCheck> own = new ArrayList<>();
         long windowNanos = t.failureWindow().toNanos();
@@ -55,6 +80,17 @@ final class CacheHealth {
         own.add(new HealthCheck("leaked_handles", "", leaks > 0 ? HealthStatus.DEGRADED : HealthStatus.UP, leaks, 0,
                 leaks + " handle(s) leaked (collected unclosed, or open at close); DEGRADED from 1"));
         return report.and(HealthReport.of(own));
+    }
+
+    /** {@code r}, a DOWN device's report, with its DOWN checks DEGRADED for a cache that other devices still serve. */
+    private static HealthReport degraded(HealthReport r, int down, int of) {
+        List<HealthCheck> out = new ArrayList<>();
+        for (HealthCheck c : r.checks()) {
+            out.add(c.status() != HealthStatus.DOWN ? c : new HealthCheck(c.name(), c.subject(), HealthStatus.DEGRADED,
+                    c.value(), c.limit(), c.message() + " (DOWN for the device; DEGRADED for the cache while "
+                    + (of - down) + " of " + of + " devices are not)"));
+        }
+        return HealthReport.of(out);
     }
 
     /** The devices of the PDs the cache has tables for (PDs deallocated with an empty table apart). */

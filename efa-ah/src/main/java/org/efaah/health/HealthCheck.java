@@ -9,7 +9,7 @@ import java.util.Objects;
  * @param name    what was checked, snake_case: {@code device_open}, {@code device_fatal},
  *                {@code port_state}, {@code ah_usage}, {@code pd_usage}, {@code create_failures},
  *                {@code undestroyed_ahs}, {@code leaked_handles}, {@code cache_open}, {@code event_reader},
- *                {@code network_reader}
+ *                {@code network_reader}, {@code devices_down}
  * @param subject what it was checked on, e.g. {@code efa_0}, {@code efa_0 port 1},
  *                {@code ENOMEM}; empty for the whole cache
  * @param status  the status the figure gives

@@ -33,6 +33,9 @@ class NativeAccessTest {
             try (VerbsProvider p = VerbsProviders.open()) {
                 System.out.println("provider " + p.name());
             }
+            if (System.getProperty("efaah.provider") != null || Boolean.getBoolean("efaah.native.disable")) {
+                return; // asking why would probe the native provider, which these settings must not
+            }
             Throwable cause = new NativeVerbsProviderFactory().unavailabilityCause();
             System.out.println(cause == null ? "native available" : VerbsProviders.describe(cause));
         }
@@ -50,6 +53,17 @@ class NativeAccessTest {
         Result r = runOnJdk25();
         assertEquals(0, r.exit, r.toString());
         assertTrue(r.stderr.contains("WARNING: A restricted method in java.lang.System has been called"), r.toString());
+    }
+
+    /** The README: choosing the mock, or disabling the native provider, probes nothing and prints nothing. */
+    @Test
+    void theMockChosenOrNativeDisabledPrintsNoWarning() throws Exception {
+        for (String setting : new String[] {"-Defaah.provider=mock", "-Defaah.native.disable=true"}) {
+            Result r = runOnJdk25(setting);
+            assertEquals(0, r.exit, r.toString());
+            assertEquals("provider mock", r.stdout.strip(), r.toString());
+            assertFalse(r.stderr.contains("WARNING"), setting + ": " + r);
+        }
     }
 
     @Test
