@@ -29,7 +29,8 @@ import org.efaah.verbs.WorkCompletion;
  * credited to the wrong AH, and one whose AHN was not given again since the mark is credited as
  * before. The price is an UNKNOWN for a datagram whose AHN was given again between a mark and its
  * arrival, which only an AH destroyed while its peer still sends can cause, and only until the
- * mark moves on (at the next empty poll, or once the receives posted at the mark completed).
+ * mark moves on: ReceiveSlots empties the CQ at every call and looks each datagram up as it leaves
+ * the CQ, so the mark is the one read at the receiver's call before, however long its backlog.
  * libfabric's RDM protocol tells such datagrams apart by a connection ID its packets carry
  * (efa_av_reverse_lookup_rdm); a datagram here carries the caller's bytes alone.
  */
