@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -14,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BiFunction;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
 import org.efaah.verbs.AddressHandleAttributes;
@@ -273,6 +275,57 @@ class EfaSenderAtArrivalTest {
             assertTrue(received >= 1000 && turns.get() >= 40, seen);
             assertEquals(0, creditedToB[0], "credited to B (" + gidB + "), who sent nothing; " + seen);
             assertTrue(origins.getOrDefault(SourceOrigin.AHN, 0) > 0, "some named by AHN: " + seen);
+        }
+    }
+
+    /**
+     * Issue 33 section 3, of the kind "on EFA a datagram names its sender exactly or UNKNOWN,
+     * whoever made the AHs of the receiver's PD": an AH made in that PD outside the endpoint's
+     * cache, then destroyed, its AHN then given to the cache's AH for another peer. The cache
+     * trusted its own first AH with that number for every mark, and credited the datagram to B.
+     */
+    @Test
+    void aDatagramThatArrivedUnderAnAhMadeByCreateAhIsNotCreditedToTheCachesNextAhWithItsAhn() throws Exception {
+        outsideAhThenCacheAh((pdR, peer) -> pdR.createAh(to(peer))::destroy);
+    }
+
+    @Test
+    void aDatagramThatArrivedUnderASecondCachesAhIsNotCreditedToTheFirstCachesNextAhWithItsAhn() throws Exception {
+        AddressHandleCache second = AddressHandleCache.builder().build();
+        try {
+            outsideAhThenCacheAh((pdR, peer) -> {
+                AddressHandle held = second.acquire(pdR, to(peer));
+                return () -> {
+                    held.close();
+                    second.invalidateAll();
+                };
+            });
+        } finally {
+            second.close();
+        }
+    }
+
+    /** A sends one datagram under an AH {@code outside} made in the receiver's PD; that AH goes, the cache's AH to B takes its AHN. */
+    private static void outsideAhThenCacheAh(BiFunction<ProtectionDomain, UdEndpoint, Runnable> outside) throws Exception {
+        try (MockEndpoints f = new MockEndpoints(3)) {
+            ProtectionDomain pdR = f.pd(0);
+            UdEndpoint receiver = f.endpoint(pdR, UdEndpoint.Options.defaults());
+            UdEndpoint a = f.endpoint(f.pd(1), UdEndpoint.Options.defaults());
+            UdEndpoint b = f.endpoint(f.pd(2), UdEndpoint.Options.defaults());
+            Runnable destroy = outside.apply(pdR, a);
+            a.send(receiver.address(), ByteBuffer.allocate(8));
+            a.flush(WAIT_SECONDS, TimeUnit.SECONDS);
+            int[] liveBefore = f.mock.liveAhns(0);
+            destroy.run();
+            try (AddressHandle toB = f.cache.acquire(pdR, to(b))) {
+                assertTrue(Arrays.stream(liveBefore).anyMatch(n -> n == toB.ahn()),
+                        "the mock gives the freed AHN " + Arrays.toString(liveBefore) + " again: " + toB.ahn());
+                Datagram d = receiver.receive(WAIT_SECONDS, TimeUnit.SECONDS);
+                assertEquals(toB.ahn(), d.sourceAhn(), "the AHN the device wrote");
+                assertEquals(SourceOrigin.UNKNOWN, d.origin(), "sent by A (" + a.address().gid() + "), named "
+                        + d.sourceGid() + "; B is " + b.address().gid());
+                assertNull(d.sourceGid());
+            }
         }
     }
 
