@@ -19,8 +19,14 @@ import java.util.function.BiFunction;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
 import org.efaah.verbs.AddressHandleAttributes;
+import org.efaah.verbs.Device;
+import org.efaah.verbs.Errno;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.ProtectionDomain;
+import org.efaah.verbs.VerbsException;
+import org.efaah.verbs.mock.MockConfig;
+import org.efaah.verbs.mock.MockVerbsProvider;
+import org.efaah.verbs.spi.CreatedAh;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -302,6 +308,57 @@ class EfaSenderAtArrivalTest {
             });
         } finally {
             second.close();
+        }
+    }
+
+    /**
+     * Of the same kind, an AH the PD never saw: a create that made a hardware AH, had a datagram
+     * arrive under it, then undid it and failed (as the native stub does when efadv_query_ah
+     * fails, reporting it as ibv_create_ah's failure). The AHN it held goes to the cache's AH for
+     * B, the first create in the PD to return it: not to be trusted after a failed create.
+     */
+    @Test
+    void aDatagramThatArrivedUnderAnAhWhoseCreateFailedIsNotCreditedToTheNextAhWithItsAhn() throws Exception {
+        Runnable[] duringFailedCreate = {null};
+        class HalfCreates extends org.efaah.verbs.ForwardingVerbsProvider {
+            HalfCreates(MockVerbsProvider mock) {
+                super(mock);
+            }
+
+            @Override
+            public CreatedAh createAh(long pd, AddressHandleAttributes attributes) {
+                Runnable during = duringFailedCreate[0];
+                duringFailedCreate[0] = null;
+                CreatedAh created = super.createAh(pd, attributes);
+                if (during == null) {
+                    return created;
+                }
+                during.run();
+                super.destroyAh(created.handle());
+                throw new VerbsException("ibv_create_ah", Errno.EIO, "efadv_query_ah failed");
+            }
+        }
+        MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder().deviceCount(3).build());
+        HalfCreates provider = new HalfCreates(mock);
+        try (AddressHandleCache cache = AddressHandleCache.builder().build();
+             Device d0 = Device.open(provider, "efa_0"); Device d1 = Device.open(provider, "efa_1");
+             Device d2 = Device.open(provider, "efa_2");
+             ProtectionDomain pdR = d0.allocatePd(); ProtectionDomain pdA = d1.allocatePd();
+             ProtectionDomain pdB = d2.allocatePd()) {
+            try (UdEndpoint receiver = UdEndpoint.open(pdR, cache, UdEndpoint.Options.defaults());
+                 UdEndpoint a = UdEndpoint.open(pdA, cache, UdEndpoint.Options.defaults());
+                 UdEndpoint b = UdEndpoint.open(pdB, cache, UdEndpoint.Options.defaults());
+                 AddressHandle aToReceiver = cache.acquire(pdA, to(receiver))) {
+                duringFailedCreate[0] = () -> a.send(aToReceiver, receiver.address(), ByteBuffer.allocate(8));
+                assertThrows(VerbsException.class, () -> pdR.createAh(to(a)));
+                assertTrue(a.flush(WAIT_SECONDS, TimeUnit.SECONDS));
+                try (AddressHandle toB = cache.acquire(pdR, to(b))) {
+                    Datagram d = receiver.receive(WAIT_SECONDS, TimeUnit.SECONDS);
+                    assertEquals(toB.ahn(), d.sourceAhn(), "the mock gives the freed AHN again");
+                    assertEquals(SourceOrigin.UNKNOWN, d.origin(), "sent by A (" + a.address().gid() + "), named "
+                            + d.sourceGid() + "; B is " + b.address().gid());
+                }
+            }
         }
     }
 
