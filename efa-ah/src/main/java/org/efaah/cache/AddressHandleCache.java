@@ -264,9 +264,9 @@ public final class AddressHandleCache implements AutoCloseable {
 
     /**
      * Returns a handle to the live AH numbered {@code ahn} in {@code pd}, as a hit with no device
-     * call, provided the cache has not given that number to a new AH since {@code ahnReuseMark}
-     * was read; null when the cache holds no live AH with that number, or gave the number again
-     * after the mark. That is how an EFA receiver turns {@code wc.slid} (the AHN of the receiver's
+     * call, provided no create in {@code pd} returned that number since {@code ahnReuseMark}
+     * was read; null when the cache holds no live AH with that number, or a create in the PD
+     * returned the number again after the mark. That is how an EFA receiver turns {@code wc.slid} (the AHN of the receiver's
      * own AH for the sender, which the device writes when the datagram arrives) into the AH it
      * named then: with a mark read before the datagram arrived (say before a poll of the receive
      * CQ that then came back short, or before its QP was made), an AH found is the one the device
