@@ -362,6 +362,34 @@ class EfaSenderAtArrivalTest {
         }
     }
 
+    /**
+     * The same sequence on RoCE, where an AHN names nothing: the sender is named by the GRH its
+     * datagram carries, exactly, whoever made the receiver PD's AHs.
+     */
+    @Test
+    void onRoceADatagramThatArrivedUnderAnAhMadeByCreateAhIsNamedByItsGrh() throws Exception {
+        MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder().deviceCount(3).efa(false).build());
+        try (AddressHandleCache cache = AddressHandleCache.builder().build();
+             Device d0 = Device.open(mock, "roce_0"); Device d1 = Device.open(mock, "roce_1");
+             Device d2 = Device.open(mock, "roce_2");
+             ProtectionDomain pdR = d0.allocatePd(); ProtectionDomain pdA = d1.allocatePd();
+             ProtectionDomain pdB = d2.allocatePd()) {
+            try (UdEndpoint receiver = UdEndpoint.open(pdR, cache, UdEndpoint.Options.defaults());
+                 UdEndpoint a = UdEndpoint.open(pdA, cache, UdEndpoint.Options.defaults());
+                 UdEndpoint b = UdEndpoint.open(pdB, cache, UdEndpoint.Options.defaults())) {
+                org.efaah.verbs.HardwareAddressHandle outside = pdR.createAh(to(a));
+                a.send(receiver.address(), ByteBuffer.allocate(8));
+                assertTrue(a.flush(WAIT_SECONDS, TimeUnit.SECONDS));
+                outside.destroy();
+                try (AddressHandle toB = cache.acquire(pdR, to(b))) {
+                    Datagram d = receiver.receive(WAIT_SECONDS, TimeUnit.SECONDS);
+                    assertEquals(SourceOrigin.GRH, d.origin());
+                    assertEquals(a.address().gid(), d.sourceGid());
+                }
+            }
+        }
+    }
+
     /** A sends one datagram under an AH {@code outside} made in the receiver's PD; that AH goes, the cache's AH to B takes its AHN. */
     private static void outsideAhThenCacheAh(BiFunction<ProtectionDomain, UdEndpoint, Runnable> outside) throws Exception {
         try (MockEndpoints f = new MockEndpoints(3)) {
