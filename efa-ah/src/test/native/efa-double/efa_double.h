@@ -16,6 +16,11 @@
  *                                    (efa_create_cq_ex, rdma-core 94ed75b42)
  *   EFA_DOUBLE_LEN_ERR=rts|err       a receive too short for its datagram (LOC_LEN_ERR) leaves
  *                                    the QP in RTS (rts, the default) or moves it to ERR (err)
+ *   EFA_DOUBLE_AHN=roundrobin|lowest a new AH's AHN: the next of 1..65534 in turn (roundrobin,
+ *                                    the default: a freed AHN comes back 65533 creates later)
+ *                                    or the lowest index of the device's AH table free (lowest:
+ *                                    a destroyed AH's AHN is the next create's), below max_ah
+ *                                    (efa_com_create_ah, efa_io_rx_cdesc.ah)
  * and, to shape the devices:
  *   EFA_DOUBLE_DEVICES=N             how many EFA devices (default 1, at most 8)
  *   EFA_DOUBLE_MAX_AH=N              the device's max_ah (default 1024)

@@ -49,6 +49,7 @@ static int len_err_to_err;
 static int cq_notifications = 1;
 static int rnr_retry_cap = 1;
 static int max_ah = 1024;
+static int ahn_lowest;
 /* EFA_DOUBLE_RNR_STALL=K:MS (stall_after -1: none) and EFA_DOUBLE_HOLD_SENDS=N; under lock after init. */
 static long stall_after = -1;
 static long stall_millis;
@@ -70,6 +71,12 @@ static void init_devices(void)
     cq_notifications = env_int("EFA_DOUBLE_CQ_NOTIFICATIONS", 1) != 0;
     rnr_retry_cap = env_int("EFA_DOUBLE_RNR_RETRY_CAP", 1) != 0;
     max_ah = env_int("EFA_DOUBLE_MAX_AH", 1024);
+    const char *ahn = getenv("EFA_DOUBLE_AHN");
+    if (ahn != NULL && *ahn != '\0' && strcmp(ahn, "lowest") != 0 && strcmp(ahn, "roundrobin") != 0) {
+        fprintf(stderr, "efa double: EFA_DOUBLE_AHN=%s is neither lowest nor roundrobin\n", ahn);
+        abort();
+    }
+    ahn_lowest = ahn != NULL && strcmp(ahn, "lowest") == 0;
     const char *stall = getenv("EFA_DOUBLE_RNR_STALL");
     if (stall != NULL && *stall != '\0'
         && (sscanf(stall, "%ld:%ld", &stall_after, &stall_millis) != 2 || stall_after < 0 || stall_millis < 0)) {
@@ -610,6 +617,37 @@ static struct dev *dev_by_gid(const union ibv_gid *gid)
     return NULL;
 }
 
+/*
+ * The AHN of a new hardware AH, under lock. The kernel's efa_create_ah passes the device's answer
+ * to its admin command (efa_com_create_ah: the completion's ah) to user space as
+ * efa_address_handle, which libefa's efa_create_ah keeps and the device writes into each receive
+ * completion (efa_io_rx_cdesc.ah, "Remote Address Handle FW index"): an index of the device's AH
+ * table, below max_ah, that a destroy frees for a later create. In what order the device hands
+ * them out is not public, so EFA_DOUBLE_AHN picks: lowest, the lowest free index (a destroyed
+ * AH's number is the next create's), or roundrobin (the default), every number of 1..65534 in
+ * turn, so a freed one comes back only after 65533 creates.
+ */
+static uint16_t new_ahn(struct dev *d)
+{
+    if (!ahn_lowest) {
+        uint16_t ahn = (uint16_t)d->next_ahn;
+        d->next_ahn = d->next_ahn % 0xFFFE + 1;
+        return ahn;
+    }
+    /* Below max_ah, since the caller checked ah_count < max_ah; 0xFFFF is "no AH" (efa_io_defs.h). */
+    for (uint32_t ahn = 0; ahn < EFA_DOUBLE_NO_AHN; ahn++) {
+        int taken = 0;
+        for (struct hw_ah *h = hw_ahs; h != NULL && !taken; h = h->next) {
+            taken = h->ahn == ahn && to_ctx(h->pd->context)->dev == d;
+        }
+        if (!taken) {
+            return (uint16_t)ahn;
+        }
+    }
+    fprintf(stderr, "efa double: EFA_DOUBLE_AHN=lowest with max_ah %d: no AHN below 0xFFFF free\n", max_ah);
+    abort();
+}
+
 static struct hw_ah *hw_ah_of(struct ibv_pd *pd, const union ibv_gid *gid)
 {
     for (struct hw_ah *h = hw_ahs; h != NULL; h = h->next) {
@@ -649,8 +687,7 @@ struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
         } else {
             h->pd = pd;
             h->gid = attr->grh.dgid;
-            h->ahn = (uint16_t)d->next_ahn;
-            d->next_ahn = d->next_ahn % 0xFFFE + 1;
+            h->ahn = new_ahn(d);
             h->next = hw_ahs;
             hw_ahs = h;
             d->ah_count++;

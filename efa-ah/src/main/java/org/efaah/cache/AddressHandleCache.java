@@ -250,11 +250,11 @@ public final class AddressHandleCache implements AutoCloseable {
     }
 
     /**
-     * How many times this cache has given an AHN, freed by a destroy, to a new AH of the same PD:
-     * the mark {@link #acquireByAhn} takes. A receiver reads it before it polls a receive CQ (and
-     * once before it makes its QP), so that it knows which AHNs its completions may name
-     * ambiguously. A count that only grows, from 0, not a time; comparable only with this cache's
-     * own marks. One volatile read, no lock. Thread-safe.
+     * The mark {@link #acquireByAhn} takes: {@link ProtectionDomain#ahnMark()}, a count of the
+     * creates, in any PD, that returned an AHN already given in their PD (by this cache or not). A
+     * receiver reads it before it polls a receive CQ (and once before it makes its QP), so that it
+     * knows which AHNs its completions may name ambiguously. A count that only grows, from 0, not
+     * a time. One volatile read, no lock. Thread-safe.
      *
      * @return the count now, 0 or more
      */
@@ -264,16 +264,19 @@ public final class AddressHandleCache implements AutoCloseable {
 
     /**
      * Returns a handle to the live AH numbered {@code ahn} in {@code pd}, as a hit with no device
-     * call, provided the cache has not given that number to a new AH since {@code ahnReuseMark}
-     * was read; null when the cache holds no live AH with that number, or gave the number again
-     * after the mark. That is how an EFA receiver turns {@code wc.slid} (the AHN of the receiver's
+     * call, provided no create in {@code pd} returned that number since {@code ahnReuseMark}
+     * was read; null when the cache holds no live AH with that number, or a create in the PD
+     * returned the number again after the mark. That is how an EFA receiver turns {@code wc.slid} (the AHN of the receiver's
      * own AH for the sender, which the device writes when the datagram arrives) into the AH it
      * named then: with a mark read before the datagram arrived (say before a poll of the receive
      * CQ that then came back short, or before its QP was made), an AH found is the one the device
      * named, and a null says the sender cannot be told (the AH found now may be a newer
      * one than the device named, or none is left), never the wrong AH. Pass
-     * {@link #ahnReuseMark()} read now for the AH that holds the number now. Exact for AHs of
-     * {@code pd} made through this cache only: one made outside it is not seen.
+     * {@link #ahnReuseMark()} read now for the AH that holds the number now. Exact for every AH
+     * made in {@code pd}, also those made outside this cache ({@link ProtectionDomain#createAh},
+     * another cache): the PD stamps each AHN a create in it returns
+     * ({@link ProtectionDomain#ahnUnchangedSince}); an AH made outside this cache is never
+     * returned (null).
      *
      * <p>AHN 0 is a valid number; {@code 0xFFFF} (EFA's "no AH") is never one. An AH that stays
      * live (and keeps its number past the mark) is always found, also while other threads revive
@@ -283,7 +286,8 @@ public final class AddressHandleCache implements AutoCloseable {
      * @param pd           the PD the AH belongs to
      * @param ahn          the AH number ({@code efadv_query_ah}, efadv.h), 0..0xFFFE
      * @param ahnReuseMark a value {@link #ahnReuseMark()} returned, read before {@code ahn} was
-     *                     written; 0 (older than any) refuses every number given again
+     *                     written; 0 (older than any) refuses every number a create in the PD
+     *                     returned again
      * @return a new open handle to that AH, or null if the cache holds no live AH with that
      *         number that has held it since the mark
      * @throws NullPointerException        if {@code pd} is null

@@ -1,8 +1,6 @@
 package org.efaah.cache;
 
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.efaah.verbs.spi.CreatedAh;
 import org.efaah.verbs.ProtectionDomain;
@@ -22,44 +20,34 @@ import org.efaah.verbs.ProtectionDomain;
 /*
  * AHN reuse. The device writes wc.slid when the datagram arrives, and the endpoint reads it
  * later: an AHN found mapped at the read may belong to a newer AH than the one the device named
- * (the older destroyed, its number given again in between). Each slot therefore keeps, besides
- * its entry, the count of reuses when its AHN was last given again ("reused at"): NEVER until an
- * entry is first put there, ONCE for the first, then reuses.incrementAndGet() at each later put,
- * written before the entry so that a reader who sees the entry sees its stamp. A caller holding a
- * mark (reuses, read at a moment before its AHN was written) trusts a slot only if its stamp is
- * not above the mark. Why that is exact:
- *  - a wrong answer needs an AH X of the PD with that AHN alive when the datagram arrived (after
- *    the mark) and a newer Y found at the read; Y's device create followed X's destroy, so Y's
- *    put, and its stamp, came after the mark: above it;
- *  - a slot whose stamp is not above the mark got its entry before the mark and kept it: that
- *    entry held the AHN when the datagram arrived. First puts need no stamp, since no earlier AH
- *    of the cache had the number in this PD (every AH the cache makes is put once LIVE). An AH
- *    made outside the cache, or one a provider destroyed before reporting its AHN, is not seen.
- * Puts to one slot race only for AHs sharing an AHN (a kernel-cached duplicate: the same GID), so
- * the read-then-write of the stamp needs no CAS. Nothing here is on the acquire hit path.
+ * (the older destroyed, its number given again in between, by this cache or by anyone else
+ * creating in the PD). The PD stamps each AHN when a create in it returns that number
+ * (ProtectionDomain.ahnUnchangedSince), before the AH is returned, so before it is put here; a
+ * caller holding a mark (ProtectionDomain.ahnMark, read at a moment before its AHN was written)
+ * gets the entry only if the PD's stamp is not above the mark, read after the entry. Why that is
+ * exact: a wrong answer needs an AH X of the PD with that AHN alive when the datagram arrived
+ * (after the mark) and a newer Y found at the read; Y's create followed X's destroy, so Y's
+ * stamp came after the mark: above it. An entry found with its stamp not above the mark was put
+ * after the last create of its AHN before the mark, and that AH still holds it (an entry is
+ * removed when its AH dies, under its lock, which a look-up of it waits for): it held the AHN
+ * when the datagram arrived. An AH made outside the cache has no entry: its datagrams are
+ * UNKNOWN. Nothing here is on the acquire hit path.
  */
 final class AhnIndex {
     private static final int PAGE_BITS = 8;
     private static final int PAGE_SIZE = 1 << PAGE_BITS;
     private static final int PAGES = (0xFFFF >>> PAGE_BITS) + 1;
 
-    /** A slot's stamp until an entry is first put there, and then, until its AHN is given again. */
-    private static final long NEVER = 0;
-    private static final long ONCE = -1;
-
     private final ConcurrentHashMap<ProtectionDomain, AtomicReferenceArray<Page>> byPd = new ConcurrentHashMap<>();
     /** The PD looked up last, and its pages: most programs use one PD, whose creates and destroys then skip the map. */
     private volatile PdPages last;
-    /** AHNs given to an entry again, after an earlier one of the same PD: the marks callers compare with. */
-    private final AtomicLong reuses = new AtomicLong();
 
     private record PdPages(ProtectionDomain pd, AtomicReferenceArray<Page> pages) {
     }
 
-    /** 256 slots: the entry each AHN maps to, and the reuse count when that AHN was last given again. */
+    /** 256 slots: the entry each AHN maps to. */
     private static final class Page {
         final AtomicReferenceArray<Entry> entries = new AtomicReferenceArray<>(PAGE_SIZE);
-        final AtomicLongArray reusedAt = new AtomicLongArray(PAGE_SIZE);
     }
 
     /** Records a LIVE entry; AHs without an AHN (non-EFA devices) are not indexed. */
@@ -78,9 +66,7 @@ final class AhnIndex {
             pages.compareAndSet(p, null, new Page());
             page = pages.get(p);
         }
-        int i = ahn & (PAGE_SIZE - 1);
-        page.reusedAt.set(i, page.reusedAt.get(i) == NEVER ? ONCE : reuses.incrementAndGet());
-        page.entries.set(i, e);
+        page.entries.set(ahn & (PAGE_SIZE - 1), e);
     }
 
     /** Forgets a DEAD entry, unless its AHN has been mapped to another entry since. */
@@ -91,13 +77,13 @@ final class AhnIndex {
         }
     }
 
-    /** How many times an AHN was given again so far: a mark for {@link #get}. */
+    /** A mark for {@link #get}: {@link ProtectionDomain#ahnMark()}. */
     long reuseMark() {
-        return reuses.get();
+        return ProtectionDomain.ahnMark();
     }
 
     /**
-     * The entry mapped to (pd, ahn), or null, also when that AHN was given to it (or to another)
+     * The entry mapped to (pd, ahn), or null, also when a create in the PD returned that AHN
      * after {@code mark} was read; it may be DEAD by the time the caller looks.
      */
     Entry get(ProtectionDomain pd, int ahn, long mark) {
@@ -105,9 +91,8 @@ final class AhnIndex {
         if (page == null) {
             return null;
         }
-        int i = ahn & (PAGE_SIZE - 1);
-        Entry e = page.entries.get(i);
-        return e != null && page.reusedAt.get(i) <= mark ? e : null; // the stamp after the entry: see the note
+        Entry e = page.entries.get(ahn & (PAGE_SIZE - 1));
+        return e != null && pd.ahnUnchangedSince(ahn, mark) ? e : null; // the stamp after the entry: see the note
     }
 
     private Page page(ProtectionDomain pd, int ahn) {

@@ -3,7 +3,7 @@ package org.efaah.ud;
 /*
  * EFA names a sender by the AHN of the receiver's AH for it, which the device writes into the
  * completion when the datagram arrives; the endpoint looks it up when it polls, and the cache
- * vouches for an AHN only if it gave that number to no new AH since a mark
+ * vouches for an AHN only if no create in the PD returned that number since a mark
  * (AddressHandleCache.ahnReuseMark) read before the datagram arrived. This class tells, for each
  * completion taken from the receive CQ, the newest mark known to be older than its arrival.
  *

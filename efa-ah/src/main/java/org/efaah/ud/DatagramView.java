@@ -34,6 +34,8 @@ public final class DatagramView {
     private int length;
     private boolean valid;
     private boolean resolved;
+    /** The mark {@link #fill} was given. */
+    private long arrivalMark;
     private Gid sourceGid;
     private SourceOrigin origin;
     private int sourceAhn;
@@ -69,28 +71,33 @@ public final class DatagramView {
         this.resolved = true;
     }
 
-    /** At lending, receive lock held: the view now shows {@code wc}'s datagram of {@code payloadLength} bytes. */
-    void lend(WorkCompletion wc, int payloadLength) {
+    /**
+     * When its completion leaves the CQ, receive lock held: the view will show {@code wc}'s datagram
+     * of {@code payloadLength} bytes, once {@link #lendFilled} lends it out; {@code arrivalMark} as
+     * {@link SourceResolver#resolve} takes it.
+     */
+    void fill(WorkCompletion wc, int payloadLength, long arrivalMark) {
         completion.copyFrom(wc);
         length = payloadLength;
+        this.arrivalMark = arrivalMark;
         resolved = false;
         sourceGid = null;
         origin = null;
         sourceAhn = Datagram.NO_AHN;
-        valid = true;
     }
 
     /**
      * Names the sender now, at poll, rather than when first asked: on EFA the slid is an AHN the
      * receiver's PD held at arrival, and by a later read that AH may be gone and its AHN another
-     * peer's. {@code arrivalMark} as {@link SourceResolver#resolve} takes it.
+     * peer's.
      */
-    void resolveAtPoll(long arrivalMark) {
+    void resolveAtPoll() {
         resolver.resolve(this, arrivalMark);
         resolved = true;
     }
 
-    void lendCopied() {
+    /** At lending, receive lock held: a view {@link #fill filled} before, or a copied datagram's. */
+    void lendFilled() {
         valid = true;
     }
 
@@ -194,7 +201,7 @@ public final class DatagramView {
     private void resolve() {
         check();
         if (!resolved) {
-            resolver.resolve(this, 0); // GRH: EFA resolves at poll
+            resolver.resolve(this, arrivalMark); // GRH; on EFA only after a look-up at poll threw
             resolved = true;
         }
     }

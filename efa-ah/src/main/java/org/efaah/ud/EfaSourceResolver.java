@@ -21,15 +21,17 @@ import org.efaah.verbs.WorkCompletion;
 /*
  * The sender as it was at arrival. The AHN is written by the device at arrival and looked up at
  * poll: an AH of this PD destroyed in between, its AHN then given to another peer's new AH, would
- * credit the datagram to that peer. The look-up therefore passes a mark of the cache's AHN reuses
- * read before the datagram arrived (ArrivalMarks): the cache answers only if it gave that AHN to
- * no new AH since, and a datagram it does not answer for is UNKNOWN: its sender was the destroyed
+ * credit the datagram to that peer. The look-up therefore passes a mark of AHN reuses
+ * (ProtectionDomain.ahnMark) read before the datagram arrived (ArrivalMarks): the cache answers
+ * only if no create in the PD (by the cache or anyone else) returned that AHN since, and a
+ * datagram it does not answer for is UNKNOWN: its sender was the destroyed
  * AH's peer or the new one's, and the completion cannot say which (efa_wc_read_sgid answers
  * -ENOENT for a slid that named an AH). Exact both ways (AhnIndex's note): no datagram is
  * credited to the wrong AH, and one whose AHN was not given again since the mark is credited as
  * before. The price is an UNKNOWN for a datagram whose AHN was given again between a mark and its
  * arrival, which only an AH destroyed while its peer still sends can cause, and only until the
- * mark moves on (at the next empty poll, or once the receives posted at the mark completed).
+ * mark moves on: ReceiveSlots empties the CQ at every call and looks each datagram up as it leaves
+ * the CQ, so the mark is the one read at the receiver's call before, however long its backlog.
  * libfabric's RDM protocol tells such datagrams apart by a connection ID its packets carry
  * (efa_av_reverse_lookup_rdm); a datagram here carries the caller's bytes alone.
  */

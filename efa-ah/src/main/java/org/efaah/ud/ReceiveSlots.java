@@ -44,10 +44,16 @@ final class ReceiveSlots {
     private final ArrivalMarks marks;
     /** Receive completions one poll takes at most: the native stub's 64 ({@code EFA_AH_MAX_BATCH}). */
     static final int POLL_BATCH = 64;
-    /** One poll's completions; those from {@link #next} to {@link #filled} are still to be taken. */
-    private final WorkCompletion[] completions;
-    private int next;
-    private int filled;
+    /** One poll's holders, swapped into {@link #taken} (no copy). */
+    private final WorkCompletion[] batch;
+    /**
+     * Completions taken off the CQ and not yet handed out, in CQ order: {@link #count} from
+     * {@link #head}, in a ring of {@code depth} (never full before the CQ is empty: each holds a
+     * receive, and the CQ holds at most the receives still posted).
+     */
+    private final WorkCompletion[] taken;
+    private int head;
+    private int count;
     /** Slots copied out and not yet reposted; reposted {@link #repostBatch} at a time, in one call. */
     private final int[] repostOffsets;
     private final long[] repostSlots;
@@ -86,9 +92,13 @@ final class ReceiveSlots {
         this.resolver = resolver;
         this.marks = new ArrivalMarks(markBeforeQp);
         this.posted = depth; // EndpointResources posted every slot
-        this.completions = new WorkCompletion[Math.min(POLL_BATCH, depth)];
-        for (int i = 0; i < completions.length; i++) {
-            completions[i] = new WorkCompletion();
+        this.batch = new WorkCompletion[Math.min(POLL_BATCH, depth)];
+        for (int i = 0; i < batch.length; i++) {
+            batch[i] = new WorkCompletion();
+        }
+        this.taken = new WorkCompletion[depth];
+        for (int i = 0; i < depth; i++) {
+            taken[i] = new WorkCompletion();
         }
         // At most a quarter of the ring waits for its repost, so three quarters stay posted.
         this.repostBatch = Math.max(1, Math.min(POLL_BATCH, depth / 4));
@@ -122,8 +132,11 @@ final class ReceiveSlots {
             Datagram d = drained.poll();
             if (d != null) {
                 DatagramView v = new DatagramView(d);
-                v.lendCopied();
+                v.lendFilled();
                 return v;
+            }
+            if (efa && count > 0) {
+                takeAllLocked(); // see takeAllLocked: names read now, not when the backlog reaches them
             }
             DatagramView first = null;
             DatagramView last = null;
@@ -201,43 +214,91 @@ final class ReceiveSlots {
     }
 
     /**
-     * Polls until a datagram or an error turns up, or the CQ is empty; a datagram's slot is lent out.
-     * A flush of a QP in the error state is consumed quietly: it only returns the slot, which
-     * recovery reposts. With {@code errorWaits} an error completion stays queued and null is returned,
-     * so that the datagrams lent before it reach the caller first.
+     * Hands out the next completion taken off the CQ, polling when none is left, until a datagram
+     * or an error turns up, or the CQ is empty; a datagram's slot is lent out. A flush of a QP in
+     * the error state is consumed quietly: it only returns the slot, which recovery reposts. With
+     * {@code errorWaits} an error completion stays queued and null is returned, so that the
+     * datagrams lent before it reach the caller first.
      */
     private DatagramView pollLocked(boolean errorWaits) {
         for (;;) {
-            if (next == filled) {
-                next = 0;
-                filled = 0; // first: a poll that throws leaves nothing stale behind
-                if (detached) {
-                    return null;
-                }
-                if (efa) {
-                    marks.beforePoll(resolver.reuseMarkNow(), posted);
-                }
-                filled = receiveCq.poll(completions);
-                marks.afterPoll(filled < completions.length);
-                if (filled == 0) {
+            if (count == 0) {
+                takeAllLocked();
+                if (count == 0) {
                     return null;
                 }
             }
-            WorkCompletion wc = completions[next];
+            WorkCompletion wc = taken[head];
             if (wc.status != WorkCompletion.SUCCESS && errorWaits) {
                 return null;
             }
-            next++;
-            posted--;
-            long arrivalMark = marks.take();
-            DatagramView v = take(wc, arrivalMark);
+            head = head + 1 == taken.length ? 0 : head + 1;
+            count--;
+            DatagramView v = take(wc);
             if (v != null) {
                 return v;
             }
         }
     }
 
-    private DatagramView take(WorkCompletion wc, long arrivalMark) {
+    /*
+     * On EFA takes every completion off the CQ, polling until it is empty, and names each
+     * datagram's sender as it leaves the CQ; elsewhere polls once. Why all, on EFA: the look-up's
+     * mark is known to be older than the arrival (ArrivalMarks), and a datagram is named only if
+     * its AHN was given to no new AH since that mark. A receiver taking fewer datagrams per call
+     * than arrive (a small limit, a handler slower than its senders) keeps a backlog of up to
+     * depth completions. Named as each reached the front of the backlog, every one was looked up
+     * with a mark as old as the backlog (the count rule), and once that age passed the time an AH
+     * keeps its AHN, under churn no datagram was named by AHN at all (EfaSenderAtArrivalTest, on a
+     * loaded machine). Taken and named at every call, a datagram is looked up with a mark read at
+     * the call before (the empty rule: this call's first poll follows that call's short one),
+     * however long the backlog ahead of it.
+     */
+    private void takeAllLocked() {
+        for (;;) {
+            if (detached) {
+                return;
+            }
+            if (efa) {
+                marks.beforePoll(resolver.reuseMarkNow(), posted);
+            }
+            int n = receiveCq.poll(batch);
+            int first = count;
+            for (int i = 0; i < n; i++) {
+                WorkCompletion wc = batch[i];
+                int at = at(count);
+                batch[i] = taken[at];
+                taken[at] = wc;
+                count++;
+                posted--;
+                if (wc.status == WorkCompletion.SUCCESS) {
+                    views[(int) wc.wrId].fill(wc, Math.max(0, wc.byteLength - prefix), marks.take());
+                } else {
+                    marks.take();
+                }
+            }
+            // All kept before any look-up: one that throws loses no datagram (the rest resolve when read).
+            for (int i = first; efa && i < count; i++) {
+                WorkCompletion wc = taken[at(i)];
+                if (wc.status == WorkCompletion.SUCCESS) {
+                    views[(int) wc.wrId].resolveAtPoll();
+                }
+            }
+            // With no receive left posted the CQ is as empty as after a short poll.
+            boolean empty = n < batch.length || posted == 0;
+            marks.afterPoll(empty);
+            if (empty || !efa) {
+                return; // elsewhere no mark: one poll, as many as were asked for
+            }
+        }
+    }
+
+    /** The ring index of the {@code i}th completion from the head. */
+    private int at(int i) {
+        return head + i < taken.length ? head + i : head + i - taken.length;
+    }
+
+    private DatagramView take(WorkCompletion wc) {
         int slot = (int) wc.wrId;
         if (wc.status != WorkCompletion.SUCCESS) {
             boolean inError = recovery.checkQpState();
@@ -251,10 +312,7 @@ final class ReceiveSlots {
             throw new WorkCompletionException("receive", wc.status, wc.vendorError, efa);
         }
         DatagramView v = views[slot];
-        v.lend(wc, Math.max(0, wc.byteLength - prefix));
-        if (efa) {
-            v.resolveAtPoll(arrivalMark);
-        }
+        v.lendFilled();
         lent[slot] = true;
         received.setOpaque(received.getOpaque() + 1);
         return v;
@@ -313,8 +371,8 @@ final class ReceiveSlots {
     void discardLocked() {
         detached = true;
         marks.qpDiscarded();
-        next = 0;
-        filled = 0;
+        head = 0;
+        count = 0;
         posted = 0;
         reposts = 0;
     }

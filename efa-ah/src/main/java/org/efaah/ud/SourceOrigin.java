@@ -17,7 +17,7 @@ public enum SourceOrigin {
     COMPLETION_GID,
     /**
      * Not known: on EFA an AHN the cache does not hold (an AH made outside it, or destroyed before
-     * the poll), an AHN the cache gave to a new AH between the datagram's arrival and its poll (the
+     * the poll), an AHN a create in the PD returned between the datagram's arrival and its poll (the
      * sender was the old AH's peer or the new one's: {@link Datagram#sourceAhn()} still tells the
      * number), or an unknown sender on a device whose CQ cannot report the GID; elsewhere a
      * completion without a GRH.

@@ -74,6 +74,16 @@ import org.efaah.verbs.VerbsException;
  * InfiniBand and RoCE, from the AHN in the completion (or the GID the completion carries, for a
  * sender without an AH here) on EFA; see {@link Datagram#origin()}.
  *
+ * <p><b>On EFA, AHs made outside the endpoint's cache.</b> The device names a sender by the AHN
+ * of the endpoint PD's AH for it, whoever made that AH, and the endpoint names by AHN only AHs its
+ * cache holds. An AH made in the endpoint's PD outside that cache
+ * ({@link org.efaah.verbs.ProtectionDomain#createAh}, or a second cache on that PD) costs: the
+ * datagrams that arrive while it is the PD's AH for their sender are delivered with the sender
+ * UNKNOWN (and no reply is possible from them); and each create in the PD that returns an AHN
+ * already given in it makes datagrams under that AHN UNKNOWN until the receiver's next call (see
+ * {@link org.efaah.verbs.ProtectionDomain#createAh}). None is credited to the wrong peer. Make
+ * the PD's AHs through the endpoint's cache alone to have every sender named.
+ *
  * <p><b>Waiting.</b> No lock is held while waiting: {@link #receive}, a {@link #send} waiting for
  * a free slot, {@link #flush} and {@link #close} poll under a lock held only for the poll, and
  * wait outside it. {@code receive}, {@code send} and {@code flush} spin for

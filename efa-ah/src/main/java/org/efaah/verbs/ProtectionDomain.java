@@ -32,6 +32,7 @@ public final class ProtectionDomain implements AutoCloseable {
     private int liveAhs;                   // guarded by ahLock
     private final Set<MemoryRegion> memoryRegions = ConcurrentHashMap.newKeySet();
     private final Set<UdQueuePair> queuePairs = ConcurrentHashMap.newKeySet();
+    private final AhnGenerations ahns = new AhnGenerations();
 
     ProtectionDomain(Device device, long handle) {
         this.device = device;
@@ -62,6 +63,16 @@ public final class ProtectionDomain implements AutoCloseable {
      * call reaches the provider: deduplication is the job of
      * {@code org.efaah.cache.AddressHandleCache}, which applications should use instead.
      *
+     * <p>On EFA, what an AH made here outside the cache costs a {@code UdEndpoint} of this PD: the
+     * device names a sender by the AHN of this PD's AH for it, whoever made that AH, and the cache
+     * names only its own, so a datagram that arrives while this AH is the PD's AH for its sender
+     * is delivered with its sender UNKNOWN (the completion carries no GID then). And every create
+     * in the PD that returns an AHN already given in it (a number freed by a destroy and given
+     * again, or the kernel's cached AH for a GID the cache also holds) makes the datagrams already
+     * received under that AHN UNKNOWN until the receiver's next call, as does every first create
+     * of an AHN once a create in this PD has failed (it may have made an AH with a number never
+     * reported). No datagram is ever credited to the wrong peer ({@link #ahnUnchangedSince}).
+     *
      * @throws NullPointerException     if {@code attributes} is null
      * @throws IllegalArgumentException if a device-dependent field is out of range
      * @throws IllegalStateException    if this PD is closed
@@ -79,7 +90,14 @@ public final class ProtectionDomain implements AutoCloseable {
             try {
                 created = device.provider().createAh(handle, resolved);
             } catch (VerbsException e) {
+                ahns.createFailed();
                 throw e.withContext(FailureContext.createAh(this, resolved, e));
+            } catch (RuntimeException | Error e) {
+                ahns.createFailed();
+                throw e;
+            }
+            if (created.ahn() != CreatedAh.NO_AHN) {
+                ahns.given(created.ahn()); // before anyone can index the AH, or destroy it
             }
             HardwareAddressHandle ah = new HardwareAddressHandle(this, created.handle(), created.ahn(), resolved);
             link(ah);
@@ -176,6 +194,33 @@ public final class ProtectionDomain implements AutoCloseable {
             queuePairs.add(qp);
             return qp;
         })));
+    }
+
+    /**
+     * A mark for {@link #ahnUnchangedSince}: a count, over every PD of this process, of the
+     * creates that returned an AHN already given in their PD. It only grows, from 0. One volatile
+     * read, no lock. Thread-safe.
+     *
+     * @return the count now, 0 or more
+     */
+    public static long ahnMark() {
+        return AhnGenerations.GIVEN.get();
+    }
+
+    /**
+     * On EFA, whether the AH of this PD that has AHN {@code ahn} now is the one that had it when
+     * {@code mark} was read: true if no create in this PD returned that AHN after the mark, or
+     * only its first create in this PD did and no create in it had failed. Exact for every AH
+     * made in this PD (all are made by {@link #createAh}, whoever calls it): with a mark read
+     * before the device wrote {@code wc.slid}, true means the AH holding that AHN now (if any)
+     * is the one the device named. Lock-free. Thread-safe.
+     *
+     * @param ahn  the AH number, 0..0xFFFE; another value answers false
+     * @param mark a value {@link #ahnMark()} returned
+     * @return whether the AHN has named one AH of this PD since the mark
+     */
+    public boolean ahnUnchangedSince(int ahn, long mark) {
+        return ahns.unchangedSince(ahn, mark);
     }
 
     /** Called by {@link HardwareAddressHandle#destroy()} with the AH's own lock held. */

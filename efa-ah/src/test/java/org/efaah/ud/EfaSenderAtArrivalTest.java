@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -14,11 +15,18 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BiFunction;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
 import org.efaah.verbs.AddressHandleAttributes;
+import org.efaah.verbs.Device;
+import org.efaah.verbs.Errno;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.ProtectionDomain;
+import org.efaah.verbs.VerbsException;
+import org.efaah.verbs.mock.MockConfig;
+import org.efaah.verbs.mock.MockVerbsProvider;
+import org.efaah.verbs.spi.CreatedAh;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -173,6 +181,51 @@ class EfaSenderAtArrivalTest {
     }
 
     /**
+     * Issue 33, of the kind "a receiver behind its senders still names them by AHN": a receiver
+     * reading fewer datagrams per call than are queued looked each up with a mark as old as the
+     * queue ahead of it, so a datagram that arrived under an AH made before the receiver's last
+     * call was UNKNOWN (under churn, on a loaded machine, every one was: the churn test below).
+     * Here the receive CQ never comes back empty before they are read.
+     */
+    @Test
+    void aDatagramQueuedBehindABacklogIsNamedByTheAhItArrivedUnder() throws Exception {
+        try (MockEndpoints f = new MockEndpoints(3)) {
+            ProtectionDomain pdR = f.pd(0);
+            // 8 receives, reposted 2 at a time.
+            UdEndpoint receiver = f.endpoint(pdR, UdEndpoint.Options.defaults().withDepths(64, 8));
+            UdEndpoint a = f.endpoint(f.pd(1), UdEndpoint.Options.defaults());
+            UdEndpoint b = f.endpoint(f.pd(2), UdEndpoint.Options.defaults());
+            // B's AH takes an AHN and gives it back: A's AH below gets it again, a reuse.
+            f.cache.acquire(pdR, to(b)).close();
+            f.cache.invalidate(pdR, b.address().gid());
+            for (int i = 0; i < 8; i++) {
+                a.send(receiver.address(), ByteBuffer.wrap(new byte[] {0}));
+            }
+            List<SourceOrigin> before = new ArrayList<>();
+            assertEquals(2, receiver.poll(v -> before.add(v.origin()), 2)); // 2 receives posted again
+            try (AddressHandle toA = f.cache.acquire(pdR, to(a))) {
+                assertEquals(1, receiver.poll(v -> before.add(v.origin()), 1));
+                a.send(receiver.address(), ByteBuffer.wrap(new byte[] {1}));
+                a.send(receiver.address(), ByteBuffer.wrap(new byte[] {1}));
+                List<String> after = new ArrayList<>();
+                while (before.size() + after.size() < 10) {
+                    assertEquals(1, receiver.poll(v -> {
+                        if (v.payload().get(0) == 0) {
+                            before.add(v.origin());
+                        } else {
+                            after.add(v.origin() + " " + v.sourceGid() + " AHN " + v.sourceAhn());
+                        }
+                    }, 1), "datagrams read: " + before + " " + after);
+                }
+                assertEquals(List.of(SourceOrigin.COMPLETION_GID), before.stream().distinct().toList(),
+                        "sent before the receiver had an AH for A");
+                String named = SourceOrigin.AHN + " " + a.address().gid() + " AHN " + toA.ahn();
+                assertEquals(List.of(named, named), after, "sent after the receiver's AH for A and its last call");
+            }
+        }
+    }
+
+    /**
      * A only sends; the receiver's AH to A and one to B (who never sends) take turns at one AHN
      * while datagrams arrive and wait in the CQ: none may be credited to B.
      */
@@ -228,6 +281,136 @@ class EfaSenderAtArrivalTest {
             assertTrue(received >= 1000 && turns.get() >= 40, seen);
             assertEquals(0, creditedToB[0], "credited to B (" + gidB + "), who sent nothing; " + seen);
             assertTrue(origins.getOrDefault(SourceOrigin.AHN, 0) > 0, "some named by AHN: " + seen);
+        }
+    }
+
+    /**
+     * Issue 33 section 3, of the kind "on EFA a datagram names its sender exactly or UNKNOWN,
+     * whoever made the AHs of the receiver's PD": an AH made in that PD outside the endpoint's
+     * cache, then destroyed, its AHN then given to the cache's AH for another peer. The cache
+     * trusted its own first AH with that number for every mark, and credited the datagram to B.
+     */
+    @Test
+    void aDatagramThatArrivedUnderAnAhMadeByCreateAhIsNotCreditedToTheCachesNextAhWithItsAhn() throws Exception {
+        outsideAhThenCacheAh((pdR, peer) -> pdR.createAh(to(peer))::destroy);
+    }
+
+    @Test
+    void aDatagramThatArrivedUnderASecondCachesAhIsNotCreditedToTheFirstCachesNextAhWithItsAhn() throws Exception {
+        AddressHandleCache second = AddressHandleCache.builder().build();
+        try {
+            outsideAhThenCacheAh((pdR, peer) -> {
+                AddressHandle held = second.acquire(pdR, to(peer));
+                return () -> {
+                    held.close();
+                    second.invalidateAll();
+                };
+            });
+        } finally {
+            second.close();
+        }
+    }
+
+    /**
+     * Of the same kind, an AH the PD never saw: a create that made a hardware AH, had a datagram
+     * arrive under it, then undid it and failed (as the native stub does when efadv_query_ah
+     * fails, reporting it as ibv_create_ah's failure). The AHN it held goes to the cache's AH for
+     * B, the first create in the PD to return it: not to be trusted after a failed create.
+     */
+    @Test
+    void aDatagramThatArrivedUnderAnAhWhoseCreateFailedIsNotCreditedToTheNextAhWithItsAhn() throws Exception {
+        Runnable[] duringFailedCreate = {null};
+        class HalfCreates extends org.efaah.verbs.ForwardingVerbsProvider {
+            HalfCreates(MockVerbsProvider mock) {
+                super(mock);
+            }
+
+            @Override
+            public CreatedAh createAh(long pd, AddressHandleAttributes attributes) {
+                Runnable during = duringFailedCreate[0];
+                duringFailedCreate[0] = null;
+                CreatedAh created = super.createAh(pd, attributes);
+                if (during == null) {
+                    return created;
+                }
+                during.run();
+                super.destroyAh(created.handle());
+                throw new VerbsException("ibv_create_ah", Errno.EIO, "efadv_query_ah failed");
+            }
+        }
+        MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder().deviceCount(3).build());
+        HalfCreates provider = new HalfCreates(mock);
+        try (AddressHandleCache cache = AddressHandleCache.builder().build();
+             Device d0 = Device.open(provider, "efa_0"); Device d1 = Device.open(provider, "efa_1");
+             Device d2 = Device.open(provider, "efa_2");
+             ProtectionDomain pdR = d0.allocatePd(); ProtectionDomain pdA = d1.allocatePd();
+             ProtectionDomain pdB = d2.allocatePd()) {
+            try (UdEndpoint receiver = UdEndpoint.open(pdR, cache, UdEndpoint.Options.defaults());
+                 UdEndpoint a = UdEndpoint.open(pdA, cache, UdEndpoint.Options.defaults());
+                 UdEndpoint b = UdEndpoint.open(pdB, cache, UdEndpoint.Options.defaults());
+                 AddressHandle aToReceiver = cache.acquire(pdA, to(receiver))) {
+                duringFailedCreate[0] = () -> a.send(aToReceiver, receiver.address(), ByteBuffer.allocate(8));
+                assertThrows(VerbsException.class, () -> pdR.createAh(to(a)));
+                assertTrue(a.flush(WAIT_SECONDS, TimeUnit.SECONDS));
+                try (AddressHandle toB = cache.acquire(pdR, to(b))) {
+                    Datagram d = receiver.receive(WAIT_SECONDS, TimeUnit.SECONDS);
+                    assertEquals(toB.ahn(), d.sourceAhn(), "the mock gives the freed AHN again");
+                    assertEquals(SourceOrigin.UNKNOWN, d.origin(), "sent by A (" + a.address().gid() + "), named "
+                            + d.sourceGid() + "; B is " + b.address().gid());
+                }
+            }
+        }
+    }
+
+    /**
+     * The same sequence on RoCE, where an AHN names nothing: the sender is named by the GRH its
+     * datagram carries, exactly, whoever made the receiver PD's AHs.
+     */
+    @Test
+    void onRoceADatagramThatArrivedUnderAnAhMadeByCreateAhIsNamedByItsGrh() throws Exception {
+        MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder().deviceCount(3).efa(false).build());
+        try (AddressHandleCache cache = AddressHandleCache.builder().build();
+             Device d0 = Device.open(mock, "roce_0"); Device d1 = Device.open(mock, "roce_1");
+             Device d2 = Device.open(mock, "roce_2");
+             ProtectionDomain pdR = d0.allocatePd(); ProtectionDomain pdA = d1.allocatePd();
+             ProtectionDomain pdB = d2.allocatePd()) {
+            try (UdEndpoint receiver = UdEndpoint.open(pdR, cache, UdEndpoint.Options.defaults());
+                 UdEndpoint a = UdEndpoint.open(pdA, cache, UdEndpoint.Options.defaults());
+                 UdEndpoint b = UdEndpoint.open(pdB, cache, UdEndpoint.Options.defaults())) {
+                org.efaah.verbs.HardwareAddressHandle outside = pdR.createAh(to(a));
+                a.send(receiver.address(), ByteBuffer.allocate(8));
+                assertTrue(a.flush(WAIT_SECONDS, TimeUnit.SECONDS));
+                outside.destroy();
+                try (AddressHandle toB = cache.acquire(pdR, to(b))) {
+                    Datagram d = receiver.receive(WAIT_SECONDS, TimeUnit.SECONDS);
+                    assertEquals(SourceOrigin.GRH, d.origin());
+                    assertEquals(a.address().gid(), d.sourceGid());
+                }
+            }
+        }
+    }
+
+    /** A sends one datagram under an AH {@code outside} made in the receiver's PD; that AH goes, the cache's AH to B takes its AHN. */
+    private static void outsideAhThenCacheAh(BiFunction<ProtectionDomain, UdEndpoint, Runnable> outside) throws Exception {
+        try (MockEndpoints f = new MockEndpoints(3)) {
+            ProtectionDomain pdR = f.pd(0);
+            UdEndpoint receiver = f.endpoint(pdR, UdEndpoint.Options.defaults());
+            UdEndpoint a = f.endpoint(f.pd(1), UdEndpoint.Options.defaults());
+            UdEndpoint b = f.endpoint(f.pd(2), UdEndpoint.Options.defaults());
+            Runnable destroy = outside.apply(pdR, a);
+            a.send(receiver.address(), ByteBuffer.allocate(8));
+            a.flush(WAIT_SECONDS, TimeUnit.SECONDS);
+            int[] liveBefore = f.mock.liveAhns(0);
+            destroy.run();
+            try (AddressHandle toB = f.cache.acquire(pdR, to(b))) {
+                assertTrue(Arrays.stream(liveBefore).anyMatch(n -> n == toB.ahn()),
+                        "the mock gives the freed AHN " + Arrays.toString(liveBefore) + " again: " + toB.ahn());
+                Datagram d = receiver.receive(WAIT_SECONDS, TimeUnit.SECONDS);
+                assertEquals(toB.ahn(), d.sourceAhn(), "the AHN the device wrote");
+                assertEquals(SourceOrigin.UNKNOWN, d.origin(), "sent by A (" + a.address().gid() + "), named "
+                        + d.sourceGid() + "; B is " + b.address().gid());
+                assertNull(d.sourceGid());
+            }
         }
     }
 

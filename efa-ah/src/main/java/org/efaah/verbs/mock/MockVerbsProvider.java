@@ -316,7 +316,8 @@ public final class MockVerbsProvider
             // (efa_address_handle), which the kernel's efa_create_ah has from the device's create
             // command; the device's choice is not public. Lowest free first is the worst case for
             // a reader of wc.slid (a destroyed AH's number is the next one given); the EFA double
-            // (src/test/native/efa-double, ibv_create_ah) models the other end, round robin.
+            // (src/test/native/efa-double, ibv_create_ah) has it and the other end, round robin,
+            // by its switch EFA_DOUBLE_AHN.
             int ahn = d.ahns.nextClearBit(0);
             d.ahns.set(ahn);
             d.liveHardware++;
