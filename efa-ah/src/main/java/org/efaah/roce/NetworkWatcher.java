@@ -56,13 +56,16 @@ final class NetworkWatcher {
     private static final Map<Object, NetworkWatcher> WATCHERS = new IdentityHashMap<>();
 
     private final VerbsProvider provider;
+    /** The key of this watcher in {@link #WATCHERS}. */
+    private final Object source;
     private final List<RoceNetwork.Subscription> subscriptions = new CopyOnWriteArrayList<>();
     private Reader reader; // guarded by WATCHERS
     /** Why the last start of a reader failed (not EOPNOTSUPP), until one starts; guarded by WATCHERS. */
     private VerbsException startFailure;
 
-    private NetworkWatcher(VerbsProvider provider) {
+    private NetworkWatcher(VerbsProvider provider, Object source) {
         this.provider = provider;
+        this.source = source;
     }
 
     /**
@@ -104,7 +107,7 @@ final class NetworkWatcher {
                 return;
             }
             NetworkWatcher watcher = WATCHERS.computeIfAbsent(provider.networkChanges().networkSource(),
-                    source -> new NetworkWatcher(provider));
+                    source -> new NetworkWatcher(provider, source));
             s.watcher = watcher;
             watcher.subscriptions.add(s);
             if (watcher.reader == null) {
@@ -115,28 +118,32 @@ final class NetworkWatcher {
 
     /**
      * Ends {@code s}, once: the last one of a watcher forgets it and stops its reader, waiting for
-     * it outside the lock.
+     * it outside the lock. A call that finds {@code s} ended while that stop is under way waits for
+     * it as well (a second close, or the device's close listener beside the user's close): no close
+     * returns while the reader it stopped may still be delivering to the device's listeners.
      *
      * @return false when {@code s} had ended already
      */
     static boolean unsubscribe(RoceNetwork.Subscription s) {
-        Reader stopping = null;
+        BackgroundReader stopping;
+        boolean first;
         synchronized (WATCHERS) {
-            if (s.ended) {
-                return false;
+            first = !s.ended;
+            if (first) {
+                s.ended = true;
+                NetworkWatcher w = s.watcher;
+                if (w != null && w.subscriptions.remove(s) && w.subscriptions.isEmpty()) {
+                    s.stoppedReader = w.reader == null ? null : w.reader.thread;
+                    w.reader = null;
+                    WATCHERS.remove(w.source, w);
+                }
             }
-            s.ended = true;
-            NetworkWatcher w = s.watcher;
-            if (w != null && w.subscriptions.remove(s) && w.subscriptions.isEmpty()) {
-                stopping = w.reader;
-                w.reader = null;
-                WATCHERS.remove(w.provider.networkChanges().networkSource(), w);
-            }
+            stopping = s.stoppedReader;
         }
         if (stopping != null) {
-            stopping.stop();
+            stopping.stop(); // idempotent: each caller waits (5 s at most, until interrupted) for the one stop
         }
-        return true;
+        return first;
     }
 
     /**

@@ -139,6 +139,8 @@ public final class RoceNetwork {
         NetworkWatcher watcher;
         /** Written under the watchers' lock; read without it by the reader, to skip an ended one. */
         volatile boolean ended;
+        /** The reader this subscription's end stopped, being the last; guarded by the watchers' lock. */
+        org.efaah.internal.BackgroundReader stoppedReader;
         /*
          * Runs under the closing device's lock, before it frees anything, and may join the reader
          * (the last subscription). The reader takes no lock of the device: the GID tables are read
@@ -175,7 +177,7 @@ public final class RoceNetwork {
          * Ends the subscription: its listener hears nothing more once this returns, except an
          * event being delivered right now. The last subscription of a network stops its reader
          * thread, waiting for it (5 s at most; an interrupt ends the wait and the thread still
-         * stops). Idempotent.
+         * stops). Idempotent: a close while another is stopping the reader waits for it too.
          */
         @Override
         public void close() {
