@@ -63,6 +63,8 @@ public final class Device implements AutoCloseable {
     private final List<Consumer<? super DeviceEvent>> eventListeners = new CopyOnWriteArrayList<>();
     private final List<Consumer<? super Device>> closeListeners = new CopyOnWriteArrayList<>();
     private volatile DeviceEventReader eventReader;
+    /** Why the device has no event reader (the provider's EOPNOTSUPP, or its refusal); null when it has one. */
+    private volatile String noEventReader;
     private volatile DeviceEvent fatalEvent;
     private volatile boolean closeOnFatal;
 
@@ -109,7 +111,8 @@ public final class Device implements AutoCloseable {
                 linkLayers[port] = p.linkLayer();
             }
             Device device = new Device(provider, context, attributes, lengths, linkLayers);
-            device.eventReader = DeviceEventReader.start(provider, context, attributes.name(), device::onAsyncEvent);
+            device.eventReader = DeviceEventReader.start(provider, context, attributes.name(), device::onAsyncEvent,
+                    why -> device.noEventReader = why);
             return device;
         } catch (RuntimeException e) {
             try {
@@ -167,7 +170,8 @@ public final class Device implements AutoCloseable {
      * {@code efadv_query_device(3)}: the EFA device's queue limits and capabilities.
      *
      * @return the attributes, read anew at each call
-     * @throws VerbsException         EOPNOTSUPP, naming the device, if it is not EFA
+     * @throws VerbsException         EOPNOTSUPP, naming the device, if it is not EFA; EOPNOTSUPP where
+     *                                the provider has no EFA extensions ({@code efa()})
      * @throws IllegalStateException  if the device is closed
      */
     public EfaDeviceAttributes efaAttributes() {
@@ -615,11 +619,19 @@ public final class Device implements AutoCloseable {
     }
 
     /**
-     * The health of this device's background reader of asynchronous events; empty when it has none.
+     * The health of this device's background reader of asynchronous events; DEGRADED, with the
+     * provider's reason, when it has none (a provider without the asyncEvents facet): nothing then
+     * reports a DEVICE_FATAL, a port error or a GID change.
      */
     List<org.efaah.health.HealthCheck> readerHealth() {
         DeviceEventReader reader = eventReader;
-        return reader == null ? List.of() : List.of(reader.health(name()));
+        if (reader != null) {
+            return List.of(reader.health(name()));
+        }
+        String why = noEventReader;
+        return why == null ? List.of() : List.of(new HealthCheck("event_reader", name(), HealthStatus.DEGRADED, 0, 1,
+                "no asynchronous events are read (" + why + "): DEVICE_FATAL, port errors and GID changes go unseen"
+                        + " until a call fails, and a default sgid_index is not chosen again after a GID change"));
     }
 
     /**
@@ -728,7 +740,8 @@ public final class Device implements AutoCloseable {
      * The health of this device, asked of it now: open and not fatal; every port active, queried
      * with {@code ibv_query_port(3)} rather than remembered from events (EFA raises no port
      * events); the AHs and PDs made through this object against {@code max_ah} and {@code max_pd};
-     * its reader of asynchronous events, DEGRADED with the cause while its reads fail (the RoCE
+     * its reader of asynchronous events, DEGRADED with the cause while its reads fail or when there
+     * is none (the provider reads no events, or refused the channel) (the RoCE
      * network reader's health is its subscription's, {@code org.efaah.roce}). Checks that cannot be
      * asked of a closed or fatal device are left out. Never throws for a failing device: a failed
      * query is a DOWN check with its errno. Thread-safe.
