@@ -528,6 +528,12 @@ public final class Device implements AutoCloseable {
             long channel;
             long handle;
             try {
+                /*
+                 * A CQ of another facet is polled and destroyed through the datagram path
+                 * (DatagramVerbs.pollCq, destroyCq): without it, make none, rather than one no
+                 * close can free.
+                 */
+                provider.datagrams();
                 channel = provider.completionChannels().createCompletionChannel(context);
                 try {
                     handle = withSourceGid ? provider.efa().createCqWithSourceGid(context, entries, channel)
@@ -569,6 +575,7 @@ public final class Device implements AutoCloseable {
         return creating("efadv_create_cq", () -> {
             long handle;
             try {
+                provider.datagrams(); // destroyed through it, as in createOnChannel
                 handle = provider.efa().createCqWithSourceGid(context, entries);
             } catch (VerbsException e) {
                 throw e.withContext(FailureContext.resource(this, null));

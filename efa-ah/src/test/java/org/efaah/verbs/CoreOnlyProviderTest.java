@@ -8,12 +8,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ch.qos.logback.classic.Level;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import java.util.stream.Stream;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
 import org.efaah.fixture.LogCapture;
@@ -35,7 +38,9 @@ import org.efaah.verbs.spi.NetworkVerbs;
 import org.efaah.verbs.spi.VerbsProvider;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * A provider written against the SPI's core alone (docs/api.md, "Packages"), or the core and some
@@ -230,6 +235,83 @@ class CoreOnlyProviderTest {
              AddressHandle a = cache.acquire(pd, AddressHandleAttributes.forGid(
                      kind == Kind.EFA ? "fe80::efa:0:0:99" : "2001:db8:7::99"))) {
             assertEquals(kind == Kind.EFA ? 0 : 2, a.hardware().attributes().sgidIndex());
+            assertEquals(List.of(), log.messages(Level.WARN));
+        }
+    }
+
+    static Stream<Arguments> everyKindAndSetOfFacets() {
+        List<Class<?>> all = List.of(DatagramVerbs.class, CompletionChannelVerbs.class, AsyncEventVerbs.class,
+                NetworkVerbs.class, EfaVerbs.class);
+        List<Arguments> out = new ArrayList<>();
+        for (Kind kind : Kind.values()) {
+            for (int mask = 0; mask < 1 << all.size(); mask++) {
+                Set<Class<?>> offered = new HashSet<>();
+                for (int i = 0; i < all.size(); i++) {
+                    if ((mask & 1 << i) != 0) {
+                        offered.add(all.get(i));
+                    }
+                }
+                out.add(Arguments.of(kind, offered));
+            }
+        }
+        return out.stream();
+    }
+
+    /**
+     * Every set of facets on every device kind, through every user path: a cache's acquire,
+     * inspection and health, a RoceNetwork subscription, device event listeners, and an endpoint,
+     * which opens where the datagram path is offered (SRD where the EFA extensions are too) and then
+     * sends and receives, and otherwise answers EOPNOTSUPP. Nothing throws but that EOPNOTSUPP,
+     * nothing warns, and the health names each facet missing that matters.
+     */
+    @ParameterizedTest(name = "{0} with {1}")
+    @MethodSource("everyKindAndSetOfFacets")
+    void everySetOfFacetsServesEveryPathItAllows(Kind kind, Set<Class<?>> offered) {
+        Partial p = new Partial(kind, offered, true);
+        try (LogCapture log = LogCapture.of(Device.class, DeviceEventReader.class, RoceNetwork.class,
+                AddressHandleCache.class, UdEndpoint.class);
+             Device d = Device.openFirst(p); ProtectionDomain pd = d.allocatePd();
+             AddressHandleCache cache = AddressHandleCache.create()) {
+            List<DeviceEvent> events = new CopyOnWriteArrayList<>();
+            d.addEventListener(events::add);
+            try (AddressHandle a = cache.acquire(pd, kind.peer());
+                 AddressHandle b = cache.acquire(pd, kind.peer().toBuilder().sgidIndex(kind == Kind.EFA ? 0 : 2)
+                         .build())) {
+                assertEquals(a.nativeHandle(), b.nativeHandle());
+                assertEquals(1, cache.inspection().entries(e -> true, 10).size());
+            }
+            HealthReport health = cache.inspection().health();
+            assertEquals(offered.contains(AsyncEventVerbs.class) ? HealthStatus.UP : HealthStatus.DEGRADED,
+                    check(health, "event_reader").orElseThrow(() -> new AssertionError(health.toString())).status());
+            Optional<HealthCheck> network = check(health, "network_reader");
+            if (kind == Kind.EFA) {
+                assertEquals(Optional.empty(), network);
+            } else if (!offered.contains(NetworkVerbs.class)) {
+                assertEquals(HealthStatus.DEGRADED, network.orElseThrow().status());
+            }
+            try (RoceNetwork.Subscription s = RoceNetwork.subscribe(d, e -> { })) {
+                assertEquals(kind == Kind.ROCE && !offered.contains(NetworkVerbs.class), s.health().map(
+                        c -> c.status() == HealthStatus.DEGRADED).orElse(false), () -> s.health().toString());
+            }
+            for (QueuePairType transport : QueuePairType.values()) {
+                boolean opens = offered.contains(DatagramVerbs.class)
+                        && (transport == QueuePairType.UD || kind == Kind.EFA && offered.contains(EfaVerbs.class));
+                UdEndpoint.Options options = UdEndpoint.Options.defaults().withTransport(transport);
+                if (!opens) {
+                    VerbsException e = assertThrows(VerbsException.class, () -> UdEndpoint.open(pd, cache, options)
+                            .close(), transport.toString());
+                    assertEquals(Errno.EOPNOTSUPP, e.errno(), e.getMessage());
+                    continue;
+                }
+                try (UdEndpoint endpoint = UdEndpoint.open(pd, cache, options)) {
+                    byte[] sent = {7, (byte) transport.ordinal()};
+                    endpoint.send(endpoint.address(), ByteBuffer.wrap(sent));
+                    Datagram received = endpoint.receive(10, TimeUnit.SECONDS);
+                    assertNotNull(received, transport + ": the datagram came back within 10 s");
+                    assertArrayEquals(sent, received.payload());
+                }
+            }
+            assertEquals(List.of(), events, "nothing happened to the device");
             assertEquals(List.of(), log.messages(Level.WARN));
         }
     }
