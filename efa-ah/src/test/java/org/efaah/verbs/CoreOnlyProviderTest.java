@@ -311,8 +311,28 @@ class CoreOnlyProviderTest {
                     assertArrayEquals(sent, received.payload());
                 }
             }
-            assertEquals(List.of(), events, "nothing happened to the device");
+            // A GID change: heard (and the source GID chosen again) where the provider reads events, else unseen.
+            p.mock.raiseEvent(d.name(), DeviceEvent.Kind.GID_CHANGE, 1);
+            if (offered.contains(AsyncEventVerbs.class)) {
+                for (int i = 0; i < 2000 && events.isEmpty(); i++) {
+                    sleepMillis(5);
+                }
+                assertEquals(List.of(DeviceEvent.Kind.GID_CHANGE), events.stream().map(DeviceEvent::kind).toList());
+            } else {
+                assertEquals(List.of(), events, "no event reader, no event");
+            }
+            assertEquals(kind == Kind.EFA ? 0 : 2, d.resolve(AddressHandleAttributes.forGid(
+                    kind == Kind.EFA ? "fe80::efa:0:0:99" : "2001:db8:7::99")).sgidIndex());
             assertEquals(List.of(), log.messages(Level.WARN));
+        }
+    }
+
+    private static void sleepMillis(long ms) {
+        try {
+            TimeUnit.MILLISECONDS.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
         }
     }
 
