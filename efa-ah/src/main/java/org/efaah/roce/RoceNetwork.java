@@ -75,12 +75,12 @@ public final class RoceNetwork {
             s.ended = true;
             return s;
         }
+        s.unfollowed = NetworkWatcher.absence(device.provider());
         /*
          * The close listener goes first: a close that has not begun its listeners yet ends the
          * subscription itself; one already past them is seen by isClosed below, which waits for
          * it. An end that comes before the watcher has the subscription keeps it from joining.
          */
-        s.unfollowed = NetworkWatcher.absence(device.provider());
         device.addCloseListener(s.onDeviceClose);
         if (s.unfollowed != null) {
             LOG.debug("device {}: network not followed: {}", device.name(), s.unfollowed);
