@@ -56,13 +56,16 @@ final class NetworkWatcher {
     private static final Map<Object, NetworkWatcher> WATCHERS = new IdentityHashMap<>();
 
     private final VerbsProvider provider;
+    /** The key of this watcher in {@link #WATCHERS}. */
+    private final Object source;
     private final List<RoceNetwork.Subscription> subscriptions = new CopyOnWriteArrayList<>();
     private Reader reader; // guarded by WATCHERS
-    /** Why the last start of a reader failed (not EOPNOTSUPP), until one starts; guarded by WATCHERS. */
+    /** Why the last start of a reader failed (EOPNOTSUPP included), until one starts; guarded by WATCHERS. */
     private VerbsException startFailure;
 
-    private NetworkWatcher(VerbsProvider provider) {
+    private NetworkWatcher(VerbsProvider provider, Object source) {
         this.provider = provider;
+        this.source = source;
     }
 
     /**
@@ -99,12 +102,12 @@ final class NetworkWatcher {
      */
     static void subscribe(RoceNetwork.Subscription s) {
         VerbsProvider provider = s.device.provider();
+        Object source = source(provider);
         synchronized (WATCHERS) {
-            if (s.ended) {
-                return;
+            if (s.ended || source == null) {
+                return; // without network changes: RoceNetwork.subscribe keeps it from here
             }
-            NetworkWatcher watcher = WATCHERS.computeIfAbsent(provider.networkChanges().networkSource(),
-                    source -> new NetworkWatcher(provider));
+            NetworkWatcher watcher = WATCHERS.computeIfAbsent(source, k -> new NetworkWatcher(provider, k));
             s.watcher = watcher;
             watcher.subscriptions.add(s);
             if (watcher.reader == null) {
@@ -115,39 +118,75 @@ final class NetworkWatcher {
 
     /**
      * Ends {@code s}, once: the last one of a watcher forgets it and stops its reader, waiting for
-     * it outside the lock.
+     * it outside the lock. A call that finds {@code s} ended while that stop is under way waits for
+     * it as well (a second close, or the device's close listener beside the user's close): no close
+     * returns while the reader it stopped may still be delivering to the device's listeners.
      *
      * @return false when {@code s} had ended already
      */
     static boolean unsubscribe(RoceNetwork.Subscription s) {
-        Reader stopping = null;
+        BackgroundReader stopping;
+        boolean first;
         synchronized (WATCHERS) {
-            if (s.ended) {
-                return false;
+            first = !s.ended;
+            if (first) {
+                s.ended = true;
+                NetworkWatcher w = s.watcher;
+                if (w != null && w.subscriptions.remove(s) && w.subscriptions.isEmpty()) {
+                    s.stoppedReader = w.reader == null ? null : w.reader.thread;
+                    w.reader = null;
+                    WATCHERS.remove(w.source, w);
+                }
             }
-            s.ended = true;
-            NetworkWatcher w = s.watcher;
-            if (w != null && w.subscriptions.remove(s) && w.subscriptions.isEmpty()) {
-                stopping = w.reader;
-                w.reader = null;
-                WATCHERS.remove(w.provider.networkChanges().networkSource(), w);
-            }
+            stopping = s.stoppedReader;
         }
         if (stopping != null) {
-            stopping.stop();
+            stopping.stop(); // idempotent: each caller waits (5 s at most, until interrupted) for the one stop
         }
-        return true;
+        return first;
     }
 
     /**
-     * The health of the reader {@code s} hears: DEGRADED when none could start; null when it hears none
-     * otherwise (ended, or the provider has no network changes).
+     * Why {@code provider} has no network changes (the message of its {@code networkChanges()}
+     * EOPNOTSUPP), or null when it has them. Every caller of that facet asks here first, or through
+     * {@link #source}: a provider without it (one implementing the core alone) gets subscriptions
+     * that hear nothing and say so in their health, not an exception.
+     *
+     * @throws VerbsException when the accessor fails otherwise
+     */
+    static String absence(VerbsProvider provider) {
+        try {
+            provider.networkChanges();
+            return null;
+        } catch (VerbsException e) {
+            if (e.errno() == Errno.EOPNOTSUPP) {
+                return e.getMessage();
+            }
+            throw e;
+        }
+    }
+
+    /** {@code provider}'s network source, or null when it has no network changes. */
+    private static Object source(VerbsProvider provider) {
+        return absence(provider) == null ? provider.networkChanges().networkSource() : null;
+    }
+
+    /**
+     * The health of the reader {@code s} hears: DEGRADED when none could start, or its provider has
+     * no network changes; null when it hears none otherwise (ended, no RoCE port, the setting off).
      */
     static HealthCheck health(RoceNetwork.Subscription s) {
         Reader r;
         VerbsException failed;
         synchronized (WATCHERS) {
-            if (s.ended || s.watcher == null) {
+            if (s.ended) {
+                return null;
+            }
+            if (s.unfollowed != null) {
+                return new HealthCheck("network_reader", s.device.name(), HealthStatus.DEGRADED, 0, 1,
+                        "network changes (rtnetlink): none, AHs follow no neighbour or link change: " + s.unfollowed);
+            }
+            if (s.watcher == null) {
                 return null;
             }
             r = s.watcher.reader;
@@ -178,8 +217,9 @@ final class NetworkWatcher {
 
     /** The watcher of {@code provider}, or null when none runs; for tests. */
     static NetworkWatcher of(VerbsProvider provider) {
+        Object source = source(provider);
         synchronized (WATCHERS) {
-            return WATCHERS.get(provider.networkChanges().networkSource());
+            return source == null ? null : WATCHERS.get(source);
         }
     }
 
@@ -257,12 +297,12 @@ final class NetworkWatcher {
                 NetworkVerbs network = watcher.provider.networkChanges();
                 channel = network.networkChannel(network.openNetworkChanges());
             } catch (VerbsException e) {
+                watcher.startFailure = e; // health says so, EOPNOTSUPP included
                 if (e.errno() == Errno.EOPNOTSUPP) {
                     LOG.debug("no network watcher: {}", e.getMessage());
                     return null;
                 }
                 LOG.warn("network changes unavailable; AHs will not follow neighbour and link changes: {}", e.getMessage());
-                watcher.startFailure = e;
                 return null;
             }
             watcher.startFailure = null;

@@ -27,7 +27,9 @@ import org.slf4j.LoggerFactory;
  * a daemon thread {@code efa-ah-network} reading rtnetlink; the thread stops with the last
  * subscription. Nothing starts for a device without a RoCE port (EFA, InfiniBand), nor when the
  * system property {@value NetworkWatcher#PROPERTY} (else the environment variable
- * {@value NetworkWatcher#ENVIRONMENT}) is {@code false}.
+ * {@value NetworkWatcher#ENVIRONMENT}) is {@code false}, nor for a provider without network
+ * changes (its {@code networkChanges()} answers EOPNOTSUPP), whose subscriptions hear nothing and
+ * say so in their {@linkplain Subscription#health() health}.
  *
  * <p>Thread-safe.
  */
@@ -48,8 +50,9 @@ public final class RoceNetwork {
      *
      * <p>The subscription ends with {@link Subscription#close()} or with the device's
      * {@link Device#close()}, before the device frees anything; the device's reader thread is
-     * left (stopped when it was the last) either way. Without a RoCE port, or with the setting
-     * {@code false}, the subscription hears nothing and holds nothing.
+     * left (stopped when it was the last) either way. Without a RoCE port, with the setting
+     * {@code false}, or on a provider without network changes, the subscription hears nothing and
+     * holds no reader (the last says so in its health).
      *
      * @param device   the device whose ports are followed
      * @param listener called with each event; not null
@@ -72,19 +75,24 @@ public final class RoceNetwork {
             s.ended = true;
             return s;
         }
+        s.unfollowed = NetworkWatcher.absence(device.provider());
         /*
          * The close listener goes first: a close that has not begun its listeners yet ends the
          * subscription itself; one already past them is seen by isClosed below, which waits for
          * it. An end that comes before the watcher has the subscription keeps it from joining.
          */
         device.addCloseListener(s.onDeviceClose);
-        device.addEventListener(s.onDeviceEvent);
-        try {
-            s.readNetdevs();
-            NetworkWatcher.subscribe(s);
-        } catch (RuntimeException e) {
-            s.close();
-            throw e;
+        if (s.unfollowed != null) {
+            LOG.debug("device {}: network not followed: {}", device.name(), s.unfollowed);
+        } else {
+            device.addEventListener(s.onDeviceEvent);
+            try {
+                s.readNetdevs();
+                NetworkWatcher.subscribe(s);
+            } catch (RuntimeException e) {
+                s.close();
+                throw e;
+            }
         }
         if (device.isClosed()) {
             s.close();
@@ -139,6 +147,13 @@ public final class RoceNetwork {
         NetworkWatcher watcher;
         /** Written under the watchers' lock; read without it by the reader, to skip an ended one. */
         volatile boolean ended;
+        /**
+         * Why this subscription hears nothing though its device has a RoCE port: the provider has no
+         * network changes (its EOPNOTSUPP message); null otherwise. Set before it is handed out.
+         */
+        volatile String unfollowed;
+        /** The reader this subscription's end stopped, being the last; guarded by the watchers' lock. */
+        org.efaah.internal.BackgroundReader stoppedReader;
         /*
          * Runs under the closing device's lock, before it frees anything, and may join the reader
          * (the last subscription). The reader takes no lock of the device: the GID tables are read
@@ -161,11 +176,12 @@ public final class RoceNetwork {
          * with the last failure while its reads fail (it keeps trying, with a backoff up to 1 s, and
          * its listeners hear a {@link NetworkEvent.Kind#RESYNC} at each try, so that AHs made during
          * the failure last until the next try at most), DEGRADED when it could not start (the
-         * provider refused the channel; the next subscription tries again). The check is named
-         * {@code network_reader}, its subject the device's name.
+         * provider refused the channel; the next subscription tries again) or the provider has no
+         * network changes at all (no {@code NetworkVerbs} facet: AHs then follow no neighbour or
+         * link change). The check is named {@code network_reader}, its subject the device's name.
          *
-         * @return the check; empty when the subscription hears nothing (no RoCE port, the setting
-         *         off, the provider without network changes) or has ended
+         * @return the check; empty when the subscription hears nothing by design (no RoCE port, the
+         *         setting off) or has ended
          */
         public Optional<HealthCheck> health() {
             return Optional.ofNullable(NetworkWatcher.health(this));
@@ -175,7 +191,7 @@ public final class RoceNetwork {
          * Ends the subscription: its listener hears nothing more once this returns, except an
          * event being delivered right now. The last subscription of a network stops its reader
          * thread, waiting for it (5 s at most; an interrupt ends the wait and the thread still
-         * stops). Idempotent.
+         * stops). Idempotent: a close while another is stopping the reader waits for it too.
          */
         @Override
         public void close() {

@@ -482,8 +482,8 @@ public final class UdEndpoint implements AutoCloseable {
         int receive = send;
         String sendName = "max_qp_wr";
         String receiveName = "max_qp_wr";
-        if (device.isEfa()) {
-            EfaDeviceAttributes efa = device.efaAttributes();
+        EfaDeviceAttributes efa = device.isEfa() ? efaAttributesIfAny(device) : null;
+        if (efa != null) {
             if (efa.maxSqWr() > 0 && efa.maxSqWr() < send) {
                 send = efa.maxSqWr();
                 sendName = "max_sq_wr";
@@ -495,6 +495,21 @@ public final class UdEndpoint implements AutoCloseable {
         }
         checkDepth("sendDepth", options.sendDepth(), send, sendName, device);
         checkDepth("receiveDepth", options.receiveDepth(), receive, receiveName, device);
+    }
+
+    /**
+     * The EFA device's efadv attributes, or null where the provider has no EFA extensions (libefa
+     * absent, a provider without the facet): a UD QP needs none, and max_qp_wr then bounds it.
+     */
+    private static EfaDeviceAttributes efaAttributesIfAny(Device device) {
+        try {
+            return device.efaAttributes();
+        } catch (VerbsException e) {
+            if (e.errno() != Errno.EOPNOTSUPP) {
+                throw e;
+            }
+            return null;
+        }
     }
 
     private static void checkDepth(String field, int value, int limit, String limitName, Device device) {

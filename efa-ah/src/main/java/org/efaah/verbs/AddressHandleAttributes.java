@@ -80,7 +80,7 @@ public final class AddressHandleAttributes {
 
     /**
      * The usual global (GRH) attributes for a destination GID: port 1, sgid_index not given
-     * (0 on EFA and InfiniBand; on RoCE the RoCE v2 GID of the destination's family, see
+     * (0 on EFA and InfiniBand; on RoCE a RoCE v2 GID of the destination's family and scope, see
      * {@link Device#resolve}), hop_limit {@value #DEFAULT_HOP_LIMIT}, everything else zero. This
      * is all EFA looks at.
      *
@@ -177,7 +177,7 @@ public final class AddressHandleAttributes {
 
     /**
      * Whether sgid_index was given. When it was not, {@link Device#resolve} picks it for the
-     * device: 0 on EFA and InfiniBand, the RoCE v2 GID of the destination's family on RoCE.
+     * device: 0 on EFA and InfiniBand, a RoCE v2 GID of the destination's family and scope on RoCE.
      * Attributes that differ only in this are not equal.
      *
      * @return true if the builder was given sgid_index

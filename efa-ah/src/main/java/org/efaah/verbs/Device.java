@@ -55,14 +55,16 @@ public final class Device implements AutoCloseable {
     private final boolean efa;
     private final int[] gidTableLengths;
     private final int[] linkLayers;
-    /** Per port, the sgid_index {@link #resolve} picks for IPv4 and IPv6 destinations; null until looked up. */
-    private final AtomicReferenceArray<int[]> defaultSgidIndexes;
+    /** Per port, the RoCE v2 GIDs {@link #resolve} chooses a source from, in index order; null until read. */
+    private final AtomicReferenceArray<SourceGid[]> roceV2Gids;
     private final Guard guard;
     private final Set<ProtectionDomain> protectionDomains = ConcurrentHashMap.newKeySet();
     private final Set<CompletionQueue> completionQueues = ConcurrentHashMap.newKeySet();
     private final List<Consumer<? super DeviceEvent>> eventListeners = new CopyOnWriteArrayList<>();
     private final List<Consumer<? super Device>> closeListeners = new CopyOnWriteArrayList<>();
     private volatile DeviceEventReader eventReader;
+    /** Why the device has no event reader (the provider's EOPNOTSUPP, or its refusal); null when it has one. */
+    private volatile String noEventReader;
     private volatile DeviceEvent fatalEvent;
     private volatile boolean closeOnFatal;
 
@@ -74,7 +76,7 @@ public final class Device implements AutoCloseable {
         this.efa = this.attributes.efa();
         this.gidTableLengths = gidTableLengths;
         this.linkLayers = linkLayers;
-        this.defaultSgidIndexes = new AtomicReferenceArray<>(gidTableLengths.length);
+        this.roceV2Gids = new AtomicReferenceArray<>(gidTableLengths.length);
         // Closed by close-on-fatal, the refusal must still say why (the device was removed, say).
         this.guard = new Guard(() -> "device " + attributes.name() + " is closed"
                 + (fatalEvent == null ? "" : " after it reported IBV_EVENT_" + fatalEvent.kind()));
@@ -109,7 +111,8 @@ public final class Device implements AutoCloseable {
                 linkLayers[port] = p.linkLayer();
             }
             Device device = new Device(provider, context, attributes, lengths, linkLayers);
-            device.eventReader = DeviceEventReader.start(provider, context, attributes.name(), device::onAsyncEvent);
+            device.eventReader = DeviceEventReader.start(provider, context, attributes.name(), device::onAsyncEvent,
+                    why -> device.noEventReader = why);
             return device;
         } catch (RuntimeException e) {
             try {
@@ -167,7 +170,8 @@ public final class Device implements AutoCloseable {
      * {@code efadv_query_device(3)}: the EFA device's queue limits and capabilities.
      *
      * @return the attributes, read anew at each call
-     * @throws VerbsException         EOPNOTSUPP, naming the device, if it is not EFA
+     * @throws VerbsException         EOPNOTSUPP, naming the device, if it is not EFA; EOPNOTSUPP where
+     *                                the provider has no EFA extensions ({@code efa()})
      * @throws IllegalStateException  if the device is closed
      */
     public EfaDeviceAttributes efaAttributes() {
@@ -297,12 +301,17 @@ public final class Device implements AutoCloseable {
 
     /**
      * The attributes with sgid_index filled in when the caller gave none
-     * ({@link AddressHandleAttributes#hasSgidIndex()} false): 0 on EFA and InfiniBand; on a RoCE
-     * port the first RoCE v2 GID of the destination's family (an IPv4-mapped GID for an
-     * IPv4-mapped dgid, else a non-IPv4-mapped one), as read from the port's GID table with its
-     * types ({@code ibv_query_gid_ex(3)}), the table being read again after a GID_CHANGE event.
-     * Attributes that need nothing (not global, or sgid_index given) are returned as they are, so
-     * that call is cheap.
+     * ({@link AddressHandleAttributes#hasSgidIndex()} false): 0 on EFA and InfiniBand. On a RoCE
+     * port, a RoCE v2 GID of the destination's family (IPv4-mapped for an IPv4-mapped dgid, else
+     * IPv6) and scope, as a host chooses an IP source address (RFC 6724, section 5): a link-local
+     * dgid ({@code fe80::/10}; for IPv4 {@code 169.254.0.0/16}) gets a link-local GID, any other
+     * dgid a GID that is not link-local, since routers forward no datagram with a link-local
+     * source; among those the one sharing the longest prefix with the dgid (for IPv6 up to its
+     * 64-bit subnet prefix), the lowest index on a tie. Where the port has no GID of the dgid's
+     * scope, one of the other scope, chosen the same way: that reaches a peer on the same link.
+     * The GIDs are read from the port's table with their types ({@code ibv_query_gid_ex(3)}), and
+     * read again after a GID_CHANGE or PORT_ACTIVE event. Attributes that need nothing (not
+     * global, or sgid_index given) are returned as they are, so that call is cheap.
      *
      * @throws IllegalArgumentException if the port is out of range, or on RoCE no RoCE v2 GID of
      *                                  the destination's family is in the table (the message
@@ -321,25 +330,71 @@ public final class Device implements AutoCloseable {
         if (!isRoce(port)) {
             return attributes.withSgidIndex(0);
         }
-        int[] indexes = defaultSgidIndexes.get(port);
-        if (indexes == null) {
-            indexes = guard.get(() -> scanRoceV2Gids(port));
-            defaultSgidIndexes.set(port, indexes);
+        SourceGid[] gids = roceV2Gids.get(port);
+        if (gids == null) {
+            gids = guard.get(() -> scanRoceV2Gids(port));
+            roceV2Gids.set(port, gids);
         }
-        boolean ipv4 = attributes.dgid().isIpv4Mapped();
-        int index = indexes[ipv4 ? 0 : 1];
+        Gid dgid = attributes.dgid();
+        int index = sourceGidIndex(gids, dgid);
         if (index < 0) {
+            boolean ipv4 = dgid.isIpv4Mapped();
             throw new IllegalArgumentException("sgid_index: not given, and " + name() + " port " + port
-                    + " has no RoCE v2 " + (ipv4 ? "IPv4" : "IPv6") + " GID for dgid " + attributes.dgid()
+                    + " has no RoCE v2 " + (ipv4 ? "IPv4" : "IPv6") + " GID for dgid " + dgid
                     + "; give sgid_index, or add an " + (ipv4 ? "IPv4" : "IPv6") + " address to the port's netdev");
         }
         return attributes.withSgidIndex(index);
     }
 
-    /** The first RoCE v2 IPv4-mapped and IPv6 GID indexes of the port, -1 where none. */
-    private int[] scanRoceV2Gids(int port) {
-        int[] found = {-1, -1};
-        for (int i = 0; i < gidTableLengths[port] && (found[0] < 0 || found[1] < 0); i++) {
+    /** A RoCE v2 GID of a port's table and its index (sgid_index). */
+    private record SourceGid(int index, Gid gid) {
+    }
+
+    /*
+     * The source rule of resolve, after RFC 6724's rules 2 (appropriate scope) and 8 (longest
+     * matching prefix), with two scopes, link-local and the rest. NCCL (ncclIbGetGidIndex) likewise
+     * passes over link-local GIDs and prefers those in a configured address range, and UCX checks
+     * that a RoCE peer shares the local GID's family and subnet prefix; both fall back to a default
+     * index when nothing better is found, as the other scope is the fallback here. No allocation:
+     * a cache acquire without sgid_index runs this on every call.
+     */
+    private static int sourceGidIndex(SourceGid[] gids, Gid dgid) {
+        boolean ipv4 = dgid.isIpv4Mapped();
+        boolean linkLocal = isLinkLocal(dgid);
+        int best = -1;
+        int bestScore = -1;
+        for (SourceGid g : gids) {
+            if (g.gid().isIpv4Mapped() != ipv4) {
+                continue;
+            }
+            // Scope first (129 exceeds any prefix length), then the shared prefix; > keeps the lowest index.
+            int score = (isLinkLocal(g.gid()) == linkLocal ? 129 : 0) + commonPrefixBits(g.gid(), dgid, ipv4 ? 128 : 64);
+            if (score > bestScore) {
+                best = g.index();
+                bestScore = score;
+            }
+        }
+        return best;
+    }
+
+    /** Link-local scope: IPv6 {@code fe80::/10} (RFC 4291, 2.5.6); IPv4 {@code 169.254.0.0/16} (RFC 3927). */
+    private static boolean isLinkLocal(Gid gid) {
+        return gid.isIpv4Mapped() ? (gid.interfaceId() & 0xffff_0000L) == 0xa9fe_0000L
+                : (gid.subnetPrefix() >>> 54) == (0xfe80L >>> 6);
+    }
+
+    /** How many leading bits {@code a} and {@code b} share, at most {@code limit}. */
+    private static int commonPrefixBits(Gid a, Gid b, int limit) {
+        long high = a.subnetPrefix() ^ b.subnetPrefix();
+        int bits = high != 0 ? Long.numberOfLeadingZeros(high)
+                : 64 + Long.numberOfLeadingZeros(a.interfaceId() ^ b.interfaceId());
+        return Math.min(bits, limit);
+    }
+
+    /** The port's RoCE v2 GIDs (not empty), in index order. */
+    private SourceGid[] scanRoceV2Gids(int port) {
+        List<SourceGid> found = new ArrayList<>();
+        for (int i = 0; i < gidTableLengths[port]; i++) {
             Gid gid;
             GidType type;
             try {
@@ -353,15 +408,11 @@ public final class Device implements AutoCloseable {
                 }
                 continue; // ENODATA: nothing at this index
             }
-            if (type != GidType.ROCE_V2 || gid.isZero()) {
-                continue;
-            }
-            int family = gid.isIpv4Mapped() ? 0 : 1;
-            if (found[family] < 0) {
-                found[family] = i;
+            if (type == GidType.ROCE_V2 && !gid.isZero()) {
+                found.add(new SourceGid(i, gid));
             }
         }
-        return found;
+        return found.toArray(SourceGid[]::new);
     }
 
     private void checkPort(int portNum) {
@@ -477,6 +528,12 @@ public final class Device implements AutoCloseable {
             long channel;
             long handle;
             try {
+                /*
+                 * A CQ of another facet is polled and destroyed through the datagram path
+                 * (DatagramVerbs.pollCq, destroyCq): without it, make none, rather than one no
+                 * close can free.
+                 */
+                provider.datagrams();
                 channel = provider.completionChannels().createCompletionChannel(context);
                 try {
                     handle = withSourceGid ? provider.efa().createCqWithSourceGid(context, entries, channel)
@@ -518,6 +575,7 @@ public final class Device implements AutoCloseable {
         return creating("efadv_create_cq", () -> {
             long handle;
             try {
+                provider.datagrams(); // destroyed through it, as in createOnChannel
                 handle = provider.efa().createCqWithSourceGid(context, entries);
             } catch (VerbsException e) {
                 throw e.withContext(FailureContext.resource(this, null));
@@ -568,11 +626,19 @@ public final class Device implements AutoCloseable {
     }
 
     /**
-     * The health of this device's background reader of asynchronous events; empty when it has none.
+     * The health of this device's background reader of asynchronous events; DEGRADED, with the
+     * provider's reason, when it has none (a provider without the asyncEvents facet): nothing then
+     * reports a DEVICE_FATAL, a port error or a GID change.
      */
     List<org.efaah.health.HealthCheck> readerHealth() {
         DeviceEventReader reader = eventReader;
-        return reader == null ? List.of() : List.of(reader.health(name()));
+        if (reader != null) {
+            return List.of(reader.health(name()));
+        }
+        String why = noEventReader;
+        return why == null ? List.of() : List.of(new HealthCheck("event_reader", name(), HealthStatus.DEGRADED, 0, 1,
+                "no asynchronous events are read (" + why + "): DEVICE_FATAL, port errors and GID changes go unseen"
+                        + " until a call fails, and a default sgid_index is not chosen again after a GID change"));
     }
 
     /**
@@ -627,8 +693,8 @@ public final class Device implements AutoCloseable {
         int port = kind.isPortEvent() ? raw.portNum() & 0xFF : 0;
         DeviceEvent event = new DeviceEvent(this, kind, port);
         if ((kind == DeviceEvent.Kind.GID_CHANGE || kind == DeviceEvent.Kind.PORT_ACTIVE)
-                && port > 0 && port < defaultSgidIndexes.length()) {
-            defaultSgidIndexes.set(port, null); // the table changed: look again on the next resolve
+                && port > 0 && port < roceV2Gids.length()) {
+            roceV2Gids.set(port, null); // the table changed: look again on the next resolve
         }
         if (kind == DeviceEvent.Kind.DEVICE_FATAL) {
             fatalEvent = event;
@@ -681,7 +747,8 @@ public final class Device implements AutoCloseable {
      * The health of this device, asked of it now: open and not fatal; every port active, queried
      * with {@code ibv_query_port(3)} rather than remembered from events (EFA raises no port
      * events); the AHs and PDs made through this object against {@code max_ah} and {@code max_pd};
-     * its reader of asynchronous events, DEGRADED with the cause while its reads fail (the RoCE
+     * its reader of asynchronous events, DEGRADED with the cause while its reads fail or when there
+     * is none (the provider reads no events, or refused the channel) (the RoCE
      * network reader's health is its subscription's, {@code org.efaah.roce}). Checks that cannot be
      * asked of a closed or fatal device are left out. Never throws for a failing device: a failed
      * query is a DOWN check with its errno. Thread-safe.

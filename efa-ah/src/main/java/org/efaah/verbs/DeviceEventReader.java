@@ -33,12 +33,17 @@ final class DeviceEventReader extends ChannelAgent<AsyncEvent> {
         this.reader = BackgroundReader.of(this, "efa-ah-events-" + deviceName, "asynchronous events of " + deviceName);
     }
 
-    /** Starts the reader of {@code context}, or returns null when the provider reads no events. */
-    static DeviceEventReader start(VerbsProvider provider, long context, String deviceName, Consumer<AsyncEvent> sink) {
+    /**
+     * Starts the reader of {@code context}, or returns null when the provider reads no events (or
+     * refused the channel), having told {@code absent} why.
+     */
+    static DeviceEventReader start(VerbsProvider provider, long context, String deviceName, Consumer<AsyncEvent> sink,
+                                   Consumer<String> absent) {
         EventChannel<List<AsyncEvent>> channel;
         try {
             channel = provider.asyncEvents().asyncEventChannel(provider.asyncEvents().openAsyncEvents(context));
         } catch (VerbsException e) {
+            absent.accept(e.getMessage());
             if (e.errno() == Errno.EOPNOTSUPP) {
                 LOG.debug("device {}: no asynchronous events ({})", deviceName, e.getMessage());
                 return null;

@@ -183,6 +183,9 @@ public final class ProtectionDomain implements AutoCloseable {
         return creating(verb, () -> sendCq.guard().get(() -> recvCq.guard().get(() -> {
             QueuePairNumbers created;
             try {
+                if (srd) {
+                    device.provider().datagrams(); // an SRD QP is posted to and destroyed through it: without it, none
+                }
                 created = srd
                         ? device.provider().efa().createSrdQp(handle, sendCq.handle, recvCq.handle, maxSendWr, maxRecvWr)
                         : device.provider().datagrams().createUdQp(handle, sendCq.handle, recvCq.handle, maxSendWr, maxRecvWr);

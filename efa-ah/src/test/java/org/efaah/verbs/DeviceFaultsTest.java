@@ -86,7 +86,8 @@ class DeviceFaultsTest {
             assertFalse(v4.hasSgidIndex());
             assertEquals(3, d.resolve(v4).sgidIndex());
             assertTrue(d.resolve(v4).hasSgidIndex());
-            assertEquals(1, d.resolve(AddressHandleAttributes.forGid("2001:db8::5")).sgidIndex());
+            assertEquals(6, d.resolve(AddressHandleAttributes.forGid("2001:db8::5")).sgidIndex(),
+                    "a global peer: the global v2 GID, not the link-local one at 1 (RoceSourceGidTest)");
             AddressHandleAttributes given = AddressHandleAttributes.builder().dgid("::ffff:10.0.0.5").sgidIndex(2).build();
             assertEquals(given, d.resolve(given));
             // The cache keys on the resolved attributes: unset and the index it resolves to share one AH.

@@ -17,7 +17,9 @@ import java.util.List;
  * tables, and creates PDs and AHs; everything else is a facet a provider may offer:
  * {@link #datagrams()}, {@link #completionChannels()}, {@link #asyncEvents()}, {@link #networkChanges()}
  * and {@link #efa()}. A provider that implements a facet's interface offers it by default; one that neither
- * implements it nor overrides its accessor answers EOPNOTSUPP. Two implementations exist: the native one over libibverbs and
+ * implements it nor overrides its accessor answers EOPNOTSUPP, and the library then does without it (a
+ * device with no event reader, RoCE AHs that follow no network change, polled CQs; each said in the
+ * health report). Two implementations exist: the native one over libibverbs and
  * libefa, and a mock that behaves like new-generation EFA hardware.
  *
  * <p>This is a service-provider interface. Applications use {@link Device} and
@@ -183,8 +185,7 @@ public interface VerbsProvider extends AutoCloseable {
         throw absent("efadv", "EFA extensions");
     }
 
-    /** The one "unsupported" signal: {@link VerbsException} with EOPNOTSUPP. */
-    /** The facet {@code type} when this provider implements it, else EOPNOTSUPP. */
+    /** The facet {@code type} when this provider implements it, else EOPNOTSUPP (the one "unsupported" signal). */
     private <F> F facet(Class<F> type, String operation, String what) {
         if (type.isInstance(this)) {
             return type.cast(this);
