@@ -105,6 +105,20 @@ final class ReceiveSlots {
     }
 
     /**
+     * The receive side's part of whether a wait may sleep on the receive CQ's channel: nothing taken
+     * off the CQ and not handed out yet (completions of the last poll, views a handler did not get
+     * to, datagrams a recovery's drain copied out), as none of it raises an event. Asked after the arm.
+     */
+    boolean mayIdle() {
+        lock.lock();
+        try {
+            return next == filled && pending == null && drained.isEmpty();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
      * One poll under the lock: lends out up to {@code limit} datagrams, chained by
      * {@link DatagramView#next} (each slot stays out of the ring until {@link #giveBack}); null when
      * none was there. A datagram a recovery copied out comes first, alone.
@@ -173,6 +187,7 @@ final class ReceiveSlots {
         } finally {
             lock.unlock();
         }
+        endpoint.datagramsKept(); // a receive asleep on the CQ would get no event for them
     }
 
     /**
