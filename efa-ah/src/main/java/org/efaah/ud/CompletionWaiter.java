@@ -26,7 +26,9 @@ import org.efaah.verbs.spi.VerbsProvider;
  * <p>One caller at a time waits on a CQ: the channel gives one event per arm, so a second sleeper
  * could miss the completion the first took. The others wait for their turn (interruptibly, up to
  * their deadline); the turn guards no state and no other operation, so sends, polls and posts never
- * wait behind it.
+ * wait behind it. The turn passes at each wake-up: a holder that woke (an event, a park) and finds
+ * others queued lets them go first ({@link Semaphore} fair), so each of them takes its step after
+ * every completion event, and a send whose slot a flush's wake-up freed does not wait out the flush.
  *
  * <p>Whether a waiter may sleep is decided in one place, {@code mayIdle} (the endpoint's: no
  * recovery in progress, no resend waiting, nothing taken off the CQ and not yet handed out), and it
@@ -53,7 +55,8 @@ final class CompletionWaiter {
     /** The CQ waited on; a recovery that makes the QP anew replaces it ({@link #attach}). */
     private volatile CompletionQueue cq;
     private final long spinNanos;
-    private final Semaphore turn = new Semaphore(1);
+    /** Fair, so that a holder passing the turn at a wake-up goes behind those queued. */
+    private final Semaphore turn = new Semaphore(1, true);
     /** The thread between its arm and the end of its sleep, or null; read by {@link #wakeSleeper()}. */
     private volatile Thread sleeper;
     private final InterruptHook interruptHook;
@@ -89,6 +92,7 @@ final class CompletionWaiter {
         if (!takeTurn(deadline, operation)) {
             return step.getAsBoolean();
         }
+        boolean held = true;
         try {
             long spinEnd = System.nanoTime() + spinNanos;
             for (;;) {
@@ -115,9 +119,21 @@ final class CompletionWaiter {
                 } else if (sleep(step, deadline)) {
                     return true;
                 }
+                if (turn.hasQueuedThreads()) {
+                    // Woken: those queued for the turn take their step first (what woke this one may
+                    // be what they wait for), then this one goes on.
+                    turn.release();
+                    held = false;
+                    if (!takeTurn(deadline, operation)) {
+                        return step.getAsBoolean();
+                    }
+                    held = true;
+                }
             }
         } finally {
-            turn.release();
+            if (held) {
+                turn.release();
+            }
         }
     }
 

@@ -81,7 +81,7 @@ import org.efaah.verbs.VerbsException;
  * ({@code ibv_req_notify_cq}), poll once more (a completion queued before the arm gives no event),
  * and wait in {@code poll(2)} on the channel, a stop eventfd that {@link #close} writes and a wake
  * eventfd that an interrupt of the waiting thread writes. One caller at a time sleeps on a CQ; the
- * others wait their turn. No wait sleeps while
+ * others wait their turn, and each takes a step at every wake-up of the one asleep. No wait sleeps while
  * what it waits for raises no completion event (a send waiting to be resent, a recovery in progress,
  * datagrams already taken off the CQ): it polls with short parks then. Without channels ({@link #eventDriven()} false) they park 20 µs at a time. Each returns promptly when its thread is interrupted (throwing
  * {@link InterruptedOperationException} with the interrupt flag set again; {@code close} just

@@ -255,6 +255,59 @@ class WaiterWakeUpTest {
         }
     }
 
+    /**
+     * Suspected 5.a: a flush sleeps on the send CQ holding the turn; a send finds no slot and waits
+     * for the turn. A completion wakes the flush and frees a slot, and the flush, not done, slept
+     * again: the send waited out its 10 s and only then posted, into a slot free all along. One
+     * send never completes (SRD {@code rnr_retry} 7 to a receiver with no receive posted). EFA
+     * only: the turn is the same on every device, and SRD is how the mock keeps one send in flight.
+     */
+    @Test
+    void aSendWaitingForTheTurnTakesTheSlotASleepingFlushsWakeUpFreed() throws Exception {
+        try (Fabric f = new Fabric(MockConfig.defaults())) {
+            UdEndpoint a = f.endpoint(0, noSpin().withTransport(org.efaah.verbs.QueuePairType.SRD)
+                    .withDepths(2, 16).withRnrRetry(7));
+            UdEndpoint b = f.endpoint(1, MockEndpoints.srd().withDepths(64, 1));
+            UdEndpoint c = f.endpoint(2, MockEndpoints.srd());
+            AddressHandle toB = f.ah(0, b);
+            AddressHandle toC = f.ah(0, c);
+            f.mock.holdSendCompletions(true);
+            a.send(toB, b.address(), bytes(8, 1)); // lands in b's one receive; its completion held
+            a.send(toB, b.address(), bytes(8, 2)); // b has none left: in flight for good
+            AtomicReference<Throwable> flushEnded = new AtomicReference<>();
+            Thread flush = new Thread(() -> {
+                try {
+                    a.flush(20, TimeUnit.SECONDS);
+                } catch (Throwable t) {
+                    flushEnded.set(t);
+                }
+            }, "flush");
+            flush.start();
+            awaitUntil(() -> f.hooks.sleeps.get() >= 1, "the flush sleeps on the send CQ");
+            AtomicReference<Throwable> sendFailed = new AtomicReference<>();
+            Thread send = new Thread(() -> {
+                try {
+                    a.send(toC, c.address(), bytes(8, 3));
+                } catch (Throwable t) {
+                    sendFailed.set(t);
+                }
+            }, "send");
+            send.start();
+            awaitUntil(() -> send.getState() == Thread.State.TIMED_WAITING, "the send waits for the turn");
+            long released = System.nanoTime();
+            f.mock.holdSendCompletions(false); // the first send completes: the flush wakes, a slot frees
+            send.join(TimeUnit.NANOSECONDS.toMillis(PROMPT_NANOS));
+            assertFalse(send.isAlive(), "the send still waits behind the sleeping flush "
+                    + millisSince(released) + " ms after a slot freed");
+            assertEquals(null, sendFailed.get());
+            assertEquals(3, c.receive(5, TimeUnit.SECONDS).payload()[0]);
+            assertTrue(flush.isAlive(), "the flush waits for the send that never completes");
+            a.close(); // ends the flush
+            flush.join(10_000);
+            assertInstanceOf(IllegalStateException.class, flushEnded.get());
+        }
+    }
+
     private static void awaitUntil(java.util.function.BooleanSupplier condition, String what) throws InterruptedException {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!condition.getAsBoolean()) {
