@@ -291,6 +291,9 @@ final class SendSlots {
         if (full != cqMayHoldMore) {
             cqMayHoldMore = full;
         }
+        // Every completion taken is accounted for before anything is thrown: one left behind in
+        // the array would keep its slot and its AH reference for ever.
+        RuntimeException queryFailed = null;
         for (int i = 0; i < n; i++) {
             WorkCompletion wc = completions[i];
             int slot = (int) wc.wrId;
@@ -310,10 +313,21 @@ final class SendSlots {
                     failed.setOpaque(failed.getOpaque() + 1);
                     recovery.inErrorAfter(wc.status, wc.vendorError);
                 }
+            } catch (RuntimeException e) {
+                // ibv_query_qp failed: the QP's state is unknown. The failed send is kept for the
+                // caller; a later error completion asks again.
+                if (queryFailed == null) {
+                    queryFailed = e;
+                } else {
+                    queryFailed.addSuppressed(e);
+                }
             } finally {
                 release(h);
                 freeSlots[freeCount++] = slot;
             }
+        }
+        if (queryFailed != null) {
+            throw queryFailed;
         }
         return n;
     }

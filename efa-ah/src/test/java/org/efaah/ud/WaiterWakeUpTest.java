@@ -308,6 +308,37 @@ class WaiterWakeUpTest {
         }
     }
 
+    /**
+     * Suspected 5.b: the first of a batch of send completions failed and {@code ibv_query_qp}, asked
+     * whether the QP is in error, failed too: the completions after it in the batch, already off
+     * the CQ, were dropped with their slots and AH references, and every later flush timed out.
+     * RoCE only: on EFA a failed send's status tells, without a query.
+     */
+    @Test
+    void aFailedQpQueryInTheMiddleOfABatchLosesNoSendCompletion() throws Exception {
+        try (Fabric f = new Fabric(MockConfig.builder().efa(false).build())) {
+            UdEndpoint client = f.endpoint(0, UdEndpoint.Options.defaults().withDepths(4, 16));
+            UdEndpoint server = f.endpoint(1, UdEndpoint.Options.defaults());
+            AddressHandle toServer = f.ah(0, server);
+            f.mock.holdSendCompletions(true);
+            for (int i = 0; i < 3; i++) {
+                client.send(toServer, server.address(), bytes(8, i));
+            }
+            f.hooks.failQpQuery = true;
+            f.hooks.failFirstOfNextBatch = true;
+            f.mock.holdSendCompletions(false);
+            VerbsException q = assertThrows(VerbsException.class, () -> client.flush(2, TimeUnit.SECONDS));
+            assertTrue(q.getMessage().contains("ibv_query_qp"), q.getMessage());
+            f.hooks.failQpQuery = false;
+            WorkCompletionException w = assertThrows(WorkCompletionException.class,
+                    () -> client.flush(2, TimeUnit.SECONDS), "the failed send is reported, the others complete");
+            assertEquals(1, w.failures().size(), w.getMessage());
+            assertEquals(WorkCompletion.LOC_LEN_ERR, w.status());
+            assertTrue(client.flush(2, TimeUnit.SECONDS));
+            assertEquals(0, client.sendsInFlight());
+        }
+    }
+
     private static void awaitUntil(java.util.function.BooleanSupplier condition, String what) throws InterruptedException {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!condition.getAsBoolean()) {
