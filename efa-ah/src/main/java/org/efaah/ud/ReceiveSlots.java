@@ -141,17 +141,28 @@ final class ReceiveSlots {
             }
             DatagramView first = null;
             DatagramView last = null;
-            for (int n = 0; n < limit; n++) {
-                DatagramView v = pollLocked(first != null);
-                if (v == null) {
-                    break;
+            try {
+                for (int n = 0; n < limit; n++) {
+                    DatagramView v = pollLocked(first != null);
+                    if (v == null) {
+                        break;
+                    }
+                    if (first == null) {
+                        first = v;
+                    } else {
+                        last.next = v;
+                    }
+                    last = v;
                 }
-                if (first == null) {
-                    first = v;
-                } else {
-                    last.next = v;
+            } catch (RuntimeException e) {
+                if (first != null) {
+                    // A later poll failed: the datagrams already lent are kept, handed out first
+                    // by the next call, and this one says why the poll failed.
+                    last.next = pending;
+                    pending = first;
+                    endpoint.datagramsKept();
                 }
-                last = v;
+                throw e;
             }
             return first;
         } finally {

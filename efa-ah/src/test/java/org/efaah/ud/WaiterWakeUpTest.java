@@ -339,6 +339,38 @@ class WaiterWakeUpTest {
         }
     }
 
+    /**
+     * Suspected 5.c: {@code poll(handler, 10)} lent three datagrams, then its next CQ poll failed:
+     * the three were lost (their slots lent for good, never handed to a handler). Now the failure
+     * is thrown and the next call hands them out. On EFA and RoCE (the EFA receive poll differs).
+     */
+    @ParameterizedTest(name = "efa={0}")
+    @ValueSource(booleans = {true, false})
+    void aPollFailingAfterDatagramsWereLentKeepsThemForTheNextCall(boolean efa) throws Exception {
+        try (Fabric f = new Fabric(MockConfig.builder().efa(efa).build())) {
+            UdEndpoint client = f.endpoint(0, UdEndpoint.Options.defaults());
+            UdEndpoint server = f.endpoint(1, UdEndpoint.Options.defaults());
+            AddressHandle toServer = f.ah(0, server);
+            for (int i = 0; i < 3; i++) {
+                client.send(toServer, server.address(), bytes(8, i));
+            }
+            assertTrue(client.flush(5, TimeUnit.SECONDS));
+            List<Byte> got = new ArrayList<>();
+            f.hooks.failPollAfterOneWithCompletions = true;
+            VerbsException e = assertThrows(VerbsException.class,
+                    () -> server.poll(d -> got.add(d.payload().get(0)), 10));
+            assertTrue(e.getMessage().contains("injected"), e.getMessage());
+            assertEquals(List.of(), got);
+            assertEquals(3, server.poll(d -> got.add(d.payload().get(0)), 10), "the datagrams lent before the failure");
+            assertArrayEquals(new Byte[] {0, 1, 2}, got.toArray(new Byte[0]));
+            for (int i = 0; i < 300; i++) {
+                // More than the 256 receives: every slot is back in the ring.
+                client.send(toServer, server.address(), bytes(8, i));
+                assertEquals((byte) i, server.receive(5, TimeUnit.SECONDS).payload()[0], "datagram " + i);
+            }
+        }
+    }
+
     private static void awaitUntil(java.util.function.BooleanSupplier condition, String what) throws InterruptedException {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!condition.getAsBoolean()) {
