@@ -266,7 +266,12 @@ final class ReceiveSlots {
     private DatagramView take(WorkCompletion wc, long arrivalMark) {
         int slot = (int) wc.wrId;
         if (wc.status != WorkCompletion.SUCCESS) {
-            boolean inError = recovery.checkQpState();
+            boolean inError;
+            try {
+                inError = recovery.checkQpState();
+            } catch (RuntimeException queryFailed) {
+                throw stateUnknown(wc, slot, queryFailed);
+            }
             if (wc.status == WorkCompletion.WR_FLUSH_ERR && inError) {
                 return null;
             }
@@ -284,6 +289,23 @@ final class ReceiveSlots {
         lent[slot] = true;
         received.setOpaque(received.getOpaque() + 1);
         return v;
+    }
+
+    /**
+     * A receive error whose {@code ibv_query_qp} failed, lock held: the QP's state is unknown. The
+     * error is counted and thrown, the query's failure with it, and the slot is reposted, not lost
+     * from the ring (were the QP in error, that repost's flush asks again).
+     */
+    private WorkCompletionException stateUnknown(WorkCompletion wc, int slot, RuntimeException queryFailed) {
+        receiveErrors.setOpaque(receiveErrors.getOpaque() + 1);
+        WorkCompletionException e = new WorkCompletionException("receive", wc.status, wc.vendorError, efa);
+        e.addSuppressed(queryFailed);
+        try {
+            repost(slot);
+        } catch (RuntimeException repostFailed) {
+            e.addSuppressed(repostFailed);
+        }
+        return e;
     }
 
     /** Queues the slot for a repost; posts the queue in one call once a batch is full. */

@@ -51,6 +51,8 @@ class WaiterWakeUpTest {
         volatile boolean failQpQuery;
         /** The next poll taking 2 or more completions reads the first as failed (a local length error). */
         volatile boolean failFirstOfNextBatch;
+        /** The next poll taking a completion reads the first as failed (a local length error). */
+        volatile boolean failFirstOfNextPoll;
         /** Once a poll has returned completions, the next poll fails. */
         volatile boolean failPollAfterOneWithCompletions;
         private volatile boolean sawCompletions;
@@ -123,6 +125,10 @@ class WaiterWakeUpTest {
         private void afterPoll(int n, WorkCompletion[] into) {
             if (failPollAfterOneWithCompletions && n > 0) {
                 sawCompletions = true;
+            }
+            if (failFirstOfNextPoll && n >= 1) {
+                failFirstOfNextPoll = false;
+                into[0].status = WorkCompletion.LOC_LEN_ERR;
             }
             if (failFirstOfNextBatch && n >= 2) {
                 failFirstOfNextBatch = false;
@@ -336,6 +342,35 @@ class WaiterWakeUpTest {
             assertEquals(WorkCompletion.LOC_LEN_ERR, w.status());
             assertTrue(client.flush(2, TimeUnit.SECONDS));
             assertEquals(0, client.sendsInFlight());
+        }
+    }
+
+    /**
+     * Suspected 5.b, the receive side: a receive completed with an error and {@code ibv_query_qp}
+     * failed: the query's failure was thrown instead of the receive error, the error went uncounted
+     * and its slot was never reposted (a ring of 1 received nothing more). On EFA and RoCE.
+     */
+    @ParameterizedTest(name = "efa={0}")
+    @ValueSource(booleans = {true, false})
+    void aFailedQpQueryAfterAReceiveErrorLosesNeitherTheErrorNorTheSlot(boolean efa) throws Exception {
+        try (Fabric f = new Fabric(MockConfig.builder().efa(efa).build())) {
+            UdEndpoint client = f.endpoint(0, UdEndpoint.Options.defaults());
+            UdEndpoint server = f.endpoint(1, UdEndpoint.Options.defaults().withDepths(64, 1));
+            AddressHandle toServer = f.ah(0, server);
+            client.send(toServer, server.address(), bytes(8, 0));
+            assertTrue(client.flush(5, TimeUnit.SECONDS));
+            f.hooks.failQpQuery = true;
+            f.hooks.failFirstOfNextPoll = true;
+            WorkCompletionException e = assertThrows(WorkCompletionException.class,
+                    () -> server.receive(5, TimeUnit.SECONDS));
+            f.hooks.failQpQuery = false;
+            assertEquals(WorkCompletion.LOC_LEN_ERR, e.status(), e.getMessage());
+            assertEquals(1, e.getSuppressed().length, "why the state is unknown rides on the error");
+            assertTrue(e.getSuppressed()[0].getMessage().contains("ibv_query_qp"), e.getSuppressed()[0].getMessage());
+            assertEquals(1, server.counters().receiveErrors());
+            client.send(toServer, server.address(), bytes(8, 1));
+            Datagram d = server.receive(5, TimeUnit.SECONDS);
+            assertTrue(d != null && d.payload()[0] == 1, "the one receive slot was reposted: " + d);
         }
     }
 
