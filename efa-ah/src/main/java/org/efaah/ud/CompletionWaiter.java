@@ -26,7 +26,17 @@ import org.efaah.verbs.spi.VerbsProvider;
  * <p>One caller at a time waits on a CQ: the channel gives one event per arm, so a second sleeper
  * could miss the completion the first took. The others wait for their turn (interruptibly, up to
  * their deadline); the turn guards no state and no other operation, so sends, polls and posts never
- * wait behind it. A wait in {@code poll(2)} does not notice {@link Thread#interrupt()} by itself: the
+ * wait behind it. The turn passes at each wake-up: a holder that woke (an event, a park) and finds
+ * others queued lets them go first ({@link Semaphore} fair), so each of them takes its step after
+ * every completion event, and a send whose slot a flush's wake-up freed does not wait out the flush.
+ *
+ * <p>Whether a waiter may sleep is decided in one place, {@code mayIdle} (the endpoint's: no
+ * recovery in progress, no resend waiting, nothing taken off the CQ and not yet handed out), and it
+ * is asked AFTER the arm and the step that follows it, as {@code java.util.concurrent} parks: look,
+ * publish the intent to wait, look again, park. A step after the arm that queues an RNR resend or
+ * begins a recovery leaves state that no completion event will announce: asked before the arm
+ * alone, the waiter slept through it until its deadline. A part that leaves such state from
+ * another thread while one sleeps ends that sleep ({@link #wakeSleeper()}). A wait in {@code poll(2)} does not notice {@link Thread#interrupt()} by itself: the
  * interrupt reaches it as {@link AbstractSelector} lets an interrupt reach a selector's wait
  * ({@code begin()} and {@code end()} around it; the interrupt calls {@code wakeup()}, here
  * {@link CompletionQueue#wake()}). A sleep lasts at most {@value #SLICE_MILLIS} ms before the
@@ -37,19 +47,25 @@ final class CompletionWaiter {
     static final int SLICE_MILLIS = 10_000;
     private static final long PARK_NANOS = 20_000;
     private final UdEndpoint endpoint;
-    /** True while completions of both CQs, or none, are awaited (a recovery, a resend): park, do not sleep. */
-    private final BooleanSupplier pollOnly;
+    /**
+     * False while what is awaited raises no event on this CQ (a recovery waits for both CQs, a resend
+     * for its time, taken completions for their caller): park, do not sleep. Asked after the arm.
+     */
+    private final BooleanSupplier mayIdle;
     /** The CQ waited on; a recovery that makes the QP anew replaces it ({@link #attach}). */
     private volatile CompletionQueue cq;
     private final long spinNanos;
-    private final Semaphore turn = new Semaphore(1);
+    /** Fair, so that a holder passing the turn at a wake-up goes behind those queued. */
+    private final Semaphore turn = new Semaphore(1, true);
+    /** The thread between its arm and the end of its sleep, or null; read by {@link #wakeSleeper()}. */
+    private volatile Thread sleeper;
     private final InterruptHook interruptHook;
     /** Sleeps on the channel so far; written by the one waiter holding the turn. */
     private final java.util.concurrent.atomic.AtomicLong sleeps = new java.util.concurrent.atomic.AtomicLong();
 
-    CompletionWaiter(UdEndpoint endpoint, BooleanSupplier pollOnly, CompletionQueue cq, long spinNanos) {
+    CompletionWaiter(UdEndpoint endpoint, BooleanSupplier mayIdle, CompletionQueue cq, long spinNanos) {
         this.endpoint = endpoint;
-        this.pollOnly = pollOnly;
+        this.mayIdle = mayIdle;
         this.cq = cq;
         this.spinNanos = spinNanos;
         this.interruptHook = new InterruptHook(this);
@@ -73,15 +89,10 @@ final class CompletionWaiter {
      * @throws IllegalStateException         if the endpoint is or gets closed
      */
     boolean await(BooleanSupplier step, long deadline, String operation) {
-        try {
-            long left = deadline - System.nanoTime();
-            if (!turn.tryAcquire(Math.max(0, left), TimeUnit.NANOSECONDS)) {
-                return step.getAsBoolean();
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new InterruptedOperationException(operation + " interrupted", e);
+        if (!takeTurn(deadline, operation)) {
+            return step.getAsBoolean();
         }
+        boolean held = true;
         try {
             long spinEnd = System.nanoTime() + spinNanos;
             for (;;) {
@@ -99,26 +110,58 @@ final class CompletionWaiter {
                 endpoint.checkOpen();
                 if (now - spinEnd < 0) {
                     Thread.onSpinWait();
-                } else if (!cq.hasEvents() || pollOnly.getAsBoolean()) {
-                    // A recovery waits for completions of both CQs, a resend for its time: a short
-                    // park, not this CQ's event.
+                    continue;
+                }
+                if (!cq.hasEvents() || !mayIdle.getAsBoolean()) {
+                    // Nothing to sleep on, or what is awaited raises no event on this CQ (a
+                    // recovery waits for both CQs, a resend for its time): a short park.
                     LockSupport.parkNanos(PARK_NANOS);
                 } else if (sleep(step, deadline)) {
                     return true;
                 }
+                if (turn.hasQueuedThreads()) {
+                    // Woken: those queued for the turn take their step first (what woke this one may
+                    // be what they wait for), then this one goes on.
+                    turn.release();
+                    held = false;
+                    if (!takeTurn(deadline, operation)) {
+                        return step.getAsBoolean();
+                    }
+                    held = true;
+                }
             }
         } finally {
-            turn.release();
+            if (held) {
+                turn.release();
+            }
         }
     }
 
-    /** Arms the CQ, steps once more, then sleeps up to a slice; true when that step succeeded. */
+    /** The turn, waited for up to {@code deadline}; false past it. */
+    private boolean takeTurn(long deadline, String operation) {
+        try {
+            return turn.tryAcquire(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedOperationException(operation + " interrupted", e);
+        }
+    }
+
+    /**
+     * Arms the CQ, steps once more, asks {@code mayIdle}, then sleeps up to a slice; true when that
+     * step succeeded. The sleeper is published before the step, so that a part that leaves
+     * event-less state from another thread after it ({@link #wakeSleeper()}) wakes this one.
+     */
     private boolean sleep(BooleanSupplier step, long deadline) {
         CompletionQueue cq = this.cq;
         try {
             cq.requestNotification();
+            sleeper = Thread.currentThread();
             if (step.getAsBoolean()) {
                 return true;
+            }
+            if (!mayIdle.getAsBoolean()) {
+                return false; // the step left what no event announces: the loop parks and steps again
             }
             long left = deadline - System.nanoTime();
             int millis = (int) Math.min(SLICE_MILLIS, Math.max(0, (left + 999_999) / 1_000_000));
@@ -138,10 +181,25 @@ final class CompletionWaiter {
             return false;
         } catch (IllegalStateException e) {
             endpoint.checkOpen();
-            if (cq != this.cq || pollOnly.getAsBoolean()) {
+            if (cq != this.cq || !mayIdle.getAsBoolean()) {
                 return false; // a recovery closed this CQ to make a new one: wait on that
             }
             throw e;
+        } finally {
+            sleeper = null;
+        }
+    }
+
+    /**
+     * Ends the sleep of a waiter on this CQ, if one is between its arm and its wake-up, unless that is
+     * the calling thread (it asks {@code mayIdle} itself before it sleeps): for a part that has just
+     * left state no completion event announces (a resend queued, a recovery begun, datagrams kept for
+     * the next caller). A wake that comes before the wait ends the wait at once. Any thread, no lock.
+     */
+    void wakeSleeper() {
+        Thread s = sleeper;
+        if (s != null && s != Thread.currentThread()) {
+            cq.wake();
         }
     }
 

@@ -91,6 +91,7 @@ final class QpRecovery {
         }
         if (QueuePairState.isError(resources.qp.state())) {
             needsRecovery = true;
+            endpoint.recoveryBegun();
             return true;
         }
         return false;
@@ -112,7 +113,10 @@ final class QpRecovery {
         }
         if (status == WorkCompletion.WR_FLUSH_ERR
                 || vendorError == EfaCompletionStatus.LOCAL_ERROR_QP_INTERNAL_ERROR.code()) {
-            needsRecovery = true;
+            if (!needsRecovery) {
+                needsRecovery = true;
+                endpoint.recoveryBegun();
+            }
         }
         return needsRecovery;
     }

@@ -115,6 +115,20 @@ final class ReceiveSlots {
     }
 
     /**
+     * The receive side's part of whether a wait may sleep on the receive CQ's channel: nothing taken
+     * off the CQ and not handed out yet (completions of the last poll, views a handler did not get
+     * to, datagrams a recovery's drain copied out), as none of it raises an event. Asked after the arm.
+     */
+    boolean mayIdle() {
+        lock.lock();
+        try {
+            return next == filled && pending == null && drained.isEmpty();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
      * One poll under the lock: lends out up to {@code limit} datagrams, chained by
      * {@link DatagramView#next} (each slot stays out of the ring until {@link #giveBack}); null when
      * none was there. A datagram a recovery copied out comes first, alone.
@@ -140,17 +154,28 @@ final class ReceiveSlots {
             }
             DatagramView first = null;
             DatagramView last = null;
-            for (int n = 0; n < limit; n++) {
-                DatagramView v = pollLocked(first != null);
-                if (v == null) {
-                    break;
+            try {
+                for (int n = 0; n < limit; n++) {
+                    DatagramView v = pollLocked(first != null);
+                    if (v == null) {
+                        break;
+                    }
+                    if (first == null) {
+                        first = v;
+                    } else {
+                        last.next = v;
+                    }
+                    last = v;
                 }
-                if (first == null) {
-                    first = v;
-                } else {
-                    last.next = v;
+            } catch (RuntimeException e) {
+                if (first != null) {
+                    // A later poll failed: the datagrams already lent are kept, handed out first
+                    // by the next call, and this one says why the poll failed.
+                    last.next = pending;
+                    pending = first;
+                    endpoint.datagramsKept();
                 }
-                last = v;
+                throw e;
             }
             return first;
         } finally {
@@ -186,6 +211,7 @@ final class ReceiveSlots {
         } finally {
             lock.unlock();
         }
+        endpoint.datagramsKept(); // a receive asleep on the CQ would get no event for them
     }
 
     /**
@@ -301,7 +327,12 @@ final class ReceiveSlots {
     private DatagramView take(WorkCompletion wc) {
         int slot = (int) wc.wrId;
         if (wc.status != WorkCompletion.SUCCESS) {
-            boolean inError = recovery.checkQpState();
+            boolean inError;
+            try {
+                inError = recovery.checkQpState();
+            } catch (RuntimeException queryFailed) {
+                throw stateUnknown(wc, slot, queryFailed);
+            }
             if (wc.status == WorkCompletion.WR_FLUSH_ERR && inError) {
                 return null;
             }
@@ -316,6 +347,23 @@ final class ReceiveSlots {
         lent[slot] = true;
         received.setOpaque(received.getOpaque() + 1);
         return v;
+    }
+
+    /**
+     * A receive error whose {@code ibv_query_qp} failed, lock held: the QP's state is unknown. The
+     * error is counted and thrown, the query's failure with it, and the slot is reposted, not lost
+     * from the ring (were the QP in error, that repost's flush asks again).
+     */
+    private WorkCompletionException stateUnknown(WorkCompletion wc, int slot, RuntimeException queryFailed) {
+        receiveErrors.setOpaque(receiveErrors.getOpaque() + 1);
+        WorkCompletionException e = new WorkCompletionException("receive", wc.status, wc.vendorError, efa);
+        e.addSuppressed(queryFailed);
+        try {
+            repost(slot);
+        } catch (RuntimeException repostFailed) {
+            e.addSuppressed(repostFailed);
+        }
+        return e;
     }
 
     /** Queues the slot for a repost; posts the queue in one call once a batch is full. */

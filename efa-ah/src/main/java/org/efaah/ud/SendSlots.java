@@ -65,6 +65,8 @@ final class SendSlots {
     private final boolean[] waitingResend;
     /** Slots waiting to be resent; written under the lock, read without it by the send waiter. */
     private volatile int awaitingResend;
+    /** The last poll took a full batch: completions may still be queued. Written under the lock. */
+    private volatile boolean cqMayHoldMore;
     private final int[] freeSlots;
     private int freeCount;
     /**
@@ -129,6 +131,15 @@ final class SendSlots {
     /** Whether sends wait to be resent after RNR: their waits must poll, as no completion will wake them. */
     boolean resendsWaiting() {
         return awaitingResend > 0;
+    }
+
+    /**
+     * The send side's part of whether a wait may sleep on the send CQ's channel: no resend waiting
+     * (its time raises no event) and the last poll did not stop at a full batch (what it left on the
+     * CQ, if queued before the arm, raises none either). Asked after the arm; no lock.
+     */
+    boolean mayIdle() {
+        return awaitingResend == 0 && !cqMayHoldMore;
     }
 
     /**
@@ -276,6 +287,13 @@ final class SendSlots {
             resendDue();
         }
         int n = sendCq.poll(completions);
+        boolean full = n == completions.length;
+        if (full != cqMayHoldMore) {
+            cqMayHoldMore = full;
+        }
+        // Every completion taken is accounted for before anything is thrown: one left behind in
+        // the array would keep its slot and its AH reference for ever.
+        RuntimeException queryFailed = null;
         for (int i = 0; i < n; i++) {
             WorkCompletion wc = completions[i];
             int slot = (int) wc.wrId;
@@ -295,10 +313,21 @@ final class SendSlots {
                     failed.setOpaque(failed.getOpaque() + 1);
                     recovery.inErrorAfter(wc.status, wc.vendorError);
                 }
+            } catch (RuntimeException e) {
+                // ibv_query_qp failed: the QP's state is unknown. The failed send is kept for the
+                // caller; a later error completion asks again.
+                if (queryFailed == null) {
+                    queryFailed = e;
+                } else {
+                    queryFailed.addSuppressed(e);
+                }
             } finally {
                 release(h);
                 freeSlots[freeCount++] = slot;
             }
+        }
+        if (queryFailed != null) {
+            throw queryFailed;
         }
         return n;
     }
@@ -336,6 +365,7 @@ final class SendSlots {
         rnrTries[slot] = tries + 1;
         waitingResend[slot] = true;
         awaitingResend++;
+        endpoint.resendQueued(); // a wait asleep on the send CQ would get no event for it
         return true;
     }
 

@@ -91,7 +91,9 @@ import org.efaah.verbs.VerbsException;
  * ({@code ibv_req_notify_cq}), poll once more (a completion queued before the arm gives no event),
  * and wait in {@code poll(2)} on the channel, a stop eventfd that {@link #close} writes and a wake
  * eventfd that an interrupt of the waiting thread writes. One caller at a time sleeps on a CQ; the
- * others wait their turn. Without channels ({@link #eventDriven()} false) they park 20 µs at a time. Each returns promptly when its thread is interrupted (throwing
+ * others wait their turn, and each takes a step at every wake-up of the one asleep. No wait sleeps while
+ * what it waits for raises no completion event (a send waiting to be resent, a recovery in progress,
+ * datagrams already taken off the CQ): it polls with short parks then. Without channels ({@link #eventDriven()} false) they park 20 µs at a time. Each returns promptly when its thread is interrupted (throwing
  * {@link InterruptedOperationException} with the interrupt flag set again; {@code close} just
  * stops waiting for sends and keeps the flag) and when another thread closes the endpoint
  * ({@link IllegalStateException}).
@@ -423,10 +425,12 @@ public final class UdEndpoint implements AutoCloseable {
                         options.receiveDepth() * receiveSlotSize);
         this.receives = new ReceiveSlots(this, recovery, q, r.receiveCq, r.receiveMemory, options.receiveDepth(),
                 prefix, receiveSlotSize, resolver, device.isEfa(), markBeforeQp);
-        // A send waiting to be resent raises no completion event: until it is posted again, its waits poll.
-        this.sendWaiter = new CompletionWaiter(this, () -> recovery.needsRecovery() || sends.resendsWaiting(),
+        // Whether a wait may sleep on its CQ's channel, asked after the arm: not while a recovery
+        // waits for both CQs, nor while what the parts hold raises no completion event.
+        this.sendWaiter = new CompletionWaiter(this, () -> !recovery.needsRecovery() && sends.mayIdle(),
                 r.sendCq, options.spinNanos());
-        this.receiveWaiter = new CompletionWaiter(this, recovery::needsRecovery, r.receiveCq, options.spinNanos());
+        this.receiveWaiter = new CompletionWaiter(this, () -> !recovery.needsRecovery() && receives.mayIdle(),
+                r.receiveCq, options.spinNanos());
     }
 
     /**
@@ -1174,6 +1178,22 @@ public final class UdEndpoint implements AutoCloseable {
         try (AddressHandle ah = acquireReplyAh(datagram)) {
             send(ah, datagram.sourceQpn(), options.qkey(), payload);
         }
+    }
+
+    /** A recovery has begun: waits asleep on either CQ go on parked, driving it (no event may come). */
+    void recoveryBegun() {
+        sendWaiter.wakeSleeper();
+        receiveWaiter.wakeSleeper();
+    }
+
+    /** A send was queued for a resend: a wait asleep on the send CQ goes on parked, to post it. */
+    void resendQueued() {
+        sendWaiter.wakeSleeper();
+    }
+
+    /** Datagrams were kept for the next receive: a receive asleep on the CQ takes them. */
+    void datagramsKept() {
+        receiveWaiter.wakeSleeper();
     }
 
     /** Whether {@link #close()} has gone past its drain: no call may use the QP or the slots any more. */
