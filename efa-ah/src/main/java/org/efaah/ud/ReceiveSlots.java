@@ -122,7 +122,7 @@ final class ReceiveSlots {
     boolean mayIdle() {
         lock.lock();
         try {
-            return next == filled && pending == null && drained.isEmpty();
+            return count == 0 && pending == null && drained.isEmpty();
         } finally {
             lock.unlock();
         }
