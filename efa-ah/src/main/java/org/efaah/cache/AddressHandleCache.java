@@ -141,7 +141,7 @@ public final class AddressHandleCache implements AutoCloseable {
     private final AtomicLong leaksAtClose = new AtomicLong();
 
     private AddressHandleCache(Builder b) {
-        this.leaks = new LeakTracker(b.leakDetection);
+        this.leaks = new LeakTracker(b.leakDetection, b.ticker);
         this.stats = b.recordStats ? StatsCounter.concurrent() : StatsCounter.disabled();
         this.tables = new EntryTables(stats);
         this.idle = tables.idle;
@@ -385,6 +385,7 @@ public final class AddressHandleCache implements AutoCloseable {
     /** @param attributes what to create the AH with: {@code keys.createWith}, the key's attributes */
     private AddressHandle acquireSlow(ProtectionDomain pd, KeyPolicy keys, Object key,
                                       AddressHandleAttributes attributes) {
+        leaks.report(); // a miss, holding no lock: where leaks the collector found are told
         for (;;) {
             checkOpen();
             invalidator.checkUsable(pd.device());
@@ -612,6 +613,16 @@ public final class AddressHandleCache implements AutoCloseable {
         return reaper.cleanUp();
     }
 
+    /** Reports the leaks the collector found since the last look; where no lock is held. */
+    void reportLeaks() {
+        leaks.report();
+    }
+
+    /** Leaks reported within the last {@code windowNanos}, for health. */
+    long leaksWithin(long windowNanos) {
+        return leaks.within(windowNanos);
+    }
+
     /** The reaper thread, null without retention; for tests. */
     Thread reaperThread() {
         return reaper.thread();
@@ -739,6 +750,7 @@ public final class AddressHandleCache implements AutoCloseable {
      * @return the counters now (all zero when built with {@code recordStats(false)}, leaks apart)
      */
     public CacheStats stats() {
+        leaks.report();
         return stats.snapshot(leaks.reported.sum() + leaksAtClose.get(), this::pendingHits);
     }
 
@@ -822,13 +834,13 @@ public final class AddressHandleCache implements AutoCloseable {
         invalidator.stopListening();
         network.stopListening();
         mxBeans.unregisterAll();
+        leaks.beforeClose(); // handles the collector found are reported as such, not as open
         Reclaimer.Teardown teardown = reclaimer.destroyAll();
         long openHandles = teardown.openHandles();
         if (openHandles > 0) {
             leaksAtClose.addAndGet(openHandles);
-            LOG.warn("LEAK: address handle cache closed with {} handle(s) still open (besides any reported "
-                    + "garbage-collected); their AHs were destroyed and the handles refuse use", openHandles);
         }
+        leaks.afterClose(openHandles, teardown.withOpen());
         reaper.await();
         events.closed();
         Throwable firstFailure = teardown.firstFailure();
