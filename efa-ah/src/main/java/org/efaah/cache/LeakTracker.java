@@ -149,7 +149,7 @@ final class LeakTracker {
         }
         Map<List<StackTraceElement>, List<Record>> bySite = new LinkedHashMap<>();
         for (Record r; (r = unlogged.poll()) != null; ) {
-            bySite.computeIfAbsent(Arrays.asList(r.reportedSite.getStackTrace()), k -> new ArrayList<>()).add(r);
+            bySite.computeIfAbsent(siteKey(r.reportedSite), k -> new ArrayList<>()).add(r);
         }
         long now = ticker.getAsLong();
         bySite.forEach((key, records) -> log(key, records, now));
@@ -193,14 +193,25 @@ final class LeakTracker {
         }
     }
 
-    /** The first frame outside the library: the line a reader looks for. */
-    private static String top(List<StackTraceElement> trace) {
-        for (StackTraceElement f : trace) {
-            if (!f.getClassName().startsWith("org.efaah.cache.")) {
-                return f.toString();
+    /**
+     * What tells one acquire site from another: the stack from the first frame outside the
+     * cache's acquire (a hit and a miss from one line of code take different paths inside).
+     */
+    private static List<StackTraceElement> siteKey(AcquireSite site) {
+        List<StackTraceElement> trace = Arrays.asList(site.getStackTrace());
+        for (int i = 0; i < trace.size(); i++) {
+            String c = trace.get(i).getClassName();
+            if (!c.startsWith(LeakTracker.class.getName()) && !c.startsWith(AddressHandleCache.class.getName())
+                    && !c.equals(AddressHandle.class.getName())) {
+                return trace.subList(i, trace.size());
             }
         }
-        return trace.isEmpty() ? "unknown" : trace.get(0).toString();
+        return trace;
+    }
+
+    /** The site's first frame: the line a reader looks for. */
+    private static String top(List<StackTraceElement> key) {
+        return key.isEmpty() ? "unknown" : key.get(0).toString();
     }
 
     private String samplingNote() {
@@ -231,7 +242,7 @@ final class LeakTracker {
             if (!r.closed && site != null && withOpen.containsKey(r.entry)) {
                 tracked++;
                 r.reportedSite = site;
-                bySite.computeIfAbsent(Arrays.asList(site.getStackTrace()), k -> new ArrayList<>()).add(r);
+                bySite.computeIfAbsent(siteKey(site), k -> new ArrayList<>()).add(r);
             }
         }
         watched.clear(); // none will be enqueued: the close counted them
