@@ -743,9 +743,10 @@ public final class AddressHandleCache implements AutoCloseable {
      * A snapshot of the counters. Safe to call from any thread, also after close. O(entries): a
      * lock-free hit is counted in its entry (in the same atomic step that takes its reference, so
      * that it pays for no counter of its own), and the snapshot sums the entries, taking no
-     * lock. While other threads work, a hit being
+     * lock a hit or a create needs. While other threads work, a hit being
      * moved from its entry to the counter may be left out of one snapshot, never counted twice;
-     * the hits reported never go down.
+     * the hits reported never go down. Handles the collector found unclosed since the cache last
+     * looked are counted and logged first (leak detection has no thread of its own).
      *
      * @return the counters now (all zero when built with {@code recordStats(false)}, leaks apart)
      */
