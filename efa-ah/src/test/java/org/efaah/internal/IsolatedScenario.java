@@ -17,7 +17,7 @@ import org.efaah.verbs.mock.MockVerbsProvider;
  * What an application does with the library, run by {@link ThreadLifetimeTest} from its own
  * class loader: a device, a PD and a cache that starts every thread the library has (the
  * device's event reader, the reaper, on RoCE the network reader; every handle tracked for
- * leaks), some acquires, then everything closed.
+ * leaks), some acquires, one handle leaked, then everything closed.
  */
 public final class IsolatedScenario implements Consumer<Boolean> {
     private static final Gid PEER = Gid.parse("::ffff:10.9.1.250");
@@ -39,8 +39,15 @@ public final class IsolatedScenario implements Consumer<Boolean> {
                     h.hardware();
                 }
             }
+            leak(cache, pd, peer); // reported at the close, with its acquire site naming this class
             cache.inspection().health();
             cache.inspection().entries(e -> true, 10);
+        }
+    }
+
+    private static void leak(AddressHandleCache cache, ProtectionDomain pd, AddressHandleAttributes peer) {
+        if (cache.acquire(pd, peer).isClosed()) {
+            throw new AssertionError("a new handle is open");
         }
     }
 }

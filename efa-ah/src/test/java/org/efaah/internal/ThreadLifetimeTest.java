@@ -9,8 +9,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import org.efaah.fixture.LogCapture;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -29,6 +31,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class ThreadLifetimeTest {
     private static final long BOUND_NANOS = TimeUnit.SECONDS.toNanos(20);
+    private final AtomicInteger leakReports = new AtomicInteger();
 
     @ParameterizedTest(name = "efa={0}")
     @ValueSource(booleans = {true, false})
@@ -36,7 +39,14 @@ class ThreadLifetimeTest {
         Set<Thread> before = Thread.getAllStackTraces().keySet();
         IsolatedLibrary library = new IsolatedLibrary("isolated-efa-ah", Set.of("org.efaah."));
         WeakReference<ClassLoader> collected = new WeakReference<>(library);
-        List<Thread> started = runIn(library, efa, before);
+        List<Thread> started;
+        // The leaked handle's report, by logger name; not kept (an event keeps its stack trace).
+        try (LogCapture log = LogCapture.of(org.efaah.cache.AddressHandleCache.class)) {
+            log.onEvent = e -> leakReports.incrementAndGet();
+            log.discard = true;
+            started = runIn(library, efa, before);
+        }
+        assertTrue(leakReports.get() > 0, "the scenario's leaked handle was reported at its cache's close");
         library = null;
         List<String> alive = awaitEnded(started);
         started = null; // a thread, even ended, keeps its context class loader
