@@ -141,7 +141,7 @@ public final class AddressHandleCache implements AutoCloseable {
     private final AtomicLong leaksAtClose = new AtomicLong();
 
     private AddressHandleCache(Builder b) {
-        this.leaks = new LeakTracker(b.leakDetection);
+        this.leaks = new LeakTracker(b.leakDetection, b.ticker);
         this.stats = b.recordStats ? StatsCounter.concurrent() : StatsCounter.disabled();
         this.tables = new EntryTables(stats);
         this.idle = tables.idle;
@@ -389,6 +389,7 @@ public final class AddressHandleCache implements AutoCloseable {
     /** @param attributes what to create the AH with: {@code keys.createWith}, the key's attributes */
     private AddressHandle acquireSlow(ProtectionDomain pd, KeyPolicy keys, Object key,
                                       AddressHandleAttributes attributes) {
+        leaks.report(); // a miss, holding no lock: where leaks the collector found are told
         for (;;) {
             checkOpen();
             invalidator.checkUsable(pd.device());
@@ -616,6 +617,16 @@ public final class AddressHandleCache implements AutoCloseable {
         return reaper.cleanUp();
     }
 
+    /** Reports the leaks the collector found since the last look; where no lock is held. */
+    void reportLeaks() {
+        leaks.report();
+    }
+
+    /** Leaks reported within the last {@code windowNanos}, for health. */
+    long leaksWithin(long windowNanos) {
+        return leaks.within(windowNanos);
+    }
+
     /** The reaper thread, null without retention; for tests. */
     Thread reaperThread() {
         return reaper.thread();
@@ -736,13 +747,15 @@ public final class AddressHandleCache implements AutoCloseable {
      * A snapshot of the counters. Safe to call from any thread, also after close. O(entries): a
      * lock-free hit is counted in its entry (in the same atomic step that takes its reference, so
      * that it pays for no counter of its own), and the snapshot sums the entries, taking no
-     * lock. While other threads work, a hit being
+     * lock a hit or a create needs. While other threads work, a hit being
      * moved from its entry to the counter may be left out of one snapshot, never counted twice;
-     * the hits reported never go down.
+     * the hits reported never go down. Handles the collector found unclosed since the cache last
+     * looked are counted and logged first (leak detection has no thread of its own).
      *
      * @return the counters now (all zero when built with {@code recordStats(false)}, leaks apart)
      */
     public CacheStats stats() {
+        leaks.report();
         return stats.snapshot(leaks.reported.sum() + leaksAtClose.get(), this::pendingHits);
     }
 
@@ -826,13 +839,13 @@ public final class AddressHandleCache implements AutoCloseable {
         invalidator.stopListening();
         network.stopListening();
         mxBeans.unregisterAll();
+        leaks.beforeClose(); // handles the collector found are reported as such, not as open
         Reclaimer.Teardown teardown = reclaimer.destroyAll();
         long openHandles = teardown.openHandles();
         if (openHandles > 0) {
             leaksAtClose.addAndGet(openHandles);
-            LOG.warn("LEAK: address handle cache closed with {} handle(s) still open (besides any reported "
-                    + "garbage-collected); their AHs were destroyed and the handles refuse use", openHandles);
         }
+        leaks.afterClose(openHandles, teardown.withOpen());
         reaper.await();
         events.closed();
         Throwable firstFailure = teardown.firstFailure();

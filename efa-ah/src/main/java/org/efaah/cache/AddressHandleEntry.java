@@ -25,10 +25,13 @@ import org.efaah.verbs.ProtectionDomain;
  * @param invalidated   whether it was invalidated: it goes with its last handle; no acquire gets
  *                      it again, except on EFA, where a held AH stays the one of its GID
  * @param destroyFailed whether an {@code ibv_destroy_ah} of it failed (it still exists and is retried)
+ * @param leaks         its handles that leak detection found garbage-collected without {@code close()}
+ *                      (each keeps a reference, so the AH stays until the cache closes); only tracked
+ *                      handles are found ({@link LeakDetection}), so 0 is no proof of none
  */
 public record AddressHandleEntry(String device, String pd, Gid dgid, int portNum, int sgidIndex, int ahn,
                                  int references, String state, long ageNanos, long idleNanos, boolean invalidated,
-                                 boolean destroyFailed) {
+                                 boolean destroyFailed, int leaks) {
 
     /**
      * Checks the fields.
@@ -45,12 +48,41 @@ public record AddressHandleEntry(String device, String pd, Gid dgid, int portNum
      * @param idleNanos     since its last handle closed while kept, ns
      * @param invalidated   whether it was invalidated
      * @param destroyFailed whether a destroy of it failed
-     * @throws NullPointerException if {@code device}, {@code pd} or {@code state} is null
+     * @param leaks         its handles found leaked, 0 or more
+     * @throws NullPointerException     if {@code device}, {@code pd} or {@code state} is null
+     * @throws IllegalArgumentException if {@code leaks} is negative
      */
     public AddressHandleEntry {
         Objects.requireNonNull(device, "device");
         Objects.requireNonNull(pd, "pd");
         Objects.requireNonNull(state, "state");
+        if (leaks < 0) {
+            throw new IllegalArgumentException("leaks: " + leaks + " is out of range; valid 0 or more");
+        }
+    }
+
+    /**
+     * An entry with no leaked handle: the constructor before {@code leaks} was added.
+     *
+     * @param device        the device's name
+     * @param pd            the PD's id
+     * @param dgid          the destination GID, or null
+     * @param portNum       port_num
+     * @param sgidIndex     sgid_index
+     * @param ahn           the AHN, or -1
+     * @param references    handles open on it
+     * @param state         CREATING or LIVE
+     * @param ageNanos      since its create, ns
+     * @param idleNanos     since its last handle closed while kept, ns
+     * @param invalidated   whether it was invalidated
+     * @param destroyFailed whether a destroy of it failed
+     * @throws NullPointerException if {@code device}, {@code pd} or {@code state} is null
+     */
+    public AddressHandleEntry(String device, String pd, Gid dgid, int portNum, int sgidIndex, int ahn,
+                              int references, String state, long ageNanos, long idleNanos, boolean invalidated,
+                              boolean destroyFailed) {
+        this(device, pd, dgid, portNum, sgidIndex, ahn, references, state, ageNanos, idleNanos, invalidated,
+                destroyFailed, 0);
     }
 
     /**

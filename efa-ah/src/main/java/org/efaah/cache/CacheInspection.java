@@ -123,7 +123,7 @@ public final class CacheInspection {
      * is closed or fatal, a port is not active (asked of the device now) or {@code max_ah} or
      * {@code max_pd} is reached, DEGRADED from the thresholds' share of them; DEGRADED on any
      * provider create failure within the thresholds' window (by errno), any AH whose destroy failed
-     * and that still exists, any leaked handle; on RoCE, DEGRADED while the network reader its AHs
+     * and that still exists, any handle found leaked within the thresholds' leak window; on RoCE, DEGRADED while the network reader its AHs
      * follow fails its reads ({@code network_reader}). Asks each device's ports
      * ({@code ibv_query_port(3)}); takes no lock an acquire needs. Thread-safe.
      *
@@ -155,6 +155,7 @@ public final class CacheInspection {
         if (limit < 1 || limit > EntryListing.MAX_LIMIT) {
             throw new IllegalArgumentException("limit: " + limit + " is out of range; valid 1.." + EntryListing.MAX_LIMIT);
         }
+        cache.reportLeaks(); // handles the collector found since the last look show in their rows
         return EntryListing.list(cache, filter, limit);
     }
 

@@ -62,7 +62,7 @@ class CacheMXBeanAdapter extends StandardMBean implements AddressHandleCacheMXBe
             Map.entry("invalidateAll", "invalidate every AH: new acquires create fresh AHs, handles out keep "
                     + "theirs until closed; returns the entries invalidated"),
             Map.entry("entries", "list entries (device, pd, dgid, AHN, references, state, age, idle time, "
-                    + "invalidated), at most limit, filtered by device, PD id and destination GID (empty: any)"),
+                    + "invalidated, destroy failed, leaked handles), at most limit, filtered by device, PD id and destination GID (empty: any)"),
             Map.entry("limit", "the most rows, 1..1000000"),
             Map.entry("device", "a device name such as efa_0, or empty for any"),
             Map.entry("pd", "a PD id such as pd@1b6d3586 (from a listing), or empty for any"),
@@ -72,7 +72,7 @@ class CacheMXBeanAdapter extends StandardMBean implements AddressHandleCacheMXBe
     private static final CompositeType ENTRY_TYPE;
     private static final ArrayType<CompositeData[]> ENTRIES_TYPE;
     private static final String[] ENTRY_ITEMS = {"device", "pd", "dgid", "portNum", "sgidIndex", "ahn", "references",
-        "state", "ageNanos", "idleNanos", "invalidated", "destroyFailed"};
+        "state", "ageNanos", "idleNanos", "invalidated", "destroyFailed", "leaks"};
 
     static {
         try {
@@ -80,7 +80,7 @@ class CacheMXBeanAdapter extends StandardMBean implements AddressHandleCacheMXBe
                     ENTRY_ITEMS, ENTRY_ITEMS, new OpenType<?>[] {SimpleType.STRING, SimpleType.STRING,
                         SimpleType.STRING, SimpleType.INTEGER, SimpleType.INTEGER, SimpleType.INTEGER,
                         SimpleType.INTEGER, SimpleType.STRING, SimpleType.LONG, SimpleType.LONG, SimpleType.BOOLEAN,
-                        SimpleType.BOOLEAN});
+                        SimpleType.BOOLEAN, SimpleType.INTEGER});
             ENTRIES_TYPE = ArrayType.getArrayType(ENTRY_TYPE);
         } catch (OpenDataException e) {
             throw new ExceptionInInitializerError(e);
@@ -289,7 +289,7 @@ class CacheMXBeanAdapter extends StandardMBean implements AddressHandleCacheMXBe
                 AddressHandleEntry r = rows.get(i);
                 out[i] = new CompositeDataSupport(ENTRY_TYPE, ENTRY_ITEMS, new Object[] {r.device(), r.pd(),
                     r.dgid() == null ? "" : r.dgid().toString(), r.portNum(), r.sgidIndex(), r.ahn(), r.references(),
-                    r.state(), r.ageNanos(), r.idleNanos(), r.invalidated(), r.destroyFailed()});
+                    r.state(), r.ageNanos(), r.idleNanos(), r.invalidated(), r.destroyFailed(), r.leaks()});
             }
         } catch (OpenDataException e) {
             throw new IllegalStateException("an entry does not fit its own open type", e);

@@ -374,6 +374,12 @@ final class Entry extends AbstractQueuedSynchronizer {
         }
     }
 
+    /** The collected handles reported so far (0 once the cache's close counted them). */
+    int collectedLeaks() {
+        int n = collectedLeaks;
+        return n == LEAKS_COUNTED_AT_CLOSE ? 0 : n;
+    }
+
     /** At the cache's close: the collected handles reported so far; later reports defer to close's count. */
     int sealCollectedLeaks() {
         int n = (int) COLLECTED_LEAKS.getAndSet(this, LEAKS_COUNTED_AT_CLOSE);

@@ -64,7 +64,8 @@ final class EntryListing {
         }
         AddressHandleEntry row = new AddressHandleEntry(device, pdId, e.dgid(),
                 e.portNum(), e.attributes().sgidIndex(), hw == null ? -1 : hw.ahn(), references, state.name(),
-                hw == null ? 0 : Math.max(0, now - e.createdAt()), idleNanos, invalidated, e.destroyFailed);
+                hw == null ? 0 : Math.max(0, now - e.createdAt()), idleNanos, invalidated, e.destroyFailed,
+                e.collectedLeaks());
         if (filter.test(row)) {
             out.add(row);
         }

@@ -17,7 +17,7 @@ public enum LeakDetection {
     PARANOID;
 
     /** One handle in this many is tracked at {@link #SAMPLED}. */
-    // Each tracked handle costs a stack capture and a Cleaner registration (microseconds); one in
+    // Each tracked handle costs a stack capture and a reference-queue registration (microseconds); one in
     // 1024 keeps that under a few ns per acquire on the hit path, yet a steady leak is still
     // reported within a thousand handles.
     public static final int SAMPLING_INTERVAL = 1024;

@@ -1,6 +1,8 @@
 package org.efaah.cache;
 
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
@@ -312,8 +314,11 @@ final class Reclaimer {
         return null;
     }
 
-    /** What {@link #destroyAll()} did: handles found still open, and the destroys that failed. */
-    record Teardown(long openHandles, int failed, Throwable firstFailure) {
+    /**
+     * What {@link #destroyAll()} did: handles found still open (and on which entries, for the leak
+     * report), and the destroys that failed.
+     */
+    record Teardown(long openHandles, Map<Entry, Long> withOpen, int failed, Throwable firstFailure) {
     }
 
     /**
@@ -325,6 +330,7 @@ final class Reclaimer {
      */
     Teardown destroyAll() {
         long openHandles = 0;
+        Map<Entry, Long> withOpen = new LinkedHashMap<>();
         int failed = 0;
         Throwable firstFailure = null;
         for (;;) {
@@ -350,7 +356,11 @@ final class Reclaimer {
                         // closed flag before a lock-free retain, never after), one after it fails.
                         // References taken under this lock were refused or handed out before it.
                         long was = tables.retire(e);
-                        openHandles += Math.max(0, Entry.referencesIn(was) - e.sealCollectedLeaks());
+                        long open = Math.max(0, Entry.referencesIn(was) - e.sealCollectedLeaks());
+                        if (open > 0) {
+                            openHandles += open;
+                            withOpen.put(e, open);
+                        }
                     }
                     tables.forgetEnded(e); // DEAD or FAILED now, whoever ended it
                 } finally {
@@ -359,7 +369,7 @@ final class Reclaimer {
             }
         }
         tables.clear();
-        return new Teardown(openHandles, failed, firstFailure);
+        return new Teardown(openHandles, withOpen, failed, firstFailure);
     }
 
     /** The first failure to throw, an {@link Error} before any exception, the rest suppressed. */

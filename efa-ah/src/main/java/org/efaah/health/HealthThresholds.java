@@ -6,16 +6,23 @@ import java.util.Objects;
 /**
  * Where a health report turns DEGRADED: live AHs at or above {@code ahUsage} of the device's
  * {@code max_ah}, allocated PDs at or above {@code pdUsage} of {@code max_pd} (at the maximum
- * itself DOWN: no AH or PD can be made), and any provider create failure within
- * {@code failureWindow}. Immutable.
+ * itself DOWN: no AH or PD can be made), any provider create failure within
+ * {@code failureWindow}, and any handle found leaked within {@code leakWindow}. Immutable.
+ *
+ * <p>Leaks have a window of their own, as create failures do: a handle dropped without
+ * {@code close()} is a bug to fix, not an outage, and a probe that fails on DEGRADED must not
+ * fail for the rest of the process's life after one (the total stays in the check's message and
+ * in {@code leaksReported}).
  *
  * @param ahUsage       share of {@code max_ah}, 0 (exclusive)..1 (inclusive); default 0.9
  * @param pdUsage       share of {@code max_pd}, 0 (exclusive)..1 (inclusive); default 0.9
  * @param failureWindow how far back create failures count, 1 s..1 h; default 1 minute
+ * @param leakWindow    how far back leaked handles count, 1 s..1 h; default 1 minute
  */
-public record HealthThresholds(double ahUsage, double pdUsage, Duration failureWindow) {
-    /** The defaults: 90 % of max_ah, 90 % of max_pd, failures of the last minute. */
-    public static final HealthThresholds DEFAULTS = new HealthThresholds(0.9, 0.9, Duration.ofMinutes(1));
+public record HealthThresholds(double ahUsage, double pdUsage, Duration failureWindow, Duration leakWindow) {
+    /** The defaults: 90 % of max_ah, 90 % of max_pd, failures and leaks of the last minute. */
+    public static final HealthThresholds DEFAULTS = new HealthThresholds(0.9, 0.9, Duration.ofMinutes(1),
+            Duration.ofMinutes(1));
 
     /**
      * Checks the fields.
@@ -23,11 +30,13 @@ public record HealthThresholds(double ahUsage, double pdUsage, Duration failureW
      * @param ahUsage       share of max_ah, (0, 1]
      * @param pdUsage       share of max_pd, (0, 1]
      * @param failureWindow 1 s..1 h
-     * @throws IllegalArgumentException if a share is outside (0, 1] or the window outside 1 s..1 h
-     * @throws NullPointerException     if {@code failureWindow} is null
+     * @param leakWindow    1 s..1 h
+     * @throws IllegalArgumentException if a share is outside (0, 1] or a window outside 1 s..1 h
+     * @throws NullPointerException     if a window is null
      */
     public HealthThresholds {
         Objects.requireNonNull(failureWindow, "failureWindow");
+        Objects.requireNonNull(leakWindow, "leakWindow");
         if (!(ahUsage > 0 && ahUsage <= 1)) {
             throw new IllegalArgumentException("ahUsage: " + ahUsage + " is out of range; valid (0, 1]");
         }
@@ -37,6 +46,23 @@ public record HealthThresholds(double ahUsage, double pdUsage, Duration failureW
         if (failureWindow.compareTo(Duration.ofSeconds(1)) < 0 || failureWindow.compareTo(Duration.ofHours(1)) > 0) {
             throw new IllegalArgumentException("failureWindow: " + failureWindow + " is out of range; valid PT1S..PT1H");
         }
+        if (leakWindow.compareTo(Duration.ofSeconds(1)) < 0 || leakWindow.compareTo(Duration.ofHours(1)) > 0) {
+            throw new IllegalArgumentException("leakWindow: " + leakWindow + " is out of range; valid PT1S..PT1H");
+        }
+    }
+
+    /**
+     * Thresholds with the default leak window (1 minute): the constructor before
+     * {@code leakWindow} was added.
+     *
+     * @param ahUsage       share of max_ah, (0, 1]
+     * @param pdUsage       share of max_pd, (0, 1]
+     * @param failureWindow 1 s..1 h
+     * @throws IllegalArgumentException if a share is outside (0, 1] or the window outside 1 s..1 h
+     * @throws NullPointerException     if {@code failureWindow} is null
+     */
+    public HealthThresholds(double ahUsage, double pdUsage, Duration failureWindow) {
+        this(ahUsage, pdUsage, failureWindow, Duration.ofMinutes(1));
     }
 
     /**

@@ -68,8 +68,25 @@ public final class BackgroundReader {
     private BackgroundReader(Agent agent, String threadName, String what) {
         this.agent = agent;
         this.what = what;
-        this.thread = new Thread(this::run, threadName);
-        thread.setDaemon(true);
+        this.thread = newThread(this::run, threadName);
+    }
+
+    /*
+     * A thread that keeps nothing of the thread that made it: it may live as long as the device
+     * or cache it serves, which may outlive the caller's class loader (an application server's
+     * deployment, a plugin). So no inherited thread locals, the library's own class loader as its
+     * context loader (not the caller's), and an access control context made without the caller's
+     * frames (a thread inherits the protection domains on its creator's stack, each holding its
+     * class loader, until it ends). Its thread group is the caller's: the thread ends with what
+     * needs it (the device's or the cache's close joins it).
+     */
+    @SuppressWarnings("removal") // AccessController: what the JDK 17 Thread constructor reads
+    private static Thread newThread(Runnable work, String name) {
+        Thread t = java.security.AccessController.doPrivileged(
+                (java.security.PrivilegedAction<Thread>) () -> new Thread(null, work, name, 0, false));
+        t.setContextClassLoader(BackgroundReader.class.getClassLoader());
+        t.setDaemon(true);
+        return t;
     }
 
     /**

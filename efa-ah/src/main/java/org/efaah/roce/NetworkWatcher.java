@@ -258,6 +258,21 @@ final class NetworkWatcher {
     }
 
     private record NeighbourKey(int ifindex, Gid gid) {
+        /*
+         * Written out, not the record's generated ones: on JDK 17 the first hashCode or equals of
+         * a record bootstraps through java.lang.runtime.ObjectMethods, whose static method handles
+         * cache their last asType, here to (Gid)int: a java.base static holding a library class
+         * keeps the library's class loader after everything is closed (ThreadLifetimeTest).
+         */
+        @Override
+        public int hashCode() {
+            return 31 * ifindex + gid.hashCode();
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof NeighbourKey k && k.ifindex == ifindex && k.gid.equals(gid);
+        }
     }
 
     private enum Dump { NONE, LINKS, NEIGHBOURS }
