@@ -17,12 +17,13 @@ import picocli.CommandLine.Spec;
 /** Lists a running service's cache entries over JMX: a look inside. */
 @Command(name = "entries",
         description = "List the AHs a running service's cache holds, over its JMX port: device, PD, dgid, AHN, "
-                + "references, state, age, time idle, invalidated. A table, or --json.")
+                + "references, state, age, time idle, invalidated, handles leaked (garbage-collected without close()). A table, or --json.")
 final class EntriesCommand implements Callable<Integer> {
     /** The columns: the MXBean's item, the header, and how the value is shown. */
     private static final String[][] COLUMNS = {
         {"device", "DEVICE"}, {"pd", "PD"}, {"dgid", "DGID"}, {"ahn", "AHN"}, {"references", "REFS"},
-        {"state", "STATE"}, {"ageNanos", "AGE"}, {"idleNanos", "IDLE"}, {"invalidated", "INVALIDATED"}};
+        {"state", "STATE"}, {"ageNanos", "AGE"}, {"idleNanos", "IDLE"}, {"invalidated", "INVALIDATED"},
+        {"leaks", "LEAKS"}};
 
     @ArgGroup(exclusive = false, multiplicity = "1")
     JmxTarget jmx;

@@ -122,10 +122,10 @@ class JmxCommandsTest {
         Cli table = Cli.run("entries", "--jmx", jmx, "--limit", "2").expect(0);
         String[] lines = table.out().strip().split("\n");
         assertTrue(lines[0].startsWith("cache svc: ") && lines[0].endsWith("2 row(s) listed"), table::toString);
-        assertTrue(lines[1].matches("DEVICE\\s+PD\\s+DGID\\s+AHN\\s+REFS\\s+STATE\\s+AGE\\s+IDLE\\s+INVALIDATED"),
+        assertTrue(lines[1].matches("DEVICE\\s+PD\\s+DGID\\s+AHN\\s+REFS\\s+STATE\\s+AGE\\s+IDLE\\s+INVALIDATED\\s+LEAKS"),
                 table::toString);
         assertEquals(4, lines.length, table::toString);
-        assertTrue(lines[2].matches("efa_0\\s+pd@\\p{XDigit}+\\s+fe80::\\S+\\s+\\d+\\s+1\\s+LIVE\\s+\\S+\\s+0ms\\s+false"),
+        assertTrue(lines[2].matches("efa_0\\s+pd@\\p{XDigit}+\\s+fe80::\\S+\\s+\\d+\\s+1\\s+LIVE\\s+\\S+\\s+0ms\\s+false\\s+0"),
                 table::toString);
 
         Cli json = Cli.run("entries", "--jmx", jmx, "--json", "--gid", "fe80::1");
