@@ -65,6 +65,8 @@ public final class Device implements AutoCloseable {
     private volatile DeviceEventReader eventReader;
     private volatile DeviceEvent fatalEvent;
     private volatile boolean closeOnFatal;
+    /** Whether the close has called {@code ibv_close_device}; it may follow the close (see {@link #close()}). */
+    private volatile boolean contextFreed;
 
     private Device(VerbsProvider provider, long context, DeviceAttributes attributes, int[] gidTableLengths,
                    int[] linkLayers) {
@@ -695,7 +697,9 @@ public final class Device implements AutoCloseable {
         String name = name();
         List<HealthCheck> checks = new ArrayList<>();
         if (isClosed()) {
-            checks.add(new HealthCheck("device_open", name, HealthStatus.DOWN, 0, -1, "device is closed"));
+            checks.add(new HealthCheck("device_open", name, HealthStatus.DOWN, 0, -1, contextFreed ? "device is closed"
+                    : "device is closed; its context is not freed yet: its event reader has not stopped (ibv_close_device "
+                    + "runs when it has freed its channel)"));
             return HealthReport.of(checks);
         }
         if (isFatal()) {
@@ -750,7 +754,11 @@ public final class Device implements AutoCloseable {
      * the {@linkplain #addCloseListener close listeners}, and destroying what is still open under
      * it, in dependency order: QPs, then memory regions and AHs, then CQs, then PDs. Each child counts as closed even when its destroy fails (the
      * context's close frees it anyway) and refuses use from then on. Logs a warning for each PD
-     * and CQ left open. Idempotent; may be called from an event listener.
+     * and CQ left open. Idempotent; may be called from an event listener. When the event reader
+     * cannot be confirmed stopped (this thread was interrupted, or the reader's stop timed out or
+     * failed), the context is not freed under it: {@code ibv_close_device} runs on the reader's
+     * thread once the reader has freed its channel, and until then {@link #health} says the
+     * context is not freed (a reader that never returns leaks it rather than have it freed in use).
      *
      * @throws VerbsException if a child or the context could not be freed; the first failure is
      *                        thrown after every other resource was tried, the rest are suppressed
@@ -769,10 +777,13 @@ public final class Device implements AutoCloseable {
             try {
                 stopped = reader.stop();
             } catch (RuntimeException e) {
+                // Not known to be stopped: the reader may be inside a wait on the channel.
+                stopped = false;
                 stopFailure = e;
             }
         }
         boolean channelClosed = stopped;
+        RuntimeException stopFailed = stopFailure;
         RuntimeException[] failure = {stopFailure};
         boolean closedNow = guard.close(() -> {
             for (Consumer<? super Device> listener : closeListeners) {
@@ -807,14 +818,33 @@ public final class Device implements AutoCloseable {
                 } catch (RuntimeException e) {
                     failure[0] = chain(failure[0], e);
                 }
+                contextFreed = true;
             } else {
-                // A close from an interrupted thread did not wait for the reader: the context goes
-                // right after its channel, on the reader's thread.
+                /*
+                 * The reader is not known to have freed its channel (the stop was interrupted,
+                 * timed out or failed): it may still be waiting on the context's async_fd or
+                 * freeing the channel (fcntl on that fd). ibv_close_device frees the context and
+                 * closes that fd at once, whoever still uses them, and rdma-core offers no way to
+                 * cancel a thread inside a call on them; so the context is left allocated until
+                 * the reader's channel free has returned, and freed right after on the reader's
+                 * thread. A reader that never returns leaks the context: that is logged here and
+                 * shown by health(), never traded for a free under a user.
+                 */
+                if (Thread.currentThread().isInterrupted() && stopFailed == null) {
+                    LOG.info("device {}: closed by an interrupted thread before its event reader stopped; the context "
+                            + "is freed (ibv_close_device) when the reader has freed its channel", name());
+                } else {
+                    LOG.warn("device {}: its event reader is not known to have stopped{}; the context stays allocated "
+                            + "and is freed (ibv_close_device) when the reader has freed its channel", name(),
+                            stopFailed == null ? "" : " (its stop failed: " + stopFailed + ")");
+                }
                 reader.runAfterClose(() -> {
                     try {
                         provider.closeDevice(context);
                     } catch (RuntimeException e) {
                         LOG.error("device {}: ibv_close_device failed", name(), e);
+                    } finally {
+                        contextFreed = true;
                     }
                 });
             }
