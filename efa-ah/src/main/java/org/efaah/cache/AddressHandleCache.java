@@ -193,7 +193,8 @@ public final class AddressHandleCache implements AutoCloseable {
      *                                       for the device, or the device is EFA and the AH is not
      *                                       global; checked before any provider call
      * @throws IllegalStateException         if the cache (or the PD) is closed, or the device
-     *                                       reported DEVICE_FATAL
+     *                                       reported DEVICE_FATAL, or was closed while this call
+     *                                       created the AH (the close freed it; nothing is counted live)
      * @throws InterruptedOperationException if interrupted while waiting for another thread's
      *                                       create or destroy of the same key
      * @throws VerbsException                if the provider fails to create the AH (ENOMEM at max_ah
@@ -412,6 +413,7 @@ public final class AddressHandleCache implements AutoCloseable {
                 fresh.unlock();
             }
             if (e == null) {
+                refuseIfFreedByDeviceClose(fresh);
                 return handOut(fresh);
             }
             if (e.tryRetain()) {
@@ -441,6 +443,24 @@ public final class AddressHandleCache implements AutoCloseable {
             } finally {
                 e.unlock();
             }
+        }
+    }
+
+    /*
+     * A create that finished while its device was being closed (issue 33, race 5.3). The close
+     * never waits for an entry lock (a creator holding one may be waiting for the device), so its
+     * listener marks the fresh entry stale and leaves it to this creator, whose AH the device
+     * then frees. Checked once the entry's lock is released: a device-close mark made before the
+     * release is seen here (stale, and the device's isClosed waits for that close to end); one
+     * made after it finds the lock free and retires the entry itself, the handle then being one
+     * taken before the close, like any other held across it. A stale mark with the device open is
+     * an ordinary invalidation during the create, which hands the AH out as before.
+     */
+    private void refuseIfFreedByDeviceClose(Entry fresh) {
+        if (fresh.isStale() && fresh.pd.device().isClosed()) {
+            release(fresh); // the last reference: retires the entry, whose AH the device freed
+            throw new IllegalStateException("device " + fresh.pd.device().name() + " was closed while the AH to "
+                    + fresh.dgid() + " was being created: the close freed it; no reference was taken");
         }
     }
 
