@@ -805,7 +805,7 @@ public final class AddressHandleCache implements AutoCloseable {
                 awaitCloseEnded();
                 return;
             }
-            closed = true;
+            closed = true; // under this monitor, which CacheInspection.addListener takes to decide
             closer = Thread.currentThread();
         }
         try {

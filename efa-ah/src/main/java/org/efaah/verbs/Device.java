@@ -61,7 +61,15 @@ public final class Device implements AutoCloseable {
     private final Set<ProtectionDomain> protectionDomains = ConcurrentHashMap.newKeySet();
     private final Set<CompletionQueue> completionQueues = ConcurrentHashMap.newKeySet();
     private final List<Consumer<? super DeviceEvent>> eventListeners = new CopyOnWriteArrayList<>();
-    private final List<Consumer<? super Device>> closeListeners = new CopyOnWriteArrayList<>();
+    /*
+     * Guarded by listenerLock, with listenersTaken: the close takes the close listeners and sets
+     * the flag in one step under that lock, and every add decides under it too, so that a listener
+     * is either added before (and called by the close, once) or refused (never called, not kept).
+     * An add that checked the device's state after adding could not tell which (issue 33, 5.4).
+     */
+    private final Object listenerLock = new Object();
+    private final List<Consumer<? super Device>> closeListeners = new ArrayList<>();
+    private boolean listenersTaken;
     private volatile DeviceEventReader eventReader;
     private volatile DeviceEvent fatalEvent;
     private volatile boolean closeOnFatal;
@@ -555,9 +563,22 @@ public final class Device implements AutoCloseable {
      * must not block. A listener that throws is logged and does not stop the others.
      *
      * @param listener called with each event; not null
+     * @throws IllegalStateException if the device's close has begun calling its close listeners
+     *                               (its event reader is stopped by then): the listener is not kept
      */
     public void addEventListener(Consumer<? super DeviceEvent> listener) {
-        eventListeners.add(Objects.requireNonNull(listener, "listener"));
+        Objects.requireNonNull(listener, "listener");
+        synchronized (listenerLock) {
+            refuseIfListenersTaken();
+            eventListeners.add(listener);
+        }
+    }
+
+    private void refuseIfListenersTaken() {
+        assert Thread.holdsLock(listenerLock);
+        if (listenersTaken) {
+            throw new IllegalStateException("device " + name() + " is closed: it takes no listener");
+        }
     }
 
     /**
@@ -582,13 +603,20 @@ public final class Device implements AutoCloseable {
      * {@link #close()} frees any child (QP, memory region, AH, CQ, PD): what lets an owner of
      * children, such as an AH cache, stop handing them out. It runs on the closing thread while
      * no child can be created, and must not block (it may destroy children). A listener that
-     * throws is logged and does not stop the close. A listener added after the close began may
-     * not be called; by then nothing can be created on the device.
+     * throws is logged and does not stop the close. A listener this method accepts is called,
+     * once, also when it is added while a close is in progress; once that close has begun calling
+     * its listeners, the add is refused and the listener never called.
      *
      * @param listener called with this device; not null
+     * @throws IllegalStateException if the device's close has begun calling its close listeners:
+     *                               the listener is not kept
      */
     public void addCloseListener(Consumer<? super Device> listener) {
-        closeListeners.add(Objects.requireNonNull(listener, "listener"));
+        Objects.requireNonNull(listener, "listener");
+        synchronized (listenerLock) {
+            refuseIfListenersTaken();
+            closeListeners.add(listener);
+        }
     }
 
     /**
@@ -597,7 +625,9 @@ public final class Device implements AutoCloseable {
      * @param listener a listener added before
      */
     public void removeCloseListener(Consumer<? super Device> listener) {
-        closeListeners.remove(listener);
+        synchronized (listenerLock) {
+            closeListeners.remove(listener);
+        }
     }
 
     /**
@@ -786,14 +816,19 @@ public final class Device implements AutoCloseable {
         RuntimeException stopFailed = stopFailure;
         RuntimeException[] failure = {stopFailure};
         boolean closedNow = guard.close(() -> {
-            for (Consumer<? super Device> listener : closeListeners) {
+            List<Consumer<? super Device>> listeners;
+            synchronized (listenerLock) {
+                listenersTaken = true;
+                listeners = List.copyOf(closeListeners);
+                closeListeners.clear();
+            }
+            for (Consumer<? super Device> listener : listeners) {
                 try {
                     listener.accept(this);
                 } catch (Throwable t) {
                     LOG.error("device {}: a close listener failed", name(), t);
                 }
             }
-            closeListeners.clear();
             List<ProtectionDomain> pds = new ArrayList<>(protectionDomains);
             for (ProtectionDomain pd : pds) {
                 LOG.warn("device {} closed with a PD still allocated ({} AHs, {} QPs and memory regions in it): freeing them",
