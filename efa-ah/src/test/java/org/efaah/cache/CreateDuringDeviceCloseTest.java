@@ -11,11 +11,15 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
 import org.efaah.fixture.LogCapture;
+import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockVerbsProvider;
+import org.efaah.verbs.spi.VerbsProvider;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -28,13 +32,24 @@ import org.junit.jupiter.params.provider.ValueSource;
  * and handed out a handle refusing every use. The acquire must fail with the device's closing
  * named and count nothing live.
  */
-class CreateDuringDeviceCloseTest {
+public class CreateDuringDeviceCloseTest {
 
     @ParameterizedTest(name = "efa={0}")
     @ValueSource(booleans = {true, false})
     void aCreateFinishingDuringAForcedDeviceCloseFailsAndCountsNothingLive(boolean efa) throws Exception {
         MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder().efa(efa).build());
-        Device device = Device.openFirst(mock);
+        aCreateFinishingDuringAForcedDeviceCloseFailsAndCountsNothingLive(mock, d -> MockFixture.peer(1),
+                () -> mock.counters().liveAhs());
+    }
+
+    /**
+     * The case on {@code provider}'s first device, to the peer {@code peer} names on it;
+     * {@code deviceAhs} counts the AHs the provider holds. Also run over the EFA double
+     * ({@code org.efaah.it.CreateDuringDeviceCloseNativeTest}).
+     */
+    public static void aCreateFinishingDuringAForcedDeviceCloseFailsAndCountsNothingLive(VerbsProvider provider,
+            Function<Device, AddressHandleAttributes> peer, LongSupplier deviceAhs) throws Exception {
+        Device device = Device.openFirst(provider);
         ProtectionDomain pd = device.allocatePd();
         ExecutorService pool = Executors.newSingleThreadExecutor();
         try (LogCapture log = LogCapture.of(AddressHandleCache.class, Device.class);
@@ -52,12 +67,14 @@ class CreateDuringDeviceCloseTest {
                     }
                 }
             });
-            Future<AddressHandle> acquire = pool.submit(() -> cache.acquire(pd, MockFixture.peer(1)));
-            assertTrue(created.await(10, TimeUnit.SECONDS), "the AH is made, its entry's lock held");
+            Future<AddressHandle> acquire = pool.submit(() -> cache.acquire(pd, peer.apply(device)));
+            if (!created.await(10, TimeUnit.SECONDS)) {
+                fail("the AH was not made: " + (acquire.isDone() ? outcome(acquire) : "the acquire is still running"));
+            }
 
             device.close(); // forced: the PD and its AH are still there
             assertEquals(1, log.count(Level.WARN, "closed with a PD still allocated"), "the forced close says so");
-            assertEquals(0, mock.counters().liveAhs(), "the device freed the AH");
+            assertEquals(0, deviceAhs.getAsLong(), "the device freed the AH");
             letGo.countDown();
 
             AddressHandle handed;
@@ -80,9 +97,20 @@ class CreateDuringDeviceCloseTest {
                 use = e.toString();
             }
             fail("a handle was handed out: live entries " + cache.inspection().liveEntries() + ", device AHs "
-                    + mock.counters().liveAhs() + ", its use: " + use);
+                    + deviceAhs.getAsLong() + ", its use: " + use);
         } finally {
             pool.shutdownNow();
+        }
+    }
+
+    private static String outcome(Future<AddressHandle> acquire) {
+        try {
+            return "it returned " + acquire.get();
+        } catch (ExecutionException e) {
+            return "it threw " + e.getCause();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "interrupted";
         }
     }
 }

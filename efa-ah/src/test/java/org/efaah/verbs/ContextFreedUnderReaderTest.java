@@ -8,17 +8,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ch.qos.logback.classic.Level;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import org.efaah.fixture.HeldAsyncChannel;
 import org.efaah.fixture.LogCapture;
 import org.efaah.health.HealthThresholds;
 import org.efaah.internal.BackgroundReader;
 import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockVerbsProvider;
-import org.efaah.verbs.spi.AsyncEvent;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -31,89 +29,22 @@ import org.junit.jupiter.params.provider.ValueSource;
  * decorating provider holds the reader inside the channel's free or inside a wait, with latches,
  * and records every ibv_close_device that comes while a reader is inside the channel.
  */
-class ContextFreedUnderReaderTest {
+public class ContextFreedUnderReaderTest {
 
-    /** The mock, with the reader's calls on its channel held by latches and watched. */
-    static final class HeldChannel extends ForwardingVerbsProvider {
-        final AtomicInteger inChannel = new AtomicInteger();
-        volatile boolean channelFreed;
-        final List<String> violations = new CopyOnWriteArrayList<>();
-        final AtomicInteger contextCloses = new AtomicInteger();
-        volatile Thread contextClosedBy;
-        /** When set, the channel's free signals {@code freeing} and waits for {@code letFree}. */
-        volatile CountDownLatch freeing;
-        volatile CountDownLatch letFree;
-        /** When set, the next wait signals {@code waiting}, waits for {@code letWait}, and returns nothing. */
-        volatile CountDownLatch waiting;
-        volatile CountDownLatch letWait;
-        volatile boolean failWakes;
-
-        HeldChannel(MockVerbsProvider mock) {
-            super(mock);
-        }
-
-        @Override
-        public List<AsyncEvent> awaitAsyncEvents(long channel, int timeoutMillis) {
-            inChannel.incrementAndGet();
-            try {
-                CountDownLatch hold = letWait;
-                if (hold != null) {
-                    letWait = null;
-                    waiting.countDown();
-                    await(hold);
-                    return List.of();
-                }
-                return super.awaitAsyncEvents(channel, timeoutMillis);
-            } finally {
-                inChannel.decrementAndGet();
-            }
-        }
-
-        @Override
-        public void wakeAsyncEvents(long channel) {
-            if (failWakes) {
-                throw new VerbsException("efa_ah_async_wake", Errno.EIO, "injected");
-            }
-            super.wakeAsyncEvents(channel);
-        }
-
-        @Override
-        public void closeAsyncEvents(long channel) {
-            inChannel.incrementAndGet();
-            try {
-                if (freeing != null) {
-                    freeing.countDown();
-                    await(letFree);
-                }
-                super.closeAsyncEvents(channel);
-                channelFreed = true;
-            } finally {
-                inChannel.decrementAndGet();
-            }
-        }
-
-        @Override
-        public void closeDevice(long context) {
-            if (inChannel.get() > 0 || !channelFreed) {
-                violations.add("ibv_close_device on " + Thread.currentThread().getName() + " while the event reader "
-                        + (inChannel.get() > 0 ? "was inside a call on its channel" : "had not freed its channel"));
-            }
-            contextClosedBy = Thread.currentThread();
-            contextCloses.incrementAndGet();
-            super.closeDevice(context);
-        }
-
-        private static void await(CountDownLatch latch) {
-            try {
-                latch.await(10, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+    private static HeldAsyncChannel provider(boolean efa) {
+        return new HeldAsyncChannel(new MockVerbsProvider(MockConfig.builder().efa(efa).build()));
     }
 
-    private static HeldChannel provider(boolean efa) {
-        return new HeldChannel(new MockVerbsProvider(MockConfig.builder().efa(efa).build()));
+    @ParameterizedTest(name = "efa={0}")
+    @ValueSource(booleans = {true, false})
+    void anInterruptedCloseLeavesTheContextToTheReaderStillFreeingItsChannel(boolean efa) throws Exception {
+        anInterruptedCloseLeavesTheContextToTheReader(provider(efa));
+    }
+
+    @ParameterizedTest(name = "efa={0}")
+    @ValueSource(booleans = {true, false})
+    void aCloseWhoseReaderStopFailedLeavesTheContextToTheReader(boolean efa) throws Exception {
+        aCloseWhoseStopFailedLeavesTheContextToTheReader(provider(efa));
     }
 
     /**
@@ -121,10 +52,8 @@ class ContextFreedUnderReaderTest {
      * interrupted close took that for freed: ibv_close_device ran on the closing thread while the
      * reader was still inside the channel's free.
      */
-    @ParameterizedTest(name = "efa={0}")
-    @ValueSource(booleans = {true, false})
-    void anInterruptedCloseLeavesTheContextToTheReaderStillFreeingItsChannel(boolean efa) throws Exception {
-        HeldChannel p = provider(efa);
+    /** Also run over the EFA double ({@code org.efaah.it.ContextFreedUnderReaderNativeTest}). */
+    public static void anInterruptedCloseLeavesTheContextToTheReader(HeldAsyncChannel p) throws Exception {
         p.freeing = new CountDownLatch(1);
         p.letFree = new CountDownLatch(1);
         Device device = Device.openFirst(p);
@@ -165,10 +94,8 @@ class ContextFreedUnderReaderTest {
      * Before the fix a stop that threw (here the wake of the reader's wait) counted as stopped:
      * ibv_close_device ran while the reader was still inside its wait on the context's async_fd.
      */
-    @ParameterizedTest(name = "efa={0}")
-    @ValueSource(booleans = {true, false})
-    void aCloseWhoseReaderStopFailedLeavesTheContextToTheReader(boolean efa) throws Exception {
-        HeldChannel p = provider(efa);
+    /** Also run over the EFA double. */
+    public static void aCloseWhoseStopFailedLeavesTheContextToTheReader(HeldAsyncChannel p) throws Exception {
         p.waiting = new CountDownLatch(1);
         p.letWait = new CountDownLatch(1);
         CountDownLatch letWait = p.letWait;
@@ -192,7 +119,7 @@ class ContextFreedUnderReaderTest {
         }
     }
 
-    private static void awaitContextClosed(HeldChannel p) throws InterruptedException {
+    private static void awaitContextClosed(HeldAsyncChannel p) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (p.contextCloses.get() == 0 && System.nanoTime() < deadline) {
             TimeUnit.MILLISECONDS.sleep(5);
