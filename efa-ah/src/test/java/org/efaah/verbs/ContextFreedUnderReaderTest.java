@@ -52,6 +52,44 @@ public class ContextFreedUnderReaderTest {
      * interrupted close took that for freed: ibv_close_device ran on the closing thread while the
      * reader was still inside the channel's free.
      */
+    /**
+     * A close whose wait for the reader timed out (5 s) while the reader was still inside the
+     * channel's free: before the fix it took the reader for stopped too, and freed the context.
+     */
+    @ParameterizedTest(name = "efa={0}")
+    @ValueSource(booleans = {true, false})
+    void aTimedOutCloseLeavesTheContextToTheReaderStillFreeingItsChannel(boolean efa) throws Exception {
+        HeldAsyncChannel p = provider(efa);
+        p.freeing = new CountDownLatch(1);
+        p.letFree = new CountDownLatch(1);
+        Device device = Device.openFirst(p);
+        String readerName = "efa-ah-events-" + device.name();
+        try (LogCapture log = LogCapture.of(Device.class, BackgroundReader.class)) {
+            AtomicReference<Throwable> closeFailure = new AtomicReference<>();
+            Thread closer = new Thread(() -> {
+                try {
+                    device.close();
+                } catch (Throwable t) {
+                    closeFailure.set(t);
+                }
+            }, "closer");
+            closer.start();
+            assertTrue(p.freeing.await(10, TimeUnit.SECONDS), "the reader is freeing its channel");
+            closer.join(30_000); // the close's wait for the reader ends after 5 s
+            assertFalse(closer.isAlive(), "the close returned after its wait timed out");
+            assertNull(closeFailure.get());
+            assertEquals(List.of(), p.violations);
+            assertEquals(0, p.contextCloses.get(), "the context waits for the reader");
+
+            p.letFree.countDown();
+            awaitContextClosed(p);
+            assertEquals(List.of(), p.violations);
+            assertEquals(readerName, p.contextClosedBy.getName(), "freed by the reader, right after its channel");
+            assertEquals(1, log.count(Level.WARN, "has not stopped within"), log.lines().toString());
+            assertEquals(1, log.count(Level.WARN, "its event reader is not known to have stopped;"), log.lines().toString());
+        }
+    }
+
     /** Also run over the EFA double ({@code org.efaah.it.ContextFreedUnderReaderNativeTest}). */
     public static void anInterruptedCloseLeavesTheContextToTheReader(HeldAsyncChannel p) throws Exception {
         p.freeing = new CountDownLatch(1);
