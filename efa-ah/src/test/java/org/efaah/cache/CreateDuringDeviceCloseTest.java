@@ -82,7 +82,7 @@ public class CreateDuringDeviceCloseTest {
                 handed = acquire.get(10, TimeUnit.SECONDS);
             } catch (ExecutionException refused) {
                 assertTrue(refused.getCause() instanceof IllegalStateException, refused.getCause().toString());
-                assertTrue(refused.getCause().getMessage().contains("was closed while the AH to"),
+                assertTrue(refused.getCause().getMessage().contains("was closed while this acquire created the AH to"),
                         refused.getCause().getMessage());
                 assertEquals(0, cache.inspection().liveEntries(), "live entries");
                 assertEquals(0, cache.inspection().liveHandles(), "live handles");
@@ -98,6 +98,63 @@ public class CreateDuringDeviceCloseTest {
             }
             fail("a handle was handed out: live entries " + cache.inspection().liveEntries() + ", device AHs "
                     + deviceAhs.getAsLong() + ", its use: " + use);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /**
+     * The same window for a revival: an acquire takes back a retained AH under its entry's lock
+     * and is held there (on the idle list's monitor, which its leaving of the list takes, held by
+     * this test) while the device's forced close runs to its end on this thread. Before the fix
+     * the revived handle was handed out dead and the entry counted live.
+     */
+    @ParameterizedTest(name = "efa={0}")
+    @ValueSource(booleans = {true, false})
+    void aRevivalDuringAForcedDeviceCloseFailsAndCountsNothingLive(boolean efa) throws Exception {
+        MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder().efa(efa).build());
+        Device device = Device.openFirst(mock);
+        ProtectionDomain pd = device.allocatePd();
+        java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong(1);
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try (LogCapture log = LogCapture.of(AddressHandleCache.class, Device.class);
+             AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.DISABLED)
+                     .ticker(now::get).retention(RetentionPolicy.idle(java.time.Duration.ofMinutes(5), 16)).build()) {
+            cache.acquire(pd, MockFixture.peer(1)).close(); // retained
+            Future<AddressHandle> acquire;
+            synchronized (cache.idle) {
+                Thread[] reviver = {null};
+                acquire = pool.submit(() -> {
+                    reviver[0] = Thread.currentThread();
+                    return cache.acquire(pd, MockFixture.peer(1));
+                });
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while ((reviver[0] == null || reviver[0].getState() != Thread.State.BLOCKED) && System.nanoTime() < deadline) {
+                    Thread.onSpinWait();
+                }
+                assertEquals(Thread.State.BLOCKED, reviver[0].getState(), "the revival holds the entry's lock");
+                device.close(); // forced: the PD and its AH are still there
+                assertEquals(0, mock.counters().liveAhs(), "the device freed the AH");
+            }
+            AddressHandle handed;
+            try {
+                handed = acquire.get(10, TimeUnit.SECONDS);
+            } catch (ExecutionException refused) {
+                assertTrue(refused.getCause() instanceof IllegalStateException, refused.getCause().toString());
+                assertTrue(refused.getCause().getMessage().contains("was closed while this acquire took the AH to"), refused.getCause().getMessage());
+                assertEquals(0, cache.inspection().liveEntries(), "live entries");
+                assertEquals(0, cache.inspection().liveHandles(), "live handles");
+                assertEquals(1, log.count(Level.WARN, "closed with a PD still allocated"), "the forced close says so");
+                return;
+            }
+            String use;
+            try {
+                use = "nativeHandle " + handed.nativeHandle();
+            } catch (RuntimeException e) {
+                use = e.toString();
+            }
+            fail("a revived handle was handed out: live entries " + cache.inspection().liveEntries() + ", device AHs "
+                    + mock.counters().liveAhs() + ", its use: " + use);
         } finally {
             pool.shutdownNow();
         }
