@@ -193,7 +193,8 @@ public final class AddressHandleCache implements AutoCloseable {
      *                                       for the device, or the device is EFA and the AH is not
      *                                       global; checked before any provider call
      * @throws IllegalStateException         if the cache (or the PD) is closed, or the device
-     *                                       reported DEVICE_FATAL
+     *                                       reported DEVICE_FATAL, or was closed while this call
+     *                                       created the AH (the close freed it; nothing is counted live)
      * @throws InterruptedOperationException if interrupted while waiting for another thread's
      *                                       create or destroy of the same key
      * @throws VerbsException                if the provider fails to create the AH (ENOMEM at max_ah
@@ -321,13 +322,17 @@ public final class AddressHandleCache implements AutoCloseable {
                 return hit(e);
             }
             lockToWait(e);
+            int taken;
             try {
-                int taken = e.state() == Entry.State.LIVE ? retainLocked(e) : NOT_TAKEN;
+                taken = e.state() == Entry.State.LIVE ? retainLocked(e) : NOT_TAKEN;
                 if (taken != NOT_TAKEN) {
-                    return hitLocked(e, taken == REVIVED);
+                    refuseIfClosedLocked(e);
                 }
             } finally {
                 e.unlock();
+            }
+            if (taken != NOT_TAKEN) {
+                return hitTaken(e, taken == REVIVED);
             }
             // Not to be handed out, or gone: the AHN may name a newer AH by now; look once more.
             seen = e;
@@ -417,18 +422,21 @@ public final class AddressHandleCache implements AutoCloseable {
                 fresh.unlock();
             }
             if (e == null) {
+                refuseIfFreedByDeviceClose(fresh, "this acquire created");
                 return handOut(fresh);
             }
             if (e.tryRetain()) {
                 return hit(e);
             }
             lockToWait(e);
+            int taken = NOT_TAKEN;
             try {
                 switch (e.state()) {
                     case LIVE:
-                        int taken = retainLocked(e);
+                        taken = retainLocked(e);
                         if (taken != NOT_TAKEN) {
-                            return hitLocked(e, taken == REVIVED);
+                            refuseIfClosedLocked(e);
+                            break;
                         }
                         if (e.state() == Entry.State.LIVE) {
                             tables.detach(table, e); // invalidated and still referenced: its holders release it
@@ -446,6 +454,31 @@ public final class AddressHandleCache implements AutoCloseable {
             } finally {
                 e.unlock();
             }
+            if (taken != NOT_TAKEN) {
+                return hitTaken(e, taken == REVIVED);
+            }
+        }
+    }
+
+    /*
+     * A reference taken under an entry's lock while the entry's device was being closed (issue
+     * 33, race 5.3): by a create, or by a look-up that revived the AH or joined its holders. The
+     * close never waits for an entry lock (a creator holding one may be waiting for the device),
+     * so its listener marks the entry stale and leaves it to the lock holder, whose AH the device
+     * then frees. Checked once the lock is released: a device-close mark made before the release
+     * is seen here (stale, and the device's isClosed waits for that close to end); one made after
+     * it finds the lock free and retires the entry itself, the handle then being one taken before
+     * the close, like any other held across it. A stale mark with the device open is an ordinary
+     * invalidation after the reference was taken, which hands the AH out as before. Refused, the
+     * reference is dropped and the entry retired as the close would have (other holders' handles,
+     * from before the close, refuse use): nothing counts as live.
+     */
+    private void refuseIfFreedByDeviceClose(Entry e, String how) {
+        if (e.isStale() && e.pd.device().isClosed()) {
+            release(e); // the last reference retires the entry (its AH already freed)
+            reclaimer.destroyUnderClosingDevice(e); // or, still referenced, as the close would have
+            throw new IllegalStateException("device " + e.pd.device().name() + " was closed while " + how + " the AH to "
+                    + e.dgid() + ": the close freed it; no reference was taken");
         }
     }
 
@@ -518,7 +551,7 @@ public final class AddressHandleCache implements AutoCloseable {
      * lock-free retain is preceded by the caller's look at the closed flag (a reference taken
      * after that look is taken before close, and close either counts it or makes the retain
      * fail), and a reference taken under the entry's lock is refused, if at all, under that lock
-     * ({@link #hitLocked}, {@link #acquireSlow}'s create), which close takes after setting the
+     * ({@link #refuseIfClosedLocked}, {@link #acquireSlow}'s create), which close takes after setting the
      * flag.
      */
     private AddressHandle handOut(Entry e) {
@@ -535,16 +568,23 @@ public final class AddressHandleCache implements AutoCloseable {
     }
 
     /**
-     * A handle for a reference just taken with {@code e}'s lock held, still held: refused here if
-     * the cache closed meanwhile (close's count of {@code e} waits for the lock, so it never sees
-     * the reference), else counted as a hit (or a revival). A refused acquire counts nothing
-     * (CacheStats' rules).
+     * With {@code e}'s lock held, a reference just taken: refused here if the cache closed
+     * meanwhile (close's count of {@code e} waits for the lock, so it never sees the reference).
      */
-    private AddressHandle hitLocked(Entry e, boolean revived) {
+    private void refuseIfClosedLocked(Entry e) {
         assert e.isHeldExclusively();
         if (closed) {
             throw releaseClosed(e);
         }
+    }
+
+    /**
+     * A handle for a reference taken under {@code e}'s lock, now released: refused if the
+     * device's close freed the AH meanwhile, else counted as a hit (or a revival). A refused
+     * acquire counts nothing (CacheStats' rules).
+     */
+    private AddressHandle hitTaken(Entry e, boolean revived) {
+        refuseIfFreedByDeviceClose(e, "this acquire took");
         if (revived) {
             stats.recordRevived();
         }
@@ -802,7 +842,7 @@ public final class AddressHandleCache implements AutoCloseable {
                 awaitCloseEnded();
                 return;
             }
-            closed = true;
+            closed = true; // under this monitor, which CacheInspection.addListener takes to decide
             closer = Thread.currentThread();
         }
         try {

@@ -161,15 +161,21 @@ public final class CacheInspection {
 
     /**
      * Adds a listener told of every provider create (not of hits) and of the cache's close; see
-     * {@link AddressHandleCacheListener}. Thread-safe; a listener added to a closed cache is
-     * never called.
+     * {@link AddressHandleCacheListener}. Thread-safe; a listener added once the cache is closed
+     * ({@link AddressHandleCache#isClosed()}, true from the start of its close) is never called,
+     * also while that close is still running; one added before is told of the close.
      *
      * @param listener the listener, not null
      */
     public void addListener(AddressHandleCacheListener listener) {
-        cache.events.add(Objects.requireNonNull(listener, "listener"));
-        if (cache.closed) {
-            cache.events.remove(listener);
+        Objects.requireNonNull(listener, "listener");
+        // Decided under the monitor the close sets its flag under: added before the close began
+        // (and told of it by closed()), or not added at all. Adding first and then looking at the
+        // flag let a close already running call the listener it then took back (issue 33, 5.4).
+        synchronized (cache) {
+            if (!cache.closed) {
+                cache.events.add(listener);
+            }
         }
     }
 

@@ -167,10 +167,10 @@ final class Invalidator {
     /**
      * Starts listening to {@code device}'s events and close, once per device.
      *
-     * @throws IllegalStateException if the cache is closed (or closing)
+     * @throws IllegalStateException if the cache is closed (or closing), or the device's close has
+     *                               begun calling its listeners (the acquire on it fails)
      */
     void listenTo(Device device) {
-        Listeners l;
         synchronized (this) {
             if (stopped) {
                 throw new IllegalStateException("address handle cache is closed");
@@ -178,20 +178,18 @@ final class Invalidator {
             if (listeners.containsKey(device)) {
                 return;
             }
-            l = new Listeners(this::onDeviceEvent, this::onDeviceClose);
+            Listeners l = new Listeners(this::onDeviceEvent, this::onDeviceClose);
+            // The device decides each add under its own lock, never waiting: accepted, the close
+            // listener is called by the device's close (which then takes this monitor, after us);
+            // refused, the device's close has begun calling its listeners and ours is not kept.
             device.addEventListener(l.events());
-            device.addCloseListener(l.close());
-            listeners.put(device, l);
-        }
-        // Outside the monitor, which a close in progress may need (it calls onDeviceClose):
-        // isClosed waits for that close. False: the close, if any, has yet to call its listeners,
-        // ours among them. True: it may have missed ours, which nothing calls any more.
-        if (device.isClosed()) {
-            synchronized (this) {
-                listeners.remove(device, l);
+            try {
+                device.addCloseListener(l.close());
+            } catch (IllegalStateException closing) {
+                device.removeEventListener(l.events());
+                throw closing;
             }
-            device.removeEventListener(l.events());
-            device.removeCloseListener(l.close());
+            listeners.put(device, l);
         }
     }
 

@@ -61,7 +61,14 @@ public final class BackgroundReader {
     private volatile boolean stopping;
     private volatile Throwable failure;
     private volatile long failures;
-    // Guarded by this: whether the agent was closed, and what waits for that.
+    /*
+     * Guarded by this. closing: the agent's close has begun (no wake reaches the channel from
+     * then on); closed: it has returned, so the channel is freed and no thread of this reader
+     * touches it or its parent again. Only closed lets what depends on the channel's parent
+     * (the device context) go: the reader may still be inside the provider's free of the channel
+     * while closing. afterClose: what waits for closed.
+     */
+    private boolean closing;
     private boolean closed;
     private final List<Runnable> afterClose = new ArrayList<>(1);
 
@@ -161,8 +168,8 @@ public final class BackgroundReader {
     /** Lets the thread see a stop, or a new state, now rather than at the end of its wait. */
     public void wake() {
         synchronized (this) {
-            if (!closed) {
-                agent.wake(); // never on a freed channel: the close waits for this lock
+            if (!closing) {
+                agent.wake(); // never on a channel being freed: the close begins under this lock
             }
         }
         LockSupport.unpark(thread);
@@ -208,19 +215,26 @@ public final class BackgroundReader {
 
     /** Closes the agent once, then runs what waited for that; on the thread, or a stop from it. */
     private void closeAgent() {
-        List<Runnable> then;
         synchronized (this) {
-            if (closed) {
+            if (closing) {
                 return;
             }
-            closed = true;
-            then = List.copyOf(afterClose);
-            afterClose.clear();
+            closing = true;
         }
+        List<Runnable> then;
         try {
             agent.onClose();
-        } catch (RuntimeException e) {
-            LOG.warn("{}: freeing its channel failed", what, e);
+        } catch (Throwable t) {
+            // Logged, not thrown: what waits for the close (the device context's) must still run.
+            LOG.warn("{}: freeing its channel failed", what, t);
+        } finally {
+            // Returned or thrown, the agent's close is over: nothing of this reader uses the
+            // channel any more.
+            synchronized (this) {
+                closed = true;
+                then = List.copyOf(afterClose);
+                afterClose.clear();
+            }
         }
         then.forEach(Runnable::run);
     }
@@ -233,8 +247,9 @@ public final class BackgroundReader {
      * wait at once (the flag set again), and the thread still closes the agent when it ends.
      * Idempotent.
      *
-     * @return true when the agent is closed on return; false when the wait was interrupted or
-     *         timed out (see {@link #runAfterClose})
+     * @return true when the agent's close has returned (its channel is freed and the thread
+     *         touches it no more); false when the wait was interrupted or timed out, also while
+     *         the thread is inside the agent's close (see {@link #runAfterClose})
      */
     public boolean stop() {
         stopping = true;
@@ -264,8 +279,9 @@ public final class BackgroundReader {
     }
 
     /**
-     * Runs {@code action} once the agent is closed: now if it is, else on the reader's thread right
-     * after {@link Agent#onClose} (what must follow the channel, such as closing the device context).
+     * Runs {@code action} once the agent's close has returned: now if it has, else on the reader's
+     * thread right after {@link Agent#onClose} returns (what must follow the channel, such as
+     * closing the device context). An action given while the close is in progress waits for it.
      *
      * @param action what to run
      */

@@ -77,26 +77,23 @@ public final class RoceNetwork {
         }
         s.unfollowed = NetworkWatcher.absence(device.provider());
         /*
-         * The close listener goes first: a close that has not begun its listeners yet ends the
-         * subscription itself; one already past them is seen by isClosed below, which waits for
-         * it. An end that comes before the watcher has the subscription keeps it from joining.
+         * The close listener goes first. The device accepts it only before its close begins
+         * calling listeners (else IllegalStateException, nothing kept), and then calls it: a close
+         * racing this subscribe ends the subscription itself, once. An end that comes before the
+         * watcher has the subscription keeps it from joining.
          */
         device.addCloseListener(s.onDeviceClose);
         if (s.unfollowed != null) {
             LOG.debug("device {}: network not followed: {}", device.name(), s.unfollowed);
         } else {
-            device.addEventListener(s.onDeviceEvent);
             try {
+                device.addEventListener(s.onDeviceEvent);
                 s.readNetdevs();
                 NetworkWatcher.subscribe(s);
             } catch (RuntimeException e) {
                 s.close();
                 throw e;
             }
-        }
-        if (device.isClosed()) {
-            s.close();
-            throw new IllegalStateException("device " + device.name() + " is closed");
         }
         return s;
     }

@@ -61,12 +61,22 @@ public final class Device implements AutoCloseable {
     private final Set<ProtectionDomain> protectionDomains = ConcurrentHashMap.newKeySet();
     private final Set<CompletionQueue> completionQueues = ConcurrentHashMap.newKeySet();
     private final List<Consumer<? super DeviceEvent>> eventListeners = new CopyOnWriteArrayList<>();
-    private final List<Consumer<? super Device>> closeListeners = new CopyOnWriteArrayList<>();
+    /*
+     * Guarded by listenerLock, with listenersTaken: the close takes the close listeners and sets
+     * the flag in one step under that lock, and every add decides under it too, so that a listener
+     * is either added before (and called by the close, once) or refused (never called, not kept).
+     * An add that checked the device's state after adding could not tell which (issue 33, 5.4).
+     */
+    private final Object listenerLock = new Object();
+    private final List<Consumer<? super Device>> closeListeners = new ArrayList<>();
+    private boolean listenersTaken;
     private volatile DeviceEventReader eventReader;
     /** Why the device has no event reader (the provider's EOPNOTSUPP, or its refusal); null when it has one. */
     private volatile String noEventReader;
     private volatile DeviceEvent fatalEvent;
     private volatile boolean closeOnFatal;
+    /** Whether the close has called {@code ibv_close_device}; it may follow the close (see {@link #close()}). */
+    private volatile boolean contextFreed;
 
     private Device(VerbsProvider provider, long context, DeviceAttributes attributes, int[] gidTableLengths,
                    int[] linkLayers) {
@@ -611,9 +621,22 @@ public final class Device implements AutoCloseable {
      * must not block. A listener that throws is logged and does not stop the others.
      *
      * @param listener called with each event; not null
+     * @throws IllegalStateException if the device's close has begun calling its close listeners
+     *                               (its event reader is stopped by then): the listener is not kept
      */
     public void addEventListener(Consumer<? super DeviceEvent> listener) {
-        eventListeners.add(Objects.requireNonNull(listener, "listener"));
+        Objects.requireNonNull(listener, "listener");
+        synchronized (listenerLock) {
+            refuseIfListenersTaken();
+            eventListeners.add(listener);
+        }
+    }
+
+    private void refuseIfListenersTaken() {
+        assert Thread.holdsLock(listenerLock);
+        if (listenersTaken) {
+            throw new IllegalStateException("device " + name() + " is closed: it takes no listener");
+        }
     }
 
     /**
@@ -646,13 +669,20 @@ public final class Device implements AutoCloseable {
      * {@link #close()} frees any child (QP, memory region, AH, CQ, PD): what lets an owner of
      * children, such as an AH cache, stop handing them out. It runs on the closing thread while
      * no child can be created, and must not block (it may destroy children). A listener that
-     * throws is logged and does not stop the close. A listener added after the close began may
-     * not be called; by then nothing can be created on the device.
+     * throws is logged and does not stop the close. A listener this method accepts is called,
+     * once, also when it is added while a close is in progress; once that close has begun calling
+     * its listeners, the add is refused and the listener never called.
      *
      * @param listener called with this device; not null
+     * @throws IllegalStateException if the device's close has begun calling its close listeners:
+     *                               the listener is not kept
      */
     public void addCloseListener(Consumer<? super Device> listener) {
-        closeListeners.add(Objects.requireNonNull(listener, "listener"));
+        Objects.requireNonNull(listener, "listener");
+        synchronized (listenerLock) {
+            refuseIfListenersTaken();
+            closeListeners.add(listener);
+        }
     }
 
     /**
@@ -661,7 +691,9 @@ public final class Device implements AutoCloseable {
      * @param listener a listener added before
      */
     public void removeCloseListener(Consumer<? super Device> listener) {
-        closeListeners.remove(listener);
+        synchronized (listenerLock) {
+            closeListeners.remove(listener);
+        }
     }
 
     /**
@@ -762,7 +794,9 @@ public final class Device implements AutoCloseable {
         String name = name();
         List<HealthCheck> checks = new ArrayList<>();
         if (isClosed()) {
-            checks.add(new HealthCheck("device_open", name, HealthStatus.DOWN, 0, -1, "device is closed"));
+            checks.add(new HealthCheck("device_open", name, HealthStatus.DOWN, 0, -1, contextFreed ? "device is closed"
+                    : "device is closed; its context is not freed yet: its event reader has not stopped (ibv_close_device "
+                    + "runs when it has freed its channel)"));
             return HealthReport.of(checks);
         }
         if (isFatal()) {
@@ -817,7 +851,11 @@ public final class Device implements AutoCloseable {
      * the {@linkplain #addCloseListener close listeners}, and destroying what is still open under
      * it, in dependency order: QPs, then memory regions and AHs, then CQs, then PDs. Each child counts as closed even when its destroy fails (the
      * context's close frees it anyway) and refuses use from then on. Logs a warning for each PD
-     * and CQ left open. Idempotent; may be called from an event listener.
+     * and CQ left open. Idempotent; may be called from an event listener. When the event reader
+     * cannot be confirmed stopped (this thread was interrupted, or the reader's stop timed out or
+     * failed), the context is not freed under it: {@code ibv_close_device} runs on the reader's
+     * thread once the reader has freed its channel, and until then {@link #health} says the
+     * context is not freed (a reader that never returns leaks it rather than have it freed in use).
      *
      * @throws VerbsException if a child or the context could not be freed; the first failure is
      *                        thrown after every other resource was tried, the rest are suppressed
@@ -836,20 +874,28 @@ public final class Device implements AutoCloseable {
             try {
                 stopped = reader.stop();
             } catch (RuntimeException e) {
+                // Not known to be stopped: the reader may be inside a wait on the channel.
+                stopped = false;
                 stopFailure = e;
             }
         }
         boolean channelClosed = stopped;
+        RuntimeException stopFailed = stopFailure;
         RuntimeException[] failure = {stopFailure};
         boolean closedNow = guard.close(() -> {
-            for (Consumer<? super Device> listener : closeListeners) {
+            List<Consumer<? super Device>> listeners;
+            synchronized (listenerLock) {
+                listenersTaken = true;
+                listeners = List.copyOf(closeListeners);
+                closeListeners.clear();
+            }
+            for (Consumer<? super Device> listener : listeners) {
                 try {
                     listener.accept(this);
                 } catch (Throwable t) {
                     LOG.error("device {}: a close listener failed", name(), t);
                 }
             }
-            closeListeners.clear();
             List<ProtectionDomain> pds = new ArrayList<>(protectionDomains);
             for (ProtectionDomain pd : pds) {
                 LOG.warn("device {} closed with a PD still allocated ({} AHs, {} QPs and memory regions in it): freeing them",
@@ -874,14 +920,33 @@ public final class Device implements AutoCloseable {
                 } catch (RuntimeException e) {
                     failure[0] = chain(failure[0], e);
                 }
+                contextFreed = true;
             } else {
-                // A close from an interrupted thread did not wait for the reader: the context goes
-                // right after its channel, on the reader's thread.
+                /*
+                 * The reader is not known to have freed its channel (the stop was interrupted,
+                 * timed out or failed): it may still be waiting on the context's async_fd or
+                 * freeing the channel (fcntl on that fd). ibv_close_device frees the context and
+                 * closes that fd at once, whoever still uses them, and rdma-core offers no way to
+                 * cancel a thread inside a call on them; so the context is left allocated until
+                 * the reader's channel free has returned, and freed right after on the reader's
+                 * thread. A reader that never returns leaks the context: that is logged here and
+                 * shown by health(), never traded for a free under a user.
+                 */
+                if (Thread.currentThread().isInterrupted() && stopFailed == null) {
+                    LOG.info("device {}: closed by an interrupted thread before its event reader stopped; the context "
+                            + "is freed (ibv_close_device) when the reader has freed its channel", name());
+                } else {
+                    LOG.warn("device {}: its event reader is not known to have stopped{}; the context stays allocated "
+                            + "and is freed (ibv_close_device) when the reader has freed its channel", name(),
+                            stopFailed == null ? "" : " (its stop failed: " + stopFailed + ")");
+                }
                 reader.runAfterClose(() -> {
                     try {
                         provider.closeDevice(context);
                     } catch (RuntimeException e) {
                         LOG.error("device {}: ibv_close_device failed", name(), e);
+                    } finally {
+                        contextFreed = true;
                     }
                 });
             }
