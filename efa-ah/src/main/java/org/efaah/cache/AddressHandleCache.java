@@ -50,9 +50,12 @@ import org.slf4j.LoggerFactory;
  * closes.
  *
  * <p><b>ENOMEM.</b> When a create fails with ENOMEM (the device's max_ah), the cache destroys
- * unreferenced AHs of that device, least recently used first, and retries (each retry only
- * after an eviction, 16 times at most). A referenced AH is never evicted; when none is
- * unreferenced the caller gets the ENOMEM.
+ * unreferenced AHs of that device (in any of its PDs), invalidated ones first, then the least
+ * recently used, and retries, each retry after an eviction, until the create succeeds: a slot
+ * freed for a create is that create's, since the cache's other creates on the device wait
+ * meanwhile. A referenced AH is never evicted; the caller gets the ENOMEM only when the cache
+ * holds no unreferenced AH of the device (AHs made outside the cache, or by another cache, can
+ * fill the device too).
  *
  * <p><b>Invalidation.</b> {@link #invalidate}, {@link #invalidatePort}, {@link #invalidateAll},
  * the device's asynchronous events (GID_CHANGE, PORT_ERR and PORT_ACTIVE invalidate the
@@ -195,7 +198,8 @@ public final class AddressHandleCache implements AutoCloseable {
      * @throws IllegalStateException         if the cache (or the PD) is closed, or the device
      *                                       reported DEVICE_FATAL
      * @throws InterruptedOperationException if interrupted while waiting for another thread's
-     *                                       create or destroy of the same key
+     *                                       create or destroy of the same key, or for another
+     *                                       create making room at max_ah on the device
      * @throws VerbsException                if the provider fails to create the AH (ENOMEM at max_ah
      *                                       with no unreferenced AH to evict, EINVAL, ETIME, ENODEV,
      *                                       ...); callers waiting on the same key get the same errno
@@ -472,6 +476,10 @@ public final class AddressHandleCache implements AutoCloseable {
         HardwareAddressHandle hw;
         try {
             hw = reclaimer.createEvictingOnEnomem(e, attributes);
+        } catch (Reclaimer.Refused r) {
+            // Closed or interrupted while waiting for another create making room: no provider call.
+            fail(table, e, r.reason());
+            throw r; // not reached: fail throws the reason
         } catch (Throwable t) {
             stats.recordCreateFailure(t instanceof VerbsException v ? v.errno() : null);
             events.createFailed(jfr, e, t, System.nanoTime() - start);

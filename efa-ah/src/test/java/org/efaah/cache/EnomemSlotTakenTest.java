@@ -1,0 +1,158 @@
+package org.efaah.cache;
+
+import static org.efaah.cache.MockFixture.peer;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Stream;
+import org.efaah.verbs.AddressHandleAttributes;
+import org.efaah.verbs.Device;
+import org.efaah.verbs.ForwardingVerbsProvider;
+import org.efaah.verbs.ProtectionDomain;
+import org.efaah.verbs.mock.DuplicatePolicy;
+import org.efaah.verbs.mock.MockConfig;
+import org.efaah.verbs.mock.MockVerbsProvider;
+import org.efaah.verbs.spi.CreatedAh;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Issue 33 section 1: a create that answered ENOMEM must not hand it to its caller while the cache
+ * holds unreferenced AHs of the device, however other creates are scheduled. Here, deterministically,
+ * another thread's create of a new peer is let in between every eviction of the create under test and
+ * its next try at the device (a decorating provider holds that try until the other create has ended,
+ * or is parked behind the create under test), on a device at max_ah 8 full of unreferenced AHs. With
+ * a count of retries, the other creates take each freed slot until the count runs out (ENOMEM after
+ * 16); the create must get its AH however many times that is offered. Run on EFA and on RoCE, with
+ * the unreferenced AHs and the other creates in the create's PD and in another PD of the same device
+ * (max_ah is the device's).
+ */
+@ExtendWith(CacheInvariants.class)
+class EnomemSlotTakenTest {
+    /** More than any count of retries would allow: the other creates may take this many slots. */
+    private static final int ROUNDS = 40;
+    private static final long BOUND_NANOS = TimeUnit.SECONDS.toNanos(20);
+
+    static Stream<Arguments> devices() {
+        MockConfig efa = MockFixture.strictDevice().maxAh(8).build();
+        MockConfig roce = MockFixture.strictDevice().efa(false).duplicatePolicy(DuplicatePolicy.LEGACY).maxAh(8).build();
+        return Stream.of(Arguments.of("EFA", efa, false), Arguments.of("EFA", efa, true),
+                Arguments.of("RoCE", roce, false), Arguments.of("RoCE", roce, true));
+    }
+
+    /** Lets the taker's create run before each retry of the create under test. */
+    static final class SlotTaker extends ForwardingVerbsProvider {
+        volatile Thread underTest;
+        volatile Runnable beforeRetry;
+        private int tries; // only on underTest's thread
+
+        SlotTaker(MockVerbsProvider mock) {
+            super(mock);
+        }
+
+        @Override
+        public CreatedAh createAh(long pd, AddressHandleAttributes attributes) {
+            if (Thread.currentThread() == underTest && tries++ > 0) {
+                beforeRetry.run();
+            }
+            return super.createAh(pd, attributes);
+        }
+    }
+
+    @ParameterizedTest(name = "{0}, AHs and other creates in another PD: {2}")
+    @MethodSource("devices")
+    void everySlotAnEvictionFreesTakenByAnotherCreateStillTheCreateGetsItsAh(String kind, MockConfig config,
+                                                                              boolean otherPd) throws Exception {
+        MockVerbsProvider mock = new MockVerbsProvider(config);
+        SlotTaker provider = new SlotTaker(mock);
+        AtomicLong now = new AtomicLong(1_000_000_000L);
+        try (Device device = Device.openFirst(provider);
+             ProtectionDomain pd = device.allocatePd();
+             ProtectionDomain other = otherPd ? device.allocatePd() : null) {
+            ProtectionDomain theirs = otherPd ? other : pd;
+            AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID)
+                    .ticker(now::get).retention(RetentionPolicy.idle(Duration.ofHours(1), 100)).build();
+            CacheInvariants.track(cache, mock);
+            try {
+                for (int i = 1; i <= 8; i++) {
+                    cache.acquire(theirs, peer(i)).close(); // max_ah reached, all unreferenced
+                }
+                Semaphore go = new Semaphore(0);
+                AtomicInteger started = new AtomicInteger();
+                AtomicInteger ended = new AtomicInteger();
+                AtomicReference<Throwable> takerFailure = new AtomicReference<>();
+                AtomicInteger stop = new AtomicInteger();
+                Thread taker = new Thread(() -> {
+                    try {
+                        for (int k = 1; go.tryAcquire(BOUND_NANOS, TimeUnit.NANOSECONDS) && stop.get() == 0; k++) {
+                            started.set(k);
+                            cache.acquire(theirs, peer(100 + k)).close();
+                            ended.set(k);
+                        }
+                    } catch (Throwable t) {
+                        takerFailure.set(t);
+                    }
+                }, "slot-taker");
+                taker.setDaemon(true);
+                AtomicInteger offered = new AtomicInteger();
+                AtomicInteger parkedBehind = new AtomicInteger();
+                provider.beforeRetry = () -> {
+                    int k = offered.incrementAndGet();
+                    if (k > ROUNDS) {
+                        return;
+                    }
+                    go.release();
+                    long deadline = System.nanoTime() + BOUND_NANOS;
+                    while (ended.get() < k && takerFailure.get() == null) {
+                        Thread.State s = taker.getState();
+                        if (started.get() == k && (s == Thread.State.WAITING || s == Thread.State.TIMED_WAITING)) {
+                            parkedBehind.incrementAndGet(); // waits for this create: it cannot take the slot
+                            return;
+                        }
+                        if (System.nanoTime() > deadline) {
+                            throw new AssertionError("the other create neither ended nor waited within 20 s");
+                        }
+                        Thread.onSpinWait();
+                    }
+                };
+                provider.underTest = Thread.currentThread();
+                taker.start();
+                AddressHandle mine;
+                try {
+                    mine = cache.acquire(pd, peer(50));
+                } catch (org.efaah.verbs.VerbsException e) {
+                    throw new AssertionError(e.errno() + " reached the caller after other creates took " + offered.get()
+                            + " freed slots, with unreferenced AHs left: " + cache.stats(), e);
+                } finally {
+                    provider.underTest = null;
+                    stop.set(1);
+                    go.release(); // the taker ends after the round it may be in
+                    taker.join(TimeUnit.NANOSECONDS.toMillis(BOUND_NANOS));
+                }
+                assertTrue(!taker.isAlive(), "taker stuck");
+                assertNull(takerFailure.get(), () -> "the other creates: " + takerFailure.get());
+                try (mine) {
+                    mine.hardware(); // usable
+                }
+                CacheStats s = cache.stats();
+                System.out.printf("%s, other PD %s: slots offered to other creates %d, of which they waited for "
+                        + "the create %d; ENOMEM evictions %d, create failures %s%n", kind, otherPd,
+                        Math.min(offered.get(), ROUNDS), parkedBehind.get(), s.destroysBy(RemovalCause.EVICTED_ENOMEM),
+                        s.createFailuresByErrno());
+                assertEquals(0, s.createFailures(), s.toString());
+                assertTrue(mock.counters().peakLiveAhs() <= 8);
+            } finally {
+                cache.close();
+            }
+        }
+    }
+}
