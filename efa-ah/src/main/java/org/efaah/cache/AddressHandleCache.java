@@ -494,8 +494,9 @@ public final class AddressHandleCache implements AutoCloseable {
         // Publishing the first reference lets lock-free hits in, so the entry must be LIVE first.
         // An add, not a set: an invalidation may have marked the entry while it was created.
         e.retainLocked();
-        if ((e.isStale() || e.isDoomed()) && e.claimInvalidationCount()) {
-            stats.recordInvalidated(1); // invalidated while made: counted now that the AH exists
+        int invalidated = e.madeCounts(); // invalidated while made: counted now that the AH exists
+        if (invalidated != Entry.NOT_COUNTED) {
+            stats.recordInvalidated(1, invalidated == Entry.COUNTED_BY_NETWORK ? 1 : 0);
         }
     }
 
@@ -548,10 +549,11 @@ public final class AddressHandleCache implements AutoCloseable {
         if (closed) {
             throw releaseClosed(e);
         }
+        AddressHandle h = hit(e);
         if (revived) {
-            stats.recordRevived();
+            stats.recordRevived(); // after its hit: revived is part of the hits (CacheStats)
         }
-        return hit(e);
+        return h;
     }
 
     /** Raced with close(), with the entry's lock held: the reference just taken must not outlive the cache. */
@@ -714,6 +716,17 @@ public final class AddressHandleCache implements AutoCloseable {
      */
     public int invalidateAll() {
         return invalidator.invalidateWhere("all", e -> true, false);
+    }
+
+    /**
+     * What a change of the network under a RoCE port invalidates ({@link NetworkInvalidation}):
+     * the AHs to {@code dgid} on the port in every PD, or with {@code dgid} null all of the port's;
+     * counted in {@link CacheStats#networkInvalidated()} too. Never waits.
+     */
+    int invalidateByNetwork(Device device, int portNum, Gid dgid) {
+        return invalidator.invalidateWhere((dgid == null ? "port " + portNum : "dgid " + dgid + " on port " + portNum)
+                + " of " + device.name() + " (network)", e -> e.pd.device() == device && e.portNum() == portNum
+                && (dgid == null || dgid.equals(e.dgid())), false, true);
     }
 
     /** The cache's listener on each device it has AHs on; tests call it to simulate an event. */
