@@ -155,4 +155,112 @@ class EnomemSlotTakenTest {
             }
         }
     }
+
+    /**
+     * A create waiting for another create that is making room returns on interrupt
+     * (InterruptedOperationException, interrupt status kept) and on the cache's close
+     * (IllegalStateException), and counts nothing: it never called the provider.
+     */
+    @ParameterizedTest(name = "{0}, other PD: {2}")
+    @MethodSource("devices")
+    void aCreateWaitingForTheTurnReturnsOnInterruptAndOnClose(String kind, MockConfig config, boolean otherPd)
+            throws Exception {
+        MockVerbsProvider mock = new MockVerbsProvider(config);
+        SlotTaker provider = new SlotTaker(mock);
+        try (Device device = Device.openFirst(provider);
+             ProtectionDomain pd = device.allocatePd();
+             ProtectionDomain other = otherPd ? device.allocatePd() : null) {
+            ProtectionDomain theirs = otherPd ? other : pd;
+            AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID)
+                    .retention(RetentionPolicy.idle(Duration.ofHours(1), 100)).build();
+            CacheInvariants.track(cache, mock);
+            java.util.concurrent.CountDownLatch inRetry = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+            Thread closer = null;
+            try {
+                for (int i = 1; i <= 8; i++) {
+                    cache.acquire(pd, peer(i)).close();
+                }
+                provider.beforeRetry = () -> {
+                    inRetry.countDown();
+                    try {
+                        release.await(BOUND_NANOS, TimeUnit.NANOSECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                };
+                AtomicReference<Object> holderGot = new AtomicReference<>();
+                Thread holder = new Thread(() -> {
+                    provider.underTest = Thread.currentThread();
+                    try (AddressHandle h = cache.acquire(pd, peer(50))) {
+                        holderGot.set(h);
+                    } catch (Throwable t) {
+                        holderGot.set(t);
+                    }
+                }, "making-room");
+                holder.setDaemon(true);
+                holder.start();
+                assertTrue(inRetry.await(20, TimeUnit.SECONDS), "the create evicted and retries");
+                CacheStats before = cache.stats();
+
+                AtomicReference<Throwable> interrupted = new AtomicReference<>();
+                AtomicReference<Boolean> flagKept = new AtomicReference<>();
+                Thread waiter = new Thread(() -> {
+                    try {
+                        cache.acquire(theirs, peer(51)).close();
+                    } catch (Throwable t) {
+                        interrupted.set(t);
+                        flagKept.set(Thread.currentThread().isInterrupted());
+                    }
+                }, "waiter");
+                waiter.start();
+                awaitParked(waiter);
+                waiter.interrupt();
+                waiter.join(TimeUnit.NANOSECONDS.toMillis(BOUND_NANOS));
+                assertTrue(!waiter.isAlive(), "the interrupted create returned");
+                assertTrue(interrupted.get() instanceof org.efaah.verbs.InterruptedOperationException,
+                        String.valueOf(interrupted.get()));
+                assertEquals(Boolean.TRUE, flagKept.get(), "interrupt status kept");
+
+                AtomicReference<Throwable> refused = new AtomicReference<>();
+                Thread second = new Thread(() -> {
+                    try {
+                        cache.acquire(theirs, peer(52)).close();
+                    } catch (Throwable t) {
+                        refused.set(t);
+                    }
+                }, "waiter-at-close");
+                second.start();
+                awaitParked(second);
+                closer = new Thread(cache::close, "closer");
+                closer.start(); // waits for the create in the provider, which close cannot end
+                second.join(TimeUnit.NANOSECONDS.toMillis(BOUND_NANOS));
+                assertTrue(!second.isAlive(), "the waiting create returned at close, before the create it waited for");
+                assertTrue(refused.get() instanceof IllegalStateException, String.valueOf(refused.get()));
+                CacheStats s = cache.stats().minus(before);
+                assertEquals(0, s.createFailures(), "refused before any provider call: counted nothing; " + s);
+                assertEquals(0, s.misses(), s.toString());
+                release.countDown();
+                holder.join(TimeUnit.NANOSECONDS.toMillis(BOUND_NANOS));
+                assertTrue(!holder.isAlive(), "the create making room ended");
+                assertTrue(holderGot.get() instanceof IllegalStateException, "refused, the cache closed: "
+                        + holderGot.get());
+            } finally {
+                release.countDown();
+                if (closer != null) {
+                    closer.join(TimeUnit.NANOSECONDS.toMillis(BOUND_NANOS));
+                }
+                cache.close();
+            }
+        }
+    }
+
+    /** Waits (bounded) until {@code t} is parked: here, waiting for the device's turn. */
+    private static void awaitParked(Thread t) throws InterruptedException {
+        long deadline = System.nanoTime() + BOUND_NANOS;
+        while (t.getState() != Thread.State.TIMED_WAITING && t.getState() != Thread.State.WAITING) {
+            assertTrue(t.isAlive() && System.nanoTime() < deadline, "the create did not wait: " + t.getState());
+            Thread.sleep(1);
+        }
+    }
 }
