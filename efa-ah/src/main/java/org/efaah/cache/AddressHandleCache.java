@@ -55,7 +55,8 @@ import org.slf4j.LoggerFactory;
  * freed for a create is that create's, since the cache's other creates on the device wait
  * meanwhile. A referenced AH is never evicted; the caller gets the ENOMEM only when the cache
  * holds no unreferenced AH of the device (AHs made outside the cache, or by another cache, can
- * fill the device too).
+ * fill the device too), or when those it holds stay locked by other threads for 2 s (a stuck
+ * provider call).
  *
  * <p><b>Invalidation.</b> {@link #invalidate}, {@link #invalidatePort}, {@link #invalidateAll},
  * the device's asynchronous events (GID_CHANGE, PORT_ERR and PORT_ACTIVE invalidate the

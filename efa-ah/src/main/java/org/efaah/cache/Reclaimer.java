@@ -53,8 +53,16 @@ final class Reclaimer {
     private static final Logger LOG = LoggerFactory.getLogger(AddressHandleCache.class);
     /** How often a create waiting for its device's turn looks whether the cache was closed, ms. */
     private static final long TURN_SLICE_MILLIS = 10;
-    /** How long a create whose only victims are busy under their locks lets their holders finish, ns. */
+    /** How long a create whose only victims are busy under their locks pauses before it looks again, ns. */
     private static final long BUSY_PAUSE_NANOS = 50_000;
+    /**
+     * How long in all a create waits for busy victims' holders, ns. A holder of an unreferenced
+     * AH's lock (a revival, a last release keeping it, a destroy) takes microseconds; 2 s also
+     * covers a destroy's admin command and a holder descheduled on a loaded machine. Past it the
+     * holder is stuck (a hung provider call, a blocked log appender) and the ENOMEM goes to the
+     * caller rather than the create hanging with the holder.
+     */
+    private static final long BUSY_WAIT_NANOS = TimeUnit.SECONDS.toNanos(2);
 
     private final EntryTables tables;
     private final IdleList idle;
@@ -82,7 +90,8 @@ final class Reclaimer {
      * still take slots; then the loop ends when the cache has no unreferenced AH of the device
      * left, which is when its caller may get ENOMEM.) A round that finds only victims busy under
      * their locks (being revived, kept, or destroyed by their holders, none of which waits for
-     * the turn) pauses briefly and looks again. Lock order: the fresh entry's lock, then the
+     * the turn) pauses briefly and looks again, for at most BUSY_WAIT_NANOS in all: the one bound
+     * in time, for a holder stuck outside the cache. Lock order: the fresh entry's lock, then the
      * turn; the turn's holder takes other entries' locks only with tryLock.
      */
     private static final class Room {
@@ -183,12 +192,15 @@ final class Reclaimer {
     /**
      * Holding the device's turn, after {@code enomem}: evicts (one AH for this create and one per
      * other create in progress on the device) and retries, each retry after an eviction, until
-     * the create succeeds or no unreferenced AH of the device is left to evict.
+     * the create succeeds or no unreferenced AH of the device is left to evict (or those left
+     * have been busy under their holders' locks for {@link #BUSY_WAIT_NANOS} in all).
      */
     private HardwareAddressHandle evictAndRetry(Entry e, AddressHandleAttributes attributes, Room room,
                                                 VerbsException enomem) {
         assert room.turn.isHeldByCurrentThread();
         Device device = e.pd.device();
+        boolean waitingForBusy = false;
+        long busySince = 0;
         for (;;) {
             JfrEvents.AhEnomemEviction jfr = events.beginEviction();
             int wanted = Math.max(1, room.creates);
@@ -196,6 +208,7 @@ final class Reclaimer {
             int evicted = (int) result;
             events.evictedForEnomem(jfr, e, wanted, evicted);
             if (evicted > 0) {
+                waitingForBusy = false;
                 try {
                     return e.pd.createAh(attributes);
                 } catch (VerbsException ex) {
@@ -206,7 +219,12 @@ final class Reclaimer {
                     continue;
                 }
             }
-            if ((result >>> 32) == 0) {
+            long now = System.nanoTime();
+            if (!waitingForBusy) {
+                waitingForBusy = true;
+                busySince = now;
+            }
+            if ((result >>> 32) == 0 || now - busySince > BUSY_WAIT_NANOS) {
                 throw enomem; // the cache holds no unreferenced AH of the device it can destroy
             }
             // Only busy victims: their holders revive, keep or destroy them, and wait for no turn.

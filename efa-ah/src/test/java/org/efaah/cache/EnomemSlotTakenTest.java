@@ -121,7 +121,7 @@ class EnomemSlotTakenTest {
                         if (System.nanoTime() > deadline) {
                             throw new AssertionError("the other create neither ended nor waited within 20 s");
                         }
-                        Thread.onSpinWait();
+                        java.util.concurrent.locks.LockSupport.parkNanos(100_000); // lets the taker run on one core
                     }
                 };
                 provider.underTest = Thread.currentThread();
@@ -250,6 +250,72 @@ class EnomemSlotTakenTest {
                 if (closer != null) {
                     closer.join(TimeUnit.NANOSECONDS.toMillis(BOUND_NANOS));
                 }
+                cache.close();
+            }
+        }
+    }
+
+    /**
+     * The only unreferenced AH is busy under another thread's lock when the create meets ENOMEM
+     * (its holder is about to keep, revive or destroy it): the create waits for the holder and
+     * then evicts it. Before, the ENOMEM went to the caller at once.
+     */
+    @ParameterizedTest(name = "{0}, other PD: {2}")
+    @MethodSource("devices")
+    void aCreateWhoseOnlyVictimIsBusyWaitsForItsHolder(String kind, MockConfig base, boolean otherPd) throws Exception {
+        MockVerbsProvider mock = new MockVerbsProvider(base.toBuilder().maxAh(1).build());
+        SlotTaker provider = new SlotTaker(mock);
+        try (Device device = Device.openFirst(provider);
+             ProtectionDomain pd = device.allocatePd();
+             ProtectionDomain other = otherPd ? device.allocatePd() : null) {
+            ProtectionDomain theirs = otherPd ? other : pd;
+            AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID)
+                    .retention(RetentionPolicy.idle(Duration.ofHours(1), 100)).build();
+            CacheInvariants.track(cache, mock);
+            try {
+                AddressHandle h = cache.acquire(theirs, peer(1));
+                Entry victim = h.entry;
+                h.close(); // retained: the device is full
+                java.util.concurrent.CountDownLatch locked = new java.util.concurrent.CountDownLatch(1);
+                java.util.concurrent.CountDownLatch letGo = new java.util.concurrent.CountDownLatch(1);
+                Thread holder = new Thread(() -> {
+                    victim.lock();
+                    try {
+                        locked.countDown();
+                        letGo.await(BOUND_NANOS, TimeUnit.NANOSECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    } finally {
+                        victim.unlock();
+                    }
+                }, "victim-holder");
+                holder.start();
+                assertTrue(locked.await(20, TimeUnit.SECONDS));
+                AtomicReference<Object> got = new AtomicReference<>();
+                provider.beforeRetry = () -> { };
+                Thread creator = new Thread(() -> {
+                    provider.underTest = Thread.currentThread();
+                    try (AddressHandle mine = cache.acquire(pd, peer(2))) {
+                        got.set(mine.hardware());
+                    } catch (Throwable t) {
+                        got.set(t);
+                    }
+                }, "creator");
+                creator.start();
+                // The create met ENOMEM and found its one victim busy: parked, or already failed.
+                long deadline = System.nanoTime() + BOUND_NANOS;
+                while (creator.getState() != Thread.State.TIMED_WAITING && creator.isAlive()) {
+                    assertTrue(System.nanoTime() < deadline, "the create neither waited nor ended");
+                    Thread.sleep(1);
+                }
+                letGo.countDown();
+                creator.join(TimeUnit.NANOSECONDS.toMillis(BOUND_NANOS));
+                holder.join(TimeUnit.NANOSECONDS.toMillis(BOUND_NANOS));
+                assertTrue(!creator.isAlive() && !holder.isAlive());
+                assertTrue(got.get() instanceof org.efaah.verbs.HardwareAddressHandle, "the create got: " + got.get());
+                assertEquals(1, cache.stats().destroysBy(RemovalCause.EVICTED_ENOMEM), cache.stats().toString());
+                assertEquals(0, cache.stats().createFailures(), cache.stats().toString());
+            } finally {
                 cache.close();
             }
         }
