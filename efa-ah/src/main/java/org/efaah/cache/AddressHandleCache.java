@@ -50,9 +50,13 @@ import org.slf4j.LoggerFactory;
  * closes.
  *
  * <p><b>ENOMEM.</b> When a create fails with ENOMEM (the device's max_ah), the cache destroys
- * unreferenced AHs of that device, least recently used first, and retries (each retry only
- * after an eviction, 16 times at most). A referenced AH is never evicted; when none is
- * unreferenced the caller gets the ENOMEM.
+ * unreferenced AHs of that device (in any of its PDs), invalidated ones first, then the least
+ * recently used, and retries, each retry after an eviction, until the create succeeds: a slot
+ * freed for a create is that create's, since the cache's other creates on the device wait
+ * meanwhile. A referenced AH is never evicted; the caller gets the ENOMEM only when the cache
+ * holds no unreferenced AH of the device (AHs made outside the cache, or by another cache, can
+ * fill the device too), or when those it holds stay locked by other threads for 2 s (a stuck
+ * provider call).
  *
  * <p><b>Invalidation.</b> {@link #invalidate}, {@link #invalidatePort}, {@link #invalidateAll},
  * the device's asynchronous events (GID_CHANGE, PORT_ERR and PORT_ACTIVE invalidate the
@@ -196,7 +200,8 @@ public final class AddressHandleCache implements AutoCloseable {
      *                                       reported DEVICE_FATAL, or was closed while this call
      *                                       created the AH (the close freed it; nothing is counted live)
      * @throws InterruptedOperationException if interrupted while waiting for another thread's
-     *                                       create or destroy of the same key
+     *                                       create or destroy of the same key, or for another
+     *                                       create making room at max_ah on the device
      * @throws VerbsException                if the provider fails to create the AH (ENOMEM at max_ah
      *                                       with no unreferenced AH to evict, EINVAL, ETIME, ENODEV,
      *                                       ...); callers waiting on the same key get the same errno
@@ -510,6 +515,10 @@ public final class AddressHandleCache implements AutoCloseable {
         HardwareAddressHandle hw;
         try {
             hw = reclaimer.createEvictingOnEnomem(e, attributes);
+        } catch (Reclaimer.Refused r) {
+            // Closed or interrupted while waiting for another create making room: no provider call.
+            fail(table, e, r.reason());
+            throw r; // not reached: fail throws the reason
         } catch (Throwable t) {
             stats.recordCreateFailure(t instanceof VerbsException v ? v.errno() : null);
             events.createFailed(jfr, e, t, System.nanoTime() - start);
@@ -524,8 +533,9 @@ public final class AddressHandleCache implements AutoCloseable {
         // Publishing the first reference lets lock-free hits in, so the entry must be LIVE first.
         // An add, not a set: an invalidation may have marked the entry while it was created.
         e.retainLocked();
-        if ((e.isStale() || e.isDoomed()) && e.claimInvalidationCount()) {
-            stats.recordInvalidated(1); // invalidated while made: counted now that the AH exists
+        int invalidated = e.madeCounts(); // invalidated while made: counted now that the AH exists
+        if (invalidated != Entry.NOT_COUNTED) {
+            stats.recordInvalidated(1, invalidated == Entry.COUNTED_BY_NETWORK ? 1 : 0);
         }
     }
 
@@ -585,10 +595,11 @@ public final class AddressHandleCache implements AutoCloseable {
      */
     private AddressHandle hitTaken(Entry e, boolean revived) {
         refuseIfFreedByDeviceClose(e, "this acquire took");
+        AddressHandle h = hit(e);
         if (revived) {
-            stats.recordRevived();
+            stats.recordRevived(); // after its hit: revived is part of the hits (CacheStats)
         }
-        return hit(e);
+        return h;
     }
 
     /** Raced with close(), with the entry's lock held: the reference just taken must not outlive the cache. */
@@ -761,6 +772,17 @@ public final class AddressHandleCache implements AutoCloseable {
      */
     public int invalidateAll() {
         return invalidator.invalidateWhere("all", e -> true, false);
+    }
+
+    /**
+     * What a change of the network under a RoCE port invalidates ({@link NetworkInvalidation}):
+     * the AHs to {@code dgid} on the port in every PD, or with {@code dgid} null all of the port's;
+     * counted in {@link CacheStats#networkInvalidated()} too. Never waits.
+     */
+    int invalidateByNetwork(Device device, int portNum, Gid dgid) {
+        return invalidator.invalidateWhere((dgid == null ? "port " + portNum : "dgid " + dgid + " on port " + portNum)
+                + " of " + device.name() + " (network)", e -> e.pd.device() == device && e.portNum() == portNum
+                && (dgid == null || dgid.equals(e.dgid())), false, true);
     }
 
     /** The cache's listener on each device it has AHs on; tests call it to simulate an event. */

@@ -10,7 +10,11 @@ import org.efaah.verbs.Errno;
  * subtracted ({@link #minus}). What exists now (entries, handles) is asked of the cache itself:
  * {@link CacheInspection#liveEntries()}, {@link CacheInspection#liveHandles()}. Counters are
  * read one by one without a global lock: a snapshot taken while other threads work is consistent
- * per counter, not across counters.
+ * per counter, not across counters, but a counter that is part of another never exceeds it in any
+ * snapshot: {@code revived} of {@code hits}, {@code networkInvalidated} of {@code invalidated},
+ * {@code createFailuresByErrno} (summing to {@code createFailures}) and {@code destroysByCause}
+ * (summing to {@code hardwareDestroys}), {@code createFailures} and {@code hardwareCreates} of
+ * {@code misses}.
  *
  * <p><b>Counting rules.</b> Every {@code acquire} that returns a handle counts exactly one hit or
  * one miss: a <i>hit</i> when the AH already existed (the lock-free path, a thread that waited
@@ -35,8 +39,11 @@ import org.efaah.verbs.Errno;
  * @param leaksReported        handles found garbage-collected without {@code close()}, plus the
  *                             other handles still open when the cache was closed: each once
  * @param retained             last closes that kept their AH (a {@link RetentionPolicy})
- * @param revived              acquires that took back a retained AH: creates saved
- * @param invalidated          live entries invalidated (explicitly or by a device event)
+ * @param revived              of {@code hits}, acquires that took back a retained AH: creates saved
+ * @param invalidated          live entries invalidated (explicitly, by a device event or by the
+ *                             network), each once its AH exists: an entry invalidated while its
+ *                             create is in progress counts when that create succeeds, never when
+ *                             it fails
  * @param destroysByCause      {@code hardwareDestroys} by {@link RemovalCause}; causes with none
  *                             are absent
  * @param createFailuresByErrno {@code createFailures} by errno; failures that carried none (an

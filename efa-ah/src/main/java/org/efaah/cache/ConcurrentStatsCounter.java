@@ -13,7 +13,6 @@ final class ConcurrentStatsCounter implements StatsCounter {
 
     private final LongAdder hits = new LongAdder();
     private final LongAdder creates = new LongAdder();
-    private final LongAdder createFailures = new LongAdder();
     private final LongAdder destroyFailures = new LongAdder();
     private final LongAdder totalCreateNanos = new LongAdder();
     private final AtomicLong maxCreateNanos = new AtomicLong();
@@ -68,7 +67,6 @@ final class ConcurrentStatsCounter implements StatsCounter {
 
     @Override
     public void recordCreateFailure(Errno errno) {
-        createFailures.increment();
         failuresByErrno[(errno == null ? Errno.UNKNOWN : errno).ordinal()].increment();
     }
 
@@ -93,17 +91,24 @@ final class ConcurrentStatsCounter implements StatsCounter {
     }
 
     @Override
-    public void recordInvalidated(int count) {
-        invalidated.add(count);
-    }
-
-    @Override
-    public void recordNetworkInvalidated(int count) {
-        networkInvalidated.add(count);
+    public void recordInvalidated(int count, int byNetwork) {
+        if (count != 0) {
+            invalidated.add(count);
+        }
+        if (byNetwork != 0) {
+            networkInvalidated.add(byNetwork); // after the whole it is part of
+        }
     }
 
     @Override
     public CacheStats snapshot(long leaksReported, java.util.function.LongSupplier pendingHits) {
+        // A counter documented as part of another is recorded after it and read before it, so
+        // that a snapshot never shows more of the part than of the whole, however it interleaves
+        // with the recording: revived (of the hits), networkInvalidated (of invalidated). Sums
+        // (hardwareDestroys, createFailures, misses) are made from the parts read once.
+        long revivedCount = revived.sum();
+        long networkCount = networkInvalidated.sum();
+        long invalidatedCount = invalidated.sum();
         // The recorded hits before the pending ones (see StatsCounter#snapshot): a hit is then
         // never counted twice, though one being folded right now may be missed; reported hits
         // never go down from one snapshot to the next.
@@ -121,16 +126,17 @@ final class ConcurrentStatsCounter implements StatsCounter {
             }
         }
         Map<Errno, Long> byErrno = new EnumMap<>(Errno.class);
+        long failureCount = 0;
         for (Errno e : ERRNOS) {
             long n = failuresByErrno[e.ordinal()].sum();
+            failureCount += n;
             if (n != 0) {
                 byErrno.put(e, n);
             }
         }
         long createCount = creates.sum();
-        long failureCount = createFailures.sum();
         return new CacheStats(hitCount, createCount + failureCount, createCount, destroys,
                 failureCount, destroyFailures.sum(), totalCreateNanos.sum(), maxCreateNanos.get(), leaksReported,
-                retained.sum(), revived.sum(), invalidated.sum(), byCause, byErrno, networkInvalidated.sum());
+                retained.sum(), revivedCount, invalidatedCount, byCause, byErrno, networkCount);
     }
 }

@@ -40,11 +40,7 @@ enum DisabledStatsCounter implements StatsCounter {
     }
 
     @Override
-    public void recordInvalidated(int count) {
-    }
-
-    @Override
-    public void recordNetworkInvalidated(int count) {
+    public void recordInvalidated(int count, int byNetwork) {
     }
 
     @Override

@@ -77,7 +77,7 @@ final class Entry extends AbstractQueuedSynchronizer {
     /** Hits past which the lock-free hit folds them into the cache's counter, far below overflow. */
     private static final long FOLD_AT = 1L << 61;
     private static final VarHandle DOOMED;
-    private static final VarHandle INVALIDATION_COUNTED;
+    private static final VarHandle INVALIDATION;
     private static final VarHandle COLLECTED_LEAKS;
 
     static {
@@ -85,7 +85,7 @@ final class Entry extends AbstractQueuedSynchronizer {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
             WORD = lookup.findVarHandle(Entry.class, "word", long.class);
             DOOMED = lookup.findVarHandle(Entry.class, "doomed", boolean.class);
-            INVALIDATION_COUNTED = lookup.findVarHandle(Entry.class, "invalidationCounted", boolean.class);
+            INVALIDATION = lookup.findVarHandle(Entry.class, "invalidation", int.class);
             COLLECTED_LEAKS = lookup.findVarHandle(Entry.class, "collectedLeaks", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
@@ -117,9 +117,22 @@ final class Entry extends AbstractQueuedSynchronizer {
     private long createdAt;
     /** EFA's invalidation: never retained again; destroyed once unreferenced. Set once, lock-free. */
     private volatile boolean doomed;
-    /** Whether the invalidation of this entry was counted, by the invalidator or by its creator. */
-    @SuppressWarnings("unused") // accessed through INVALIDATION_COUNTED
-    private volatile boolean invalidationCounted;
+    /**
+     * What the counting of this entry's invalidation has seen: {@link #MADE} (its create
+     * succeeded), {@link #MARKED} (an invalidation marked it), {@link #BY_NETWORK} (that one was a
+     * network change's). Each side sets its bits in one atomic step; whichever completes
+     * MADE and MARKED counts the invalidation (and with it the network's), so that an entry whose
+     * create fails is never counted, none twice, and the network count never without the other.
+     */
+    @SuppressWarnings("unused") // accessed through INVALIDATION
+    private volatile int invalidation;
+    private static final int MADE = 1;
+    private static final int MARKED = 2;
+    private static final int BY_NETWORK = 4;
+    /** What {@link #madeCounts()} returns: nothing to count, an invalidation, or a network one. */
+    static final int NOT_COUNTED = 0;
+    static final int COUNTED = 1;
+    static final int COUNTED_BY_NETWORK = 2;
     private Throwable failure; // guarded by lock
     boolean destroyFailed;    // guarded by lock
     /**
@@ -350,12 +363,26 @@ final class Entry extends AbstractQueuedSynchronizer {
     }
 
     /**
-     * Whether the caller is the one to count this entry's invalidation: the invalidator, when it
-     * finds the entry made, or its creator, when it finds the entry invalidated while it was
-     * being made; so that an entry whose create fails is never counted, and none twice.
+     * Called by the invalidation whose mark ({@link #markStale()}, {@link #markDoomed()}) took:
+     * whether it is the one to count the entry invalidated, because its AH exists already; else
+     * its creator counts it once the create succeeds ({@link #madeCounts()}), or nobody does.
      */
-    boolean claimInvalidationCount() {
-        return INVALIDATION_COUNTED.compareAndSet(this, false, true);
+    boolean markedCounts(boolean byNetwork) {
+        int was = (int) INVALIDATION.getAndBitwiseOr(this, MARKED | (byNetwork ? BY_NETWORK : 0));
+        return (was & (MADE | MARKED)) == MADE;
+    }
+
+    /**
+     * Called by the creator once its create succeeded: {@link #COUNTED} or
+     * {@link #COUNTED_BY_NETWORK} if an invalidation marked the entry while it was being made and
+     * left the count to it, else {@link #NOT_COUNTED}.
+     */
+    int madeCounts() {
+        int was = (int) INVALIDATION.getAndBitwiseOr(this, MADE);
+        if ((was & (MADE | MARKED)) != MARKED) {
+            return NOT_COUNTED;
+        }
+        return (was & BY_NETWORK) != 0 ? COUNTED_BY_NETWORK : COUNTED;
     }
 
     /**

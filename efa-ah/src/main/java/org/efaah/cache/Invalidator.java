@@ -65,10 +65,15 @@ final class Invalidator {
     /**
      * Invalidates every entry {@code which} accepts; returns how many. {@code hard} marks every
      * entry stale, as on a device that is fatal or closing; otherwise entries on EFA are doomed
-     * instead (see the class comment). An {@link Error} from destroying one is thrown after all
-     * were handled.
+     * instead (see the class comment). {@code byNetwork}: a change of the network under a RoCE
+     * port, counted in {@code networkInvalidated} too. An {@link Error} from destroying one is
+     * thrown after all were handled.
      */
     int invalidateWhere(String scope, Predicate<Entry> which, boolean hard) {
+        return invalidateWhere(scope, which, hard, false);
+    }
+
+    int invalidateWhere(String scope, Predicate<Entry> which, boolean hard, boolean byNetwork) {
         JfrEvents.AhInvalidation jfr = events.beginInvalidation();
         int n = 0;
         int counted = 0;
@@ -90,8 +95,9 @@ final class Invalidator {
                     continue;
                 }
                 n++;
-                // Counted once the AH exists; an entry still being created is counted by its creator.
-                if (e.state() != Entry.State.CREATING && e.claimInvalidationCount()) {
+                // Counted once the AH exists: here if it does, else by its creator if the create
+                // succeeds (Entry.markedCounts), never for a create that fails.
+                if (e.markedCounts(byNetwork)) {
                     counted++;
                 }
                 if (stale) {
@@ -108,7 +114,7 @@ final class Invalidator {
                 }
             }
         }
-        stats.recordInvalidated(counted);
+        stats.recordInvalidated(counted, byNetwork ? counted : 0);
         events.invalidated(jfr, scope, counted);
         if (error != null) {
             throw error;

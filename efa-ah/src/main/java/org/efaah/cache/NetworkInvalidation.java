@@ -89,10 +89,7 @@ final class NetworkInvalidation {
     }
 
     private void onNetworkEvent(NetworkEvent event) {
-        int n = event.kind().isNeighbour()
-                ? cache.invalidate(event.device(), event.portNum(), event.dgid())
-                : cache.invalidatePort(event.device(), event.portNum());
-        cache.stats.recordNetworkInvalidated(n);
+        int n = cache.invalidateByNetwork(event.device(), event.portNum(), event.kind().isNeighbour() ? event.dgid() : null);
         if (n > 0) {
             LOG.info("{} on {} port {} (ifindex {}{}): {}; {} AH(s) invalidated", event.kind(), event.device().name(),
                     event.portNum(), event.netdev(), event.dgid() == null ? "" : ", " + event.dgid(), event.detail(), n);

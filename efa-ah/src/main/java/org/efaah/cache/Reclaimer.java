@@ -4,13 +4,18 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.HardwareAddressHandle;
+import org.efaah.verbs.InterruptedOperationException;
 import org.efaah.verbs.VerbsException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,8 +31,10 @@ import org.slf4j.LoggerFactory;
  * the caller; {@link #destroyAll} (cache close only) takes each entry's lock, waiting for a create
  * in progress to end. Everything else here takes entry locks only with {@code tryLock} (a busy
  * entry is being revived or destroyed by its holder, and is left to it), so eviction and the
- * bound never wait and never delay a hit; the idle list's monitor is taken inside an entry lock,
- * never the other way round. A referenced AH is never touched but at close.
+ * bound never wait for an entry lock and never delay a hit; the idle list's monitor is taken
+ * inside an entry lock, never the other way round. A create at max_ah may wait for its device's
+ * turn ({@link #createEvictingOnEnomem}), holding only its fresh entry's lock. A referenced AH is
+ * never touched but at close.
  *
  * <p>Rules, against the paths that move entries (see {@link EntryTables}' note):
  * <ul>
@@ -46,15 +53,18 @@ import org.slf4j.LoggerFactory;
  */
 final class Reclaimer {
     private static final Logger LOG = LoggerFactory.getLogger(AddressHandleCache.class);
+    /** How often a create waiting for its device's turn looks whether the cache was closed, ms. */
+    private static final long TURN_SLICE_MILLIS = 10;
+    /** How long a create whose only victims are busy under their locks pauses before it looks again, ns. */
+    private static final long BUSY_PAUSE_NANOS = 50_000;
     /**
-     * Most retries of one create after ENOMEM evictions. libfabric retries once; here other
-     * threads' creates can take the slots freed between an eviction and the retry, so a create
-     * may retry several times, each time only after evicting at least one AH. Measured with
-     * EnomemEvictionTest (8 threads, max_ah 64, 1,000 peers, 20,000 acquires): one retry let 17
-     * to 41 ENOMEMs reach callers while unreferenced AHs existed; four let one through once on a
-     * machine loaded by other builds.
+     * How long in all a create waits for busy victims' holders, ns. A holder of an unreferenced
+     * AH's lock (a revival, a last release keeping it, a destroy) takes microseconds; 2 s also
+     * covers a destroy's admin command and a holder descheduled on a loaded machine. Past it the
+     * holder is stuck (a hung provider call, a blocked log appender) and the ENOMEM goes to the
+     * caller rather than the create hanging with the holder.
      */
-    private static final int ENOMEM_RETRIES = 16;
+    private static final long BUSY_WAIT_NANOS = TimeUnit.SECONDS.toNanos(2);
 
     private final EntryTables tables;
     private final IdleList idle;
@@ -64,7 +74,52 @@ final class Reclaimer {
     private final LongSupplier ticker;
     private final RetentionPolicy retention;
     private final BooleanSupplier cacheClosed;
-    private final AtomicInteger createsInFlight = new AtomicInteger();
+    /** Per device with a create in progress, its creates and its turn; dropped when the last create ends. */
+    private final ConcurrentHashMap<Device, Room> rooms = new ConcurrentHashMap<>();
+
+    /*
+     * Making room at max_ah (max_ah is the device's, whatever the PD). A slot an eviction frees is
+     * the evicting create's: no other create of this cache on the device reaches the provider
+     * between the eviction and the evicting create's retry. A create that answers ENOMEM counts
+     * itself in makingRoom, takes the device's turn (a fair lock, waited for in slices that look
+     * at the cache's close and at interrupts) and, holding it, evicts and retries until it has its
+     * AH or the cache holds no unreferenced AH of the device. While makingRoom is above zero every
+     * other create on the device takes the turn before it calls the provider. So, holding the
+     * turn, only the creates that read makingRoom at zero before it rose can take a freed slot:
+     * a finite number, each once. The loop needs no count: each round destroys an AH of the cache
+     * on the device, and while the turn is held the cache creates no AH there but those few, so
+     * the rounds are bounded by the cache's AHs on the device. (AHs created outside the cache can
+     * still take slots; then the loop ends when the cache has no unreferenced AH of the device
+     * left, which is when its caller may get ENOMEM.) A round that finds only victims busy under
+     * their locks (being revived, kept, or destroyed by their holders, none of which waits for
+     * the turn) pauses briefly and looks again, for at most BUSY_WAIT_NANOS in all: the one bound
+     * in time, for a holder stuck outside the cache. Lock order: the fresh entry's lock, then the
+     * turn; the turn's holder takes other entries' locks only with tryLock.
+     */
+    private static final class Room {
+        /** The creates in progress on the device; changed only inside the map's compute. */
+        volatile int creates;
+        /** Creates on the device making room after an ENOMEM: while above zero, creates take the turn. */
+        final AtomicInteger makingRoom = new AtomicInteger();
+        final ReentrantLock turn = new ReentrantLock(true);
+    }
+
+    /**
+     * Thrown by a create refused before any provider call (the cache closed, or the thread was
+     * interrupted, while it waited for its device's turn): the create counts nothing, as
+     * {@link CacheStats}' rules say; its cause is what the caller gets.
+     */
+    static final class Refused extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        Refused(RuntimeException cause) {
+            super(cause.getMessage(), cause, false, false);
+        }
+
+        RuntimeException reason() {
+            return (RuntimeException) getCause();
+        }
+    }
 
     Reclaimer(EntryTables tables, StatsCounter stats, CacheEvents events, LongSupplier ticker,
               RetentionPolicy retention, BooleanSupplier cacheClosed) {
@@ -79,46 +134,169 @@ final class Reclaimer {
     }
 
     /**
-     * The provider create; when it answers ENOMEM, destroys unreferenced AHs of the same device,
-     * least recently used first (one, plus one per other create in flight, which could take the
-     * freed slot), and retries, at most {@value #ENOMEM_RETRIES} times and only after an eviction
-     * succeeded. With no unreferenced AH of the device, the ENOMEM goes to the caller. Never
-     * touches a referenced AH. Called with the fresh entry's lock held; takes other entries' locks
-     * only with {@code tryLock}.
+     * The provider create; when it answers ENOMEM, destroys unreferenced AHs of the same device
+     * (in any PD), invalidated ones first, then least recently used, and retries, holding the
+     * device's turn so that no other create of this cache takes the slots freed (see the note
+     * above), until the create succeeds or the cache holds no unreferenced AH of the device: only
+     * then does the ENOMEM go to the caller. Never touches a referenced AH. Called with the fresh
+     * entry's lock held; takes other entries' locks only with {@code tryLock}.
+     *
+     * @throws Refused if refused before any provider call (its reason is for the caller)
      */
     HardwareAddressHandle createEvictingOnEnomem(Entry e, AddressHandleAttributes attributes) {
-        createsInFlight.incrementAndGet();
+        Device device = e.pd.device();
+        Room room = enter(device);
         try {
-            for (int retry = 0; ; retry++) {
+            if (room.makingRoom.get() == 0) {
                 try {
                     return e.pd.createAh(attributes);
                 } catch (VerbsException ex) {
-                    if (ex.errno() != Errno.ENOMEM || retry == ENOMEM_RETRIES) {
+                    if (ex.errno() != Errno.ENOMEM) {
                         throw ex;
                     }
-                    JfrEvents.AhEnomemEviction jfr = events.beginEviction();
-                    int wanted = createsInFlight.get();
-                    int evicted = evictUnreferenced(e.pd.device(), wanted);
-                    events.evictedForEnomem(jfr, e, wanted, evicted);
-                    if (evicted == 0) {
-                        throw ex;
+                    room.makingRoom.incrementAndGet();
+                    try {
+                        awaitTurn(room, e, true);
+                        try {
+                            return evictAndRetry(e, attributes, room, ex);
+                        } finally {
+                            room.turn.unlock();
+                        }
+                    } finally {
+                        room.makingRoom.decrementAndGet();
                     }
                 }
             }
+            // Another create is making room: wait for it, so as not to take the slots it frees.
+            awaitTurn(room, e, false);
+            try {
+                try {
+                    return e.pd.createAh(attributes);
+                } catch (VerbsException ex) {
+                    if (ex.errno() != Errno.ENOMEM) {
+                        throw ex;
+                    }
+                    room.makingRoom.incrementAndGet();
+                    try {
+                        return evictAndRetry(e, attributes, room, ex);
+                    } finally {
+                        room.makingRoom.decrementAndGet();
+                    }
+                }
+            } finally {
+                room.turn.unlock();
+            }
         } finally {
-            createsInFlight.decrementAndGet();
+            leave(device);
         }
+    }
+
+    /**
+     * Holding the device's turn, after {@code enomem}: evicts (one AH for this create and one per
+     * other create in progress on the device) and retries, each retry after an eviction, until
+     * the create succeeds or no unreferenced AH of the device is left to evict (or those left
+     * have been busy under their holders' locks for {@link #BUSY_WAIT_NANOS} in all).
+     */
+    private HardwareAddressHandle evictAndRetry(Entry e, AddressHandleAttributes attributes, Room room,
+                                                VerbsException enomem) {
+        assert room.turn.isHeldByCurrentThread();
+        Device device = e.pd.device();
+        boolean waitingForBusy = false;
+        long busySince = 0;
+        for (;;) {
+            JfrEvents.AhEnomemEviction jfr = events.beginEviction();
+            int wanted = Math.max(1, room.creates);
+            long result = evictUnreferenced(device, wanted);
+            int evicted = (int) result;
+            events.evictedForEnomem(jfr, e, wanted, evicted);
+            if (evicted > 0) {
+                waitingForBusy = false;
+                try {
+                    return e.pd.createAh(attributes);
+                } catch (VerbsException ex) {
+                    if (ex.errno() != Errno.ENOMEM) {
+                        throw ex;
+                    }
+                    enomem = ex;
+                    continue;
+                }
+            }
+            long now = System.nanoTime();
+            if (!waitingForBusy) {
+                waitingForBusy = true;
+                busySince = now;
+            }
+            if ((result >>> 32) == 0 || now - busySince > BUSY_WAIT_NANOS) {
+                throw enomem; // the cache holds no unreferenced AH of the device it can destroy
+            }
+            // Only busy victims: their holders revive, keep or destroy them, and wait for no turn.
+            LockSupport.parkNanos(BUSY_PAUSE_NANOS);
+            if (Thread.currentThread().isInterrupted()) {
+                throw new InterruptedOperationException("create interrupted while making room at max_ah on "
+                        + device.name() + " for the AH to " + e.dgid(), new InterruptedException());
+            }
+            if (cacheClosed.getAsBoolean()) {
+                throw new IllegalStateException("address handle cache is closed");
+            }
+        }
+    }
+
+    /** Counts a create in progress on {@code device}: its room, made if the device has none. */
+    private Room enter(Device device) {
+        return rooms.compute(device, (d, r) -> {
+            Room room = r == null ? new Room() : r;
+            room.creates++;
+            return room;
+        });
+    }
+
+    private void leave(Device device) {
+        rooms.computeIfPresent(device, (d, r) -> --r.creates == 0 ? null : r);
+    }
+
+    /**
+     * Takes the device's turn, waiting in slices that look at the cache's close. A close or an
+     * interrupt while waiting throws: {@link Refused} if the create has not called the provider
+     * yet ({@code tried} false), else the reason itself (the create failed after its call).
+     */
+    private void awaitTurn(Room room, Entry e, boolean tried) {
+        if (room.turn.tryLock()) {
+            return;
+        }
+        RuntimeException reason;
+        try {
+            for (;;) {
+                if (room.turn.tryLock(TURN_SLICE_MILLIS, TimeUnit.MILLISECONDS)) {
+                    return;
+                }
+                if (cacheClosed.getAsBoolean()) {
+                    reason = new IllegalStateException("address handle cache is closed");
+                    break;
+                }
+            }
+        } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
+            reason = new InterruptedOperationException("acquire interrupted while waiting for another create to make "
+                    + "room at max_ah on " + e.pd.device().name() + "; no reference was taken", ie);
+        }
+        throw tried ? reason : new Refused(reason);
     }
 
     /**
      * Destroys up to {@code wanted} unreferenced AHs of {@code device}: invalidated ones first,
      * then retained ones, least recently used first. Busy victims are skipped and stay listed.
+     * Returns the AHs destroyed (low 32 bits) and the victims found busy (high 32 bits).
      */
-    private int evictUnreferenced(Device device, int wanted) {
+    private long evictUnreferenced(Device device, int wanted) {
         int evicted = 0;
+        int busy = 0;
         for (Entry d : detached) {
-            if (evicted < wanted && d.pd.device() == device && d.references() == 0 && evict(d)) {
-                evicted++;
+            // LIVE only: an entry invalidated while it is being created is in the set too, locked
+            // by its creator, which may be waiting for this turn.
+            if (evicted < wanted && d.pd.device() == device && d.state() == Entry.State.LIVE && d.references() == 0) {
+                int r = evict(d);
+                evicted += r > 0 ? 1 : 0;
+                busy += r < 0 ? 1 : 0;
             }
         }
         // A walk, not a removal: a victim busy under its lock is passed over and stays listed; after
@@ -129,26 +307,29 @@ final class Reclaimer {
             if (e == null) {
                 break;
             }
-            if (e.pd.device() == device && evict(e)) {
-                evicted++;
+            if (e.pd.device() == device) {
+                int r = evict(e);
+                evicted += r > 0 ? 1 : 0;
+                busy += r < 0 ? 1 : 0;
             }
         }
-        return evicted;
+        return (long) busy << 32 | evicted;
     }
 
     /**
      * Destroys an unreferenced AH for an ENOMEM unless its lock is taken (then whoever holds it
-     * revives or destroys it, and it stays listed meanwhile). An {@link Error} from the destroy
-     * is thrown, after the victim is settled (kept, for a retry).
+     * revives or destroys it, and it stays listed meanwhile). Returns 1 if it destroyed it, -1 if
+     * its lock was taken, 0 otherwise (gone, revived, or its destroy failed). An {@link Error}
+     * from the destroy is thrown, after the victim is settled (kept, for a retry).
      */
-    private boolean evict(Entry victim) {
+    private int evict(Entry victim) {
         if (!victim.tryLock()) {
-            return false;
+            return -1;
         }
         Throwable failure;
         try {
             if (victim.state() != Entry.State.LIVE || !victim.isUnreferenced()) {
-                return false; // gone, or revived meanwhile
+                return 0; // gone, or revived meanwhile
             }
             failure = destroyLocked(victim, unreferencedCause(victim, RemovalCause.EVICTED_ENOMEM), false);
         } finally {
@@ -157,7 +338,7 @@ final class Reclaimer {
         if (failure instanceof Error error) {
             throw error;
         }
-        return failure == null;
+        return failure == null ? 1 : 0;
     }
 
     /** Destroys least recently used unreferenced AHs while more than the policy's bound are kept. */

@@ -37,11 +37,11 @@ interface StatsCounter {
     /** An acquire took back a retained AH instead of creating one. */
     void recordRevived();
 
-    /** Entries invalidated while live. */
-    void recordInvalidated(int count);
-
-    /** Of the entries invalidated, those a network change invalidated (counted in recordInvalidated too). */
-    void recordNetworkInvalidated(int count);
+    /**
+     * Entries invalidated while live, {@code byNetwork} of them by a network change: one call, so
+     * that the part is never recorded before the whole (and a snapshot reads the part first).
+     */
+    void recordInvalidated(int count, int byNetwork);
 
     /**
      * The counters now; {@code leaksReported} comes from the cache's leak detection, and
