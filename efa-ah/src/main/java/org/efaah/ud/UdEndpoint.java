@@ -91,12 +91,14 @@ import org.efaah.verbs.VerbsException;
  * receive flushed). The endpoint then asks the QP its state ({@code ibv_query_qp}; for a failed
  * send on EFA the completion's status tells, without that admin-queue command), and when it
  * is in error first lets every posted send and receive complete (flushed) and polls it, as libefa
- * needs (it names completions by slot at poll time, and RESET rewinds the slots), then takes the
- * QP through RESET, INIT, RTR and RTS again, reposts every receive, and counts the recovery
- * ({@link #counters()}). It waits for those flushes at most {@link Options#recoveryFlushNanos()}
- * (1 s by default): an EFA device may flush nothing until the QP is destroyed. Past that bound the
- * sends still in flight are reported as failed ({@code IBV_WC_WR_FLUSH_ERR}), the QP and its CQs
- * are destroyed and made anew, and every receive is posted on the new QP, which has a new QPN:
+ * needs (it names completions by slot at poll time, and RESET rewinds the slots); then, on a
+ * device other than EFA, takes the QP through RESET, INIT, RTR and RTS again, reposts every
+ * receive, and counts the recovery ({@link #counters()}). It waits for those flushes at most
+ * {@link Options#recoveryFlushNanos()} (1 s by default): an EFA device may flush nothing until the
+ * QP is destroyed. On EFA (which libfabric never resets either), past that bound, or when the
+ * device refuses a move of the recovery ({@code ibv_modify_qp} to ERR, RESET, INIT, RTR or RTS),
+ * the sends still in flight are reported as failed ({@code IBV_WC_WR_FLUSH_ERR}), the QP and its
+ * CQs are destroyed and made anew, and every receive is posted on the new QP, which has a new QPN:
  * {@link #address()} changes (see there). Sends flushed by the error are reported as failed sends;
  * sends made meanwhile wait for the recovery, and {@link #flush} never waits for a send the
  * recovery gave up.
@@ -374,9 +376,10 @@ public final class UdEndpoint implements AutoCloseable {
      * @param received      datagrams returned by {@link #receive}
      * @param receiveErrors receives that completed with an error (flushes of a recovered QP not counted)
      * @param recoveries    times the QP was taken out of the error state, {@code qpsRemade} included
-     * @param qpsRemade     of those, the times the flushes did not come within
-     *                      {@link Options#recoveryFlushNanos()} and the QP and its CQs were destroyed
-     *                      and made anew: each time {@link #address()} got a new QPN
+     * @param qpsRemade     of those, the times the QP and its CQs were destroyed and made anew (on
+     *                      EFA every time; elsewhere when the flushes did not come within
+     *                      {@link Options#recoveryFlushNanos()} or a move of the QP failed): each time
+     *                      {@link #address()} got a new QPN
      * @param rnrResends    SRD: sends posted again because they met RNR (see "SRD receiver not
      *                      ready" in {@link UdEndpoint}); a send resent n times counts n
      * @param sendSleeps    times a send waiting for a slot, or a flush, slept on the send CQ's
@@ -1020,7 +1023,11 @@ public final class UdEndpoint implements AutoCloseable {
         try {
             v = receives.lend(limit);
         } catch (WorkCompletionException e) {
-            recovery.recoverIfNeeded();
+            try {
+                recovery.recoverIfNeeded();
+            } catch (RuntimeException stopped) {
+                e.addSuppressed(stopped); // a remake that failed: the error it follows is not lost
+            }
             throw e;
         }
         if (v == null) {
