@@ -74,6 +74,8 @@ final class QpRecovery {
     private boolean remaking;
     /** The modify to ERR, RESET, INIT, RTR or RTS that failed in this recovery, or null; under both locks. */
     private VerbsException refused;
+    /** EFA: the device statuses (bit n: efa_io_comp_status n) of receive errors the QP was seen to survive; under the receive lock. */
+    private long receiveStatusesSurvived;
     // Written under both locks, read without them.
     private final AtomicLong recoveries = new AtomicLong();
     private final AtomicLong remade = new AtomicLong();
@@ -133,6 +135,35 @@ final class QpRecovery {
             needsRecovery = true;
         }
         return needsRecovery;
+    }
+
+    /**
+     * After a receive that completed with {@code status} and {@code vendorError}: is the QP in
+     * error? On EFA, the send side's rule ({@link #inErrorAfter}) where the completion says enough:
+     * a flush or an internal QP error puts the QP in error. The other statuses fail one receive on
+     * a QP that goes on, as far as rdma-core documents; but whether a receive too short for its
+     * datagram (LOCAL_ERROR_BAD_LENGTH) leaves RTS is not documented, and a QP in error that
+     * flushes nothing would never say so again. So the QP is asked ({@code ibv_query_qp}, an
+     * admin-queue command shared by the host) the first time a status comes, and a status the QP
+     * was then seen to survive is not asked about again: a peer sending oversized datagrams costs
+     * one query, not one per datagram. Elsewhere the QP is asked each time.
+     */
+    boolean inErrorAfterReceive(int status, int vendorError) {
+        if (!efa) {
+            return checkQpState();
+        }
+        if (inErrorAfter(status, vendorError)) {
+            return true;
+        }
+        long bit = vendorError >= 0 && vendorError < Long.SIZE ? 1L << vendorError : 0;
+        if ((receiveStatusesSurvived & bit) != 0) {
+            return false;
+        }
+        boolean inError = checkQpState();
+        if (!inError) {
+            receiveStatusesSurvived |= bit;
+        }
+        return inError;
     }
 
     /** One step of a recovery, when one is needed: a drain step, or the reset or remake that ends it. */

@@ -240,7 +240,7 @@ final class ReceiveSlots {
     private DatagramView take(WorkCompletion wc, long arrivalMark) {
         int slot = (int) wc.wrId;
         if (wc.status != WorkCompletion.SUCCESS) {
-            boolean inError = recovery.checkQpState();
+            boolean inError = recovery.inErrorAfterReceive(wc.status, wc.vendorError);
             if (wc.status == WorkCompletion.WR_FLUSH_ERR && inError) {
                 return null;
             }

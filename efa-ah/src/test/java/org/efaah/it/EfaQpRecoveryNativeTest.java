@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
 import org.efaah.ud.Datagram;
@@ -18,6 +19,7 @@ import org.efaah.ud.UdEndpoint;
 import org.efaah.ud.WorkCompletionException;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
+import org.efaah.verbs.ForwardingVerbsProvider;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.VerbsProviders;
 import org.efaah.verbs.WorkCompletion;
@@ -47,6 +49,22 @@ class EfaQpRecoveryNativeTest {
                 "none, device, keeps", "none, cached, forgets"})
     void aQpTheDevicePutInErrorAfterAnOddLapComesBackAndSends(String err, String qpErr, String reset)
             throws Exception {
+        runChild("lap", err, "err", qpErr, reset);
+    }
+
+    /**
+     * Issue 33 section 2: every receive error cost an {@code ibv_query_qp} (an admin-queue command
+     * shared by the host), so a peer sending oversized datagrams cost one per datagram. Where the
+     * QP survives a receive too short (EFA_DOUBLE_LEN_ERR=rts) it is asked once; where it does not
+     * (=err) each datagram begins a recovery, which asks once.
+     */
+    @ParameterizedTest(name = "EFA_DOUBLE_LEN_ERR={0}")
+    @CsvSource({"rts", "err"})
+    void oversizedDatagramsCostOneQpQueryNotOneEach(String lenErr) throws Exception {
+        runChild("oversized", "none", lenErr, "device", "keeps");
+    }
+
+    private static void runChild(String what, String err, String lenErr, String qpErr, String reset) throws Exception {
         try (VerbsProvider provider = NativeDevice.provider(); Device device = NativeDevice.open(provider)) {
             Assumptions.assumeTrue(device.attributes().fwVer().endsWith("(efa double)"),
                     "needs the EFA double, whose switches shape the QP's error: " + device.name() + " has fw_ver "
@@ -59,10 +77,11 @@ class EfaQpRecoveryNativeTest {
             command.add("-Dorg.bytedeco.javacpp.cachedir=" + cacheDir);
         }
         command.add(Child.class.getName());
+        command.add(what);
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
         builder.environment().put("EFA_DOUBLE_ERR", err);
-        builder.environment().put("EFA_DOUBLE_LEN_ERR", "err");
+        builder.environment().put("EFA_DOUBLE_LEN_ERR", lenErr);
         builder.environment().put("EFA_DOUBLE_QP_ERR", qpErr);
         builder.environment().put("EFA_DOUBLE_RESET", reset);
         Process p = builder.start();
@@ -80,7 +99,11 @@ class EfaQpRecoveryNativeTest {
     static final class Child {
         public static void main(String[] args) {
             try {
-                run();
+                if (args[0].equals("lap")) {
+                    run();
+                } else {
+                    oversized("err".equals(System.getenv("EFA_DOUBLE_LEN_ERR")));
+                }
             } catch (Throwable t) {
                 t.printStackTrace(System.out);
                 System.exit(1);
@@ -134,6 +157,39 @@ class EfaQpRecoveryNativeTest {
                 check(small.counters().qpsRemade() == 1, "an EFA QP is made anew, never reset: remade "
                         + small.counters().qpsRemade());
                 check(small.address().qpn() != qpn, "a new QPN");
+            }
+        }
+
+        private static void oversized(boolean lenErrToErr) {
+            int datagrams = 20;
+            AtomicInteger queries = new AtomicInteger();
+            try (VerbsProvider provider = new ForwardingVerbsProvider(VerbsProviders.factory("native").create()) {
+                    @Override
+                    public int queryQpState(long qp) {
+                        queries.incrementAndGet();
+                        return super.queryQpState(qp);
+                    }
+                };
+                 Device device = Device.openFirst(provider);
+                 ProtectionDomain pd0 = device.allocatePd();
+                 ProtectionDomain pd1 = device.allocatePd();
+                 AddressHandleCache cache = AddressHandleCache.create();
+                 UdEndpoint small = UdEndpoint.open(pd0, cache, UdEndpoint.Options.defaults().withMaxMessageSize(512));
+                 UdEndpoint big = UdEndpoint.open(pd1, cache, UdEndpoint.Options.defaults());
+                 AddressHandle toSmall = cache.acquire(pd1, attributes(small))) {
+                for (int i = 0; i < datagrams; i++) {
+                    big.send(toSmall, small.address(), ByteBuffer.allocate(1024));
+                    WorkCompletionException e = expectFailure(() -> small.receive(5, TimeUnit.SECONDS));
+                    check(e.status() == WorkCompletion.LOC_LEN_ERR, "receive " + i + ": " + e.getMessage());
+                }
+                long recoveries = small.counters().recoveries();
+                check(recoveries == (lenErrToErr ? datagrams : 0), "recoveries " + recoveries);
+                check(queries.get() == (lenErrToErr ? datagrams : 1), "ibv_query_qp calls for " + datagrams
+                        + " receives too short: " + queries.get() + " (recoveries " + recoveries + ")");
+                big.send(toSmall, small.address(), ByteBuffer.allocate(512).put(0, (byte) 3));
+                Datagram d = small.receive(5, TimeUnit.SECONDS);
+                check(d != null && d.payload()[0] == 3, "a datagram that fits arrives: " + d);
+                check(big.flush(5, TimeUnit.SECONDS), "big's sends complete");
             }
         }
 
