@@ -124,21 +124,52 @@ class EfaHostFiguresTest {
      * process would find).
      */
     private static Map<String, String> mappedLibraries() {
-        Map<String, String> found = new TreeMap<>();
+        List<String> files = new ArrayList<>();
         try {
             for (String line : Files.readAllLines(Path.of("/proc/self/maps"))) {
                 int slash = line.indexOf('/');
-                if (slash < 0) {
-                    continue;
-                }
-                String file = line.substring(slash);
-                String base = file.substring(file.lastIndexOf('/') + 1);
-                if (base.startsWith("libibverbs.so") || base.startsWith("libefa.so") || base.startsWith("libefa-rdmav")) {
-                    found.putIfAbsent(base.startsWith("libefa-rdmav") ? "provider" : base.substring(0, base.indexOf(".so")), file);
+                if (slash >= 0) {
+                    files.add(line.substring(slash));
                 }
             }
         } catch (IOException e) {
-            found.put("libraries", "unknown (" + e + ")");
+            return Map.of("libraries", "unknown (" + e + ")");
+        }
+        return mappedLibraries(files, List.of());
+    }
+
+    /**
+     * From the mapped {@code files}: libibverbs, libefa and the provider libibverbs loaded. rdma-core
+     * installs the provider, {@code libibverbs/libefa-rdmav*.so} beside libibverbs, as a symlink to
+     * {@code libefa.so.1.N}, and the maps name the target: the provider is the link whose target is
+     * mapped, looked for in libibverbs' own directory and in {@code moreDirs}.
+     */
+    static Map<String, String> mappedLibraries(List<String> files, List<Path> moreDirs) {
+        Map<String, String> found = new TreeMap<>();
+        for (String file : files) {
+            String base = file.substring(file.lastIndexOf('/') + 1);
+            if (base.startsWith("libibverbs.so") || base.startsWith("libefa.so") || base.startsWith("libefa-rdmav")) {
+                found.putIfAbsent(base.startsWith("libefa-rdmav") ? "provider" : base.substring(0, base.indexOf(".so")), file);
+            }
+        }
+        if (!found.containsKey("provider")) {
+            List<Path> dirs = new ArrayList<>();
+            if (found.containsKey("libibverbs")) {
+                dirs.add(Path.of(found.get("libibverbs")).resolveSibling("libibverbs"));
+            }
+            dirs.addAll(moreDirs);
+            for (Path dir : dirs) {
+                try (var links = Files.newDirectoryStream(dir, "libefa-rdmav*.so")) {
+                    for (Path link : links) {
+                        String target = link.toRealPath().toString();
+                        if (files.contains(target)) {
+                            found.putIfAbsent("provider", link + " -> " + target);
+                        }
+                    }
+                } catch (IOException | RuntimeException e) {
+                    // no such directory, or a dangling link: not the provider
+                }
+            }
         }
         found.putIfAbsent("libefa", "not mapped");
         found.putIfAbsent("provider", "none (libefa-rdmav*.so not mapped)");
