@@ -97,8 +97,10 @@ import org.efaah.verbs.VerbsException;
  * {@link Options#recoveryFlushNanos()} (1 s by default): an EFA device may flush nothing until the
  * QP is destroyed. On EFA (which libfabric never resets either), past that bound, or when the
  * device refuses a move of the recovery ({@code ibv_modify_qp} to ERR, RESET, INIT, RTR or RTS),
- * the sends still in flight are reported as failed ({@code IBV_WC_WR_FLUSH_ERR}), the QP and its
- * CQs are destroyed and made anew, and every receive is posted on the new QP, which has a new QPN:
+ * the sends still in flight are reported as failed ({@code IBV_WC_WR_FLUSH_ERR}, their outcome
+ * unknown: the device may have delivered them before the destroy, so a caller that resends one
+ * may deliver it twice; {@link SendFailure#outcomeUnknown()}), the QP and its CQs are destroyed
+ * and made anew, and every receive is posted on the new QP, which has a new QPN:
  * {@link #address()} changes (see there). Sends flushed by the error are reported as failed sends;
  * sends made meanwhile wait for the recovery, and {@link #flush} never waits for a send the
  * recovery gave up.
@@ -385,9 +387,32 @@ public final class UdEndpoint implements AutoCloseable {
      * @param sendSleeps    times a send waiting for a slot, or a flush, slept on the send CQ's
      *                      completion channel (past its spin): each costs a wake-up
      * @param receiveSleeps times a receive slept on the receive CQ's completion channel
+     * @param sendsOutcomeUnknown of {@code failedSends}, the sends a recovery gave up when it
+     *                      destroyed the QP, with no completion ever polled: reported
+     *                      {@code IBV_WC_WR_FLUSH_ERR} ({@link SendFailure#outcomeUnknown()}), though
+     *                      the device may have delivered them
      */
     public record Counters(long sent, long failedSends, long received, long receiveErrors, long recoveries,
-                           long qpsRemade, long rnrResends, long sendSleeps, long receiveSleeps) {
+                           long qpsRemade, long rnrResends, long sendSleeps, long receiveSleeps,
+                           long sendsOutcomeUnknown) {
+        /**
+         * Counters without {@code sendsOutcomeUnknown} (0), as before it was counted.
+         *
+         * @param sent          sends posted
+         * @param failedSends   sends that completed with an error
+         * @param received      datagrams returned by {@link #receive}
+         * @param receiveErrors receives that completed with an error
+         * @param recoveries    times the QP was taken out of the error state
+         * @param qpsRemade     of those, the times the QP was made anew
+         * @param rnrResends    SRD: sends posted again because they met RNR
+         * @param sendSleeps    times a send or flush slept on the send CQ's channel
+         * @param receiveSleeps times a receive slept on the receive CQ's channel
+         */
+        public Counters(long sent, long failedSends, long received, long receiveErrors, long recoveries,
+                        long qpsRemade, long rnrResends, long sendSleeps, long receiveSleeps) {
+            this(sent, failedSends, received, receiveErrors, recoveries, qpsRemade, rnrResends, sendSleeps,
+                    receiveSleeps, 0);
+        }
     }
 
     private UdEndpoint(ProtectionDomain pd, AddressHandleCache cache, Options options, int maxMessageSize,
@@ -591,7 +616,7 @@ public final class UdEndpoint implements AutoCloseable {
     public Counters counters() {
         return new Counters(sends.sent(), sends.failed(), receives.received(), receives.receiveErrors(),
                 recovery.recoveries(), recovery.remade(), sends.rnrResends(), sendWaiter.sleeps(),
-                receiveWaiter.sleeps());
+                receiveWaiter.sleeps(), sends.outcomeUnknown());
     }
 
     /**

@@ -156,7 +156,12 @@ class UdEndpointBoundedRecoveryTest {
                 for (SendFailure f : e.failures()) {
                     assertEquals(WorkCompletion.WR_FLUSH_ERR, f.status(), f.toString());
                     assertEquals(big.address().qpn(), f.remoteQpn());
+                    // Issue 33: never completed, the device may have delivered it; a resend may duplicate.
+                    assertTrue(f.outcomeUnknown(), f.toString());
+                    assertTrue(f.toString().contains("outcome unknown"), f.toString());
                 }
+                assertEquals(3, small.counters().sendsOutcomeUnknown());
+                assertEquals(3, small.counters().failedSends());
                 assertEquals(0, small.sendsInFlight());
                 assertEquals(1, small.counters().qpsRemade());
                 assertTrue(small.flush(1, TimeUnit.SECONDS), "nothing discarded is waited for again");
