@@ -490,9 +490,9 @@ public final class UdEndpoint implements AutoCloseable {
 
     /**
      * Queue depths against the device, before anything is created: {@code max_qp_wr}, and on EFA
-     * efadv's {@code max_sq_wr} and {@code max_rq_wr} where reported, as libefa's
-     * {@code efa_check_qp_limits} would refuse them later with a bare EINVAL from
-     * {@code ibv_create_qp}.
+     * efadv's {@code max_sq_wr} (where smaller) and {@code max_rq_wr} (in place of
+     * {@code max_qp_wr}) where reported, as libefa's {@code efa_check_qp_limits} would refuse them
+     * later with a bare EINVAL from {@code ibv_create_qp}.
      */
     private static void checkDepths(Device device, Options options) {
         int qpWr = device.attributes().limits().maxQpWr();
@@ -506,7 +506,10 @@ public final class UdEndpoint implements AutoCloseable {
                 send = efa.maxSqWr();
                 sendName = "max_sq_wr";
             }
-            if (efa.maxRqWr() > 0 && efa.maxRqWr() < receive) {
+            if (efa.maxRqWr() > 0) {
+                // efa_check_qp_limits: the receive queue's own limit (max_rq_wr over max_recv_sge,
+                // 1 here), not max_qp_wr, which the kernel reports as the smaller of the two queues'
+                // (libfabric runs 8k receives on 4k sends).
                 receive = efa.maxRqWr();
                 receiveName = "max_rq_wr";
             }
