@@ -337,7 +337,7 @@ class EfaHostFiguresTest {
     void aQpForcedToErrorThenReset() throws Exception {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
                 .toString(), "--enable-native-access=ALL-UNNAMED", "-XX:-CreateCoredumpOnCrash",
-                "-XX:ErrorFile=" + Files.createTempDirectory("efa-reset-probe") + "/hs_err_pid%p.log",
+                "-XX:ErrorFile=" + Path.of("target", "reset-probe-hs_err_pid%p.log").toAbsolutePath(),
                 "-cp", System.getProperty("java.class.path")));
         for (String property : new String[] {"org.bytedeco.javacpp.cachedir", NativeTestSupport.REQUIRE_DEVICE_PROPERTY}) {
             String value = System.getProperty(property);
