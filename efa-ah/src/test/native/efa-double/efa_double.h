@@ -21,6 +21,28 @@
  *                                    or the lowest index of the device's AH table free (lowest:
  *                                    a destroyed AH's AHN is the next create's), below max_ah
  *                                    (efa_com_create_ah, efa_io_rx_cdesc.ah)
+ *   EFA_DOUBLE_QP_ERR=cached|device  a QP the device puts in error: its state is written where
+ *                                    libibverbs caches it (cached, the default: the next post
+ *                                    fails EINVAL, a later move to ERR succeeds), or it is the
+ *                                    device's alone (device): libefa's efa_post_send_validate and
+ *                                    efa_post_recv_validate read the cached RTS and accept posts,
+ *                                    which the device then flushes (EFA_DOUBLE_ERR=flush) or
+ *                                    keeps; ibv_query_qp reads ERR from the device (and, as
+ *                                    libibverbs' ibv_query_qp does, writes it to the cache); and
+ *                                    the device refuses every ibv_modify_qp of that QP (EINVAL:
+ *                                    the kernel's efa_modify_qp checks against its cached RTS,
+ *                                    what the device then does is not documented)
+ *   EFA_DOUBLE_RESET=forgets|keeps   what survives a move to RESET: nothing (forgets, the
+ *                                    default: work posted is dropped uncompleted, the send
+ *                                    queue's phase rewound), or what libefa and the device keep
+ *                                    (keeps): libefa's efa_qp_init_indices rewinds the producer
+ *                                    index and the slot pool but not sq.wq.phase, which
+ *                                    efa_set_common_ctrl_flags writes into every send descriptor,
+ *                                    so after an odd number of send-queue laps the device, which
+ *                                    starts a reset queue over at phase 0, never runs a send of
+ *                                    the reset QP (each is kept until a flush or the destroy);
+ *                                    and the work outstanding at RESET completes (FLUSHED), its
+ *                                    slots then handed back to a pool RESET rewound (an abort)
  * and, to shape the devices:
  *   EFA_DOUBLE_DEVICES=N             how many EFA devices (default 1, at most 8)
  *   EFA_DOUBLE_MAX_AH=N              the device's max_ah (default 1024)

@@ -46,6 +46,8 @@ static struct dev devices[MAX_DEVICES];
 static int device_count;
 static int err_flushes;
 static int len_err_to_err;
+static int device_err_uncached;
+static int reset_keeps;
 static int cq_notifications = 1;
 static int rnr_retry_cap = 1;
 static int max_ah = 1024;
@@ -68,6 +70,10 @@ static void init_devices(void)
     err_flushes = err != NULL && strcmp(err, "flush") == 0;
     const char *len_err = getenv("EFA_DOUBLE_LEN_ERR");
     len_err_to_err = len_err != NULL && strcmp(len_err, "err") == 0;
+    const char *qp_err = getenv("EFA_DOUBLE_QP_ERR");
+    device_err_uncached = qp_err != NULL && strcmp(qp_err, "device") == 0;
+    const char *reset = getenv("EFA_DOUBLE_RESET");
+    reset_keeps = reset != NULL && strcmp(reset, "keeps") == 0;
     cq_notifications = env_int("EFA_DOUBLE_CQ_NOTIFICATIONS", 1) != 0;
     rnr_retry_cap = env_int("EFA_DOUBLE_RNR_RETRY_CAP", 1) != 0;
     max_ah = env_int("EFA_DOUBLE_MAX_AH", 1024);
@@ -214,6 +220,9 @@ struct wq {
     uint32_t pool_next;
     uint32_t cnt;
     uint32_t max_sge;
+    /* libefa's producer index and phase (efa_sq_advance_post_idx: the phase turns each lap). */
+    uint32_t pc;
+    uint8_t phase;
 };
 
 struct recv {
@@ -233,6 +242,11 @@ struct qp {
     uint32_t qkey;
     uint8_t rnr_retry;
     struct ibv_qp_cap cap;
+    /* EFA_DOUBLE_QP_ERR=device: the device put the QP in error; ibv.state does not say so. */
+    int dev_err;
+    /* The phase the device takes for a new send descriptor, and where it reads the next one. */
+    uint8_t dev_phase;
+    uint32_t dev_pc;
     struct qp *next;
 };
 
@@ -1088,13 +1102,14 @@ static int wq_init(struct wq *w, uint32_t cnt, uint32_t max_sge)
     return w->wrid != NULL && w->pool != NULL ? 0 : ENOMEM;
 }
 
-/* efa_qp_init_indices: every slot free again, in order. */
+/* efa_qp_init_indices: every slot free again, in order, the producer index 0; not the phase. */
 static void wq_rewind(struct wq *w)
 {
     for (uint32_t i = 0; i < w->cnt; i++) {
         w->pool[i] = i;
     }
     w->pool_next = 0;
+    w->pc = 0;
 }
 
 static uint32_t wq_take(struct wq *w, uint64_t wr_id)
@@ -1244,6 +1259,24 @@ static void to_error(struct qp *q)
     }
 }
 
+/*
+ * Under lock: the device puts the QP in error. With EFA_DOUBLE_QP_ERR=cached that is written to
+ * ibv.state, as if libibverbs knew; with =device only the device knows (libefa's efa_modify_qp is
+ * the one writer of verbs_qp.qp.state, and the device's error goes through none of it).
+ */
+static void device_error(struct qp *q)
+{
+    if (!device_err_uncached) {
+        to_error(q);
+        return;
+    }
+    if (!q->dev_err && err_flushes) {
+        q->dev_err = 1;
+        flush(q);
+    }
+    q->dev_err = 1;
+}
+
 /* Under lock: the sends q's device still keeps (RNR, held) are dropped, uncompleted. */
 static void forget_kept(struct qp *q)
 {
@@ -1287,7 +1320,10 @@ int ibv_modify_qp(struct ibv_qp *ibv, struct ibv_qp_attr *attr, int mask)
         ok = 0;
     }
     int err = 0;
-    if (!ok || (mask & need) != need || (mask & ~allowed) != 0) {
+    if (q->dev_err) {
+        /* EFA_DOUBLE_QP_ERR=device: the device refuses the command for a QP it put in error. */
+        err = EINVAL;
+    } else if (!ok || (mask & need) != need || (mask & ~allowed) != 0) {
         err = EINVAL;
     } else if (((mask & IBV_QP_PORT) && attr->port_num != 1) || ((mask & IBV_QP_PKEY_INDEX) && attr->pkey_index != 0)) {
         err = EOPNOTSUPP;
@@ -1307,11 +1343,23 @@ int ibv_modify_qp(struct ibv_qp *ibv, struct ibv_qp_attr *attr, int mask)
             ibv->state = to;
         }
         if (to == IBV_QPS_RESET) {
-            /* efa_modify_qp: efa_qp_init_indices. Whatever was posted is forgotten, not completed. */
-            forget_kept(q);
+            /*
+             * efa_modify_qp: efa_qp_init_indices. EFA_DOUBLE_RESET=forgets: whatever was posted
+             * is forgotten, not completed, and the SQ's phase starts over with the device's.
+             * =keeps: what was posted completes FLUSHED (into slots RESET makes free again), and
+             * libefa's sq.wq.phase stays while the device starts the queue over at phase 0.
+             */
+            if (reset_keeps) {
+                flush(q);
+            } else {
+                forget_kept(q);
+                q->sq.phase = 0;
+            }
             wq_rewind(&q->sq);
             wq_rewind(&q->rq);
             q->fifo_head = q->fifo_len = 0;
+            q->dev_phase = 0;
+            q->dev_pc = 0;
         }
     }
     pthread_mutex_unlock(&lock);
@@ -1325,6 +1373,10 @@ int ibv_query_qp(struct ibv_qp *ibv, struct ibv_qp_attr *attr, int mask, struct 
     memset(attr, 0, sizeof(*attr));
     memset(init, 0, sizeof(*init));
     pthread_mutex_lock(&lock);
+    /* efa_query_qp asks the device; libibverbs' ibv_query_qp writes what it said to ibv.state. */
+    if (q->dev_err) {
+        ibv->state = IBV_QPS_ERR;
+    }
     attr->qp_state = ibv->state;
     attr->cur_qp_state = ibv->state;
     attr->qkey = q->qkey;
@@ -1455,7 +1507,7 @@ static enum efa_status deliver(struct qp *from, struct qp *to, const uint8_t *da
     }
     push(to_cq(to->ibv.recv_cq), &e);
     if (e.status == EFA_LOCAL_BAD_LENGTH && len_err_to_err) {
-        to_error(to);
+        device_error(to);
     }
     return to->srd ? sender : EFA_OK;
 }
@@ -1504,7 +1556,7 @@ static void keep(struct qp *from, struct qp *to, uint32_t slot, const uint8_t *d
 
 static int receiving(const struct qp *q)
 {
-    return q->ibv.state == IBV_QPS_RTR || q->ibv.state == IBV_QPS_RTS;
+    return (q->ibv.state == IBV_QPS_RTR || q->ibv.state == IBV_QPS_RTS) && !q->dev_err;
 }
 
 /*
@@ -1609,7 +1661,29 @@ static int post_send(struct ibv_qp *ibv, struct ibv_send_wr *wr, struct ibv_send
             *bad = wr;
             break;
         }
-        send_one(q, wr, wq_take(&q->sq, wr->wr_id));
+        uint32_t slot = wq_take(&q->sq, wr->wr_id);
+        /* efa_set_common_ctrl_flags writes sq.wq.phase; efa_sq_advance_post_idx turns it each lap. */
+        uint8_t phase = q->sq.phase;
+        if (++q->sq.pc % q->sq.cnt == 0) {
+            q->sq.phase ^= 1;
+        }
+        if (phase != q->dev_phase) {
+            keep(q, NULL, slot, NULL, 0); /* a descriptor of an old lap to the device: never run */
+            continue;
+        }
+        if (++q->dev_pc % q->sq.cnt == 0) {
+            q->dev_phase ^= 1;
+        }
+        if (q->dev_err) {
+            /* EFA_DOUBLE_QP_ERR=device: accepted by libefa, not run by the device in error. */
+            if (err_flushes) {
+                complete(q, 1, slot, EFA_FLUSHED);
+            } else {
+                keep(q, NULL, slot, NULL, 0);
+            }
+            continue;
+        }
+        send_one(q, wr, slot);
     }
     pthread_mutex_unlock(&lock);
     return err;
@@ -1639,6 +1713,10 @@ static int post_recv(struct ibv_qp *ibv, struct ibv_recv_wr *wr, struct ibv_recv
         }
         uint32_t slot = wq_take(&q->rq, wr->wr_id);
         if (wr->num_sge == 0) {
+            continue;
+        }
+        if (q->dev_err && err_flushes) {
+            complete(q, 0, slot, EFA_FLUSHED); /* EFA_DOUBLE_QP_ERR=device: flushed at once */
             continue;
         }
         struct recv *r = &q->fifo[(q->fifo_head + q->fifo_len) % q->rq.cnt];

@@ -4,25 +4,41 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.efaah.verbs.EfaCompletionStatus;
 import org.efaah.verbs.QueuePairState;
 import org.efaah.verbs.UdQueuePair;
+import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.WorkCompletion;
 
 /**
  * An endpoint's way out of the QP error state. After an error completion it decides whether the QP
- * is in error (from the completion alone for a send on EFA, else by asking the QP); when it is, the endpoint's callers drive the recovery a step at a time:
+ * is in error (from the completion alone for a send on EFA, else by asking the QP); when it is,
+ * the endpoint's callers drive the recovery a step at a time:
  * <ol>
  * <li>the QP is moved to ERR by {@code ibv_modify_qp} once, so that a provider that flushes at ERR
  *     flushes what is posted (one the device put in error may not have);</li>
  * <li>both CQs are polled, for at most the endpoint's flush bound, until every send and receive
  *     posted before the error has completed and been polled: failed sends are kept for the caller,
  *     datagrams that arrived before the error are still handed out;</li>
- * <li>all drained in time: RESET, INIT, RTR, RTS on the same QP (its QPN stays), every receive
- *     reposted;</li>
- * <li>the bound passed first: the QP is destroyed, the sends still in flight are reported failed
- *     ({@code IBV_WC_WR_FLUSH_ERR}, their AH references dropped only now that no device can use
+ * <li>all drained in time, on a device other than EFA: RESET, INIT, RTR, RTS on the same QP (its
+ *     QPN stays), every receive reposted, as rdma-core's own tests recover rxe and mlx5 QPs;</li>
+ * <li>otherwise the QP is destroyed, the sends still in flight are given up (reported
+ *     {@code IBV_WC_WR_FLUSH_ERR}, their AH references dropped only now that no device can use
  *     them), both CQs are destroyed, new CQs and a new QP (a new QPN) are made, and every receive is
- *     posted on it.</li>
+ *     posted on it: on EFA once drained or past the bound, elsewhere past the bound, and at once on
+ *     every device when a modify of the recovery (to ERR, RESET, INIT, RTR or RTS) fails.</li>
  * </ol>
- * The drain comes before a RESET because libefa names a completion's {@code wr_id} by slot when it
+ * A failed modify is not tried again: the kernel's {@code efa_modify_qp} checks a move against the
+ * state it cached, which still says RTS for a QP the device put in error, and whether the device
+ * then refuses the command is not documented; a QP that refused once may refuse each time, and a
+ * recovery that retried it would keep the endpoint failing every call. The destroy needs no
+ * state. A remake that fails (a create or the new QP's modify) throws to its caller and is taken
+ * up again by the next call, the old QP already gone.
+ *
+ * <p>On EFA the QP is never reset: libfabric never resets an EFA QP but destroys it, and libefa's
+ * {@code efa_qp_init_indices} (called by {@code efa_modify_qp} at RESET) rewinds the producer
+ * index but not {@code sq.wq.phase}, which goes into every send descriptor: after an odd number of
+ * laps of the send queue, a reset QP's sends carry the phase the device takes for an old
+ * descriptor and may never run.
+ *
+ * <p>The drain comes before a RESET because libefa names a completion's {@code wr_id} by slot when it
  * is polled, and RESET rewinds the slots ({@code efa_modify_qp} calls {@code efa_qp_init_indices}):
  * a completion from before the reset polled after it would read a new work request's
  * {@code wr_id}, or break libefa's slot pool. The bound exists because an EFA QP in error may flush
@@ -56,6 +72,10 @@ final class QpRecovery {
     private long flushDeadline;
     /** Whether this recovery has begun to destroy and remake the QP; under both locks. */
     private boolean remaking;
+    /** The modify to ERR, RESET, INIT, RTR or RTS that failed in this recovery, or null; under both locks. */
+    private VerbsException refused;
+    /** EFA: the device statuses (bit n: efa_io_comp_status n) of receive errors the QP was seen to survive; under the receive lock. */
+    private long receiveStatusesSurvived;
     // Written under both locks, read without them.
     private final AtomicLong recoveries = new AtomicLong();
     private final AtomicLong remade = new AtomicLong();
@@ -121,6 +141,35 @@ final class QpRecovery {
         return needsRecovery;
     }
 
+    /**
+     * After a receive that completed with {@code status} and {@code vendorError}: is the QP in
+     * error? On EFA, the send side's rule ({@link #inErrorAfter}) where the completion says enough:
+     * a flush or an internal QP error puts the QP in error. The other statuses fail one receive on
+     * a QP that goes on, as far as rdma-core documents; but whether a receive too short for its
+     * datagram (LOCAL_ERROR_BAD_LENGTH) leaves RTS is not documented, and a QP in error that
+     * flushes nothing would never say so again. So the QP is asked ({@code ibv_query_qp}, an
+     * admin-queue command shared by the host) the first time a status comes, and a status the QP
+     * was then seen to survive is not asked about again: a peer sending oversized datagrams costs
+     * one query, not one per datagram. Elsewhere the QP is asked each time.
+     */
+    boolean inErrorAfterReceive(int status, int vendorError) {
+        if (!efa) {
+            return checkQpState();
+        }
+        if (inErrorAfter(status, vendorError)) {
+            return true;
+        }
+        long bit = vendorError >= 0 && vendorError < Long.SIZE ? 1L << vendorError : 0;
+        if ((receiveStatusesSurvived & bit) != 0) {
+            return false;
+        }
+        boolean inError = checkQpState();
+        if (!inError) {
+            receiveStatusesSurvived |= bit;
+        }
+        return inError;
+    }
+
     /** One step of a recovery, when one is needed: a drain step, or the reset or remake that ends it. */
     void recoverIfNeeded() {
         if (needsRecovery) {
@@ -139,26 +188,38 @@ final class QpRecovery {
                     return;
                 }
                 if (!flushRequested) {
-                    resources.qp.moveToError();
                     flushRequested = true;
                     flushDeadline = System.nanoTime() + flushBoundNanos;
+                    try {
+                        resources.qp.moveToError();
+                    } catch (VerbsException e) {
+                        // The kernel's efa_modify_qp checks the move against its own cached state
+                        // (RTS for a QP the device put in error) and the device may refuse the
+                        // command: no flush is coming, and only the destroy ends what is posted.
+                        refused = e;
+                    }
                 }
-                QpRecoveryRecord event = new QpRecoveryRecord();
                 // Both drained in this one step, under both locks: nothing can be posted in between.
                 // A remake that failed partway is finished first: its QP or CQs may be gone.
-                if (!remaking && sends.drainedLocked() & receives.drainedLocked()) {
-                    event.begin();
-                    UdQueuePair qp = resources.qp;
-                    qp.reset();
-                    qp.activate(portNum, 0, qkey, rnrRetry);
-                } else if (remaking || System.nanoTime() - flushDeadline >= 0) {
-                    event.begin();
+                boolean drained = !remaking && sends.drainedLocked() & receives.drainedLocked();
+                boolean remake = remaking || refused != null || (drained && efa)
+                        || System.nanoTime() - flushDeadline >= 0;
+                if (!remake && !drained) {
+                    return;
+                }
+                QpRecoveryRecord event = new QpRecoveryRecord();
+                event.begin();
+                if (!remake) {
+                    refused = resetToRts();
+                    remake = refused != null;
+                }
+                if (remake) {
                     remaking = true;
                     remake(sends, receives);
                     remaking = false;
                     event.remade = true;
-                } else {
-                    return;
+                    event.refused = refused == null ? null : refused.getMessage();
+                    refused = null;
                 }
                 // Back in RTS, the recovery is over before the reposts: a repost that fails (thrown
                 // to this caller) drops its slot as any failed repost does, and must not leave
@@ -178,6 +239,22 @@ final class QpRecovery {
             }
         } finally {
             sends.lock.unlock();
+        }
+    }
+
+    /**
+     * Where rdma-core's own tests recover a QP (rxe, mlx5), RESET, INIT, RTR, RTS on the same QP,
+     * every work request drained. Returns the failure of a modify the device refused (the QP is
+     * then remade), or null.
+     */
+    private VerbsException resetToRts() {
+        UdQueuePair qp = resources.qp;
+        try {
+            qp.reset();
+            qp.activate(portNum, 0, qkey, rnrRetry);
+            return null;
+        } catch (VerbsException e) {
+            return e;
         }
     }
 

@@ -29,4 +29,7 @@ final class QpRecoveryRecord extends Event {
     @Label("Remade")
     @Description("whether the QP and its CQs were made anew (a new QPN): the flushes did not come within the bound")
     boolean remade;
+    @Label("Refused")
+    @Description("the ibv_modify_qp that failed and so made the recovery remake the QP, with its errno, if one did")
+    String refused;
 }

@@ -329,7 +329,7 @@ final class ReceiveSlots {
         if (wc.status != WorkCompletion.SUCCESS) {
             boolean inError;
             try {
-                inError = recovery.checkQpState();
+                inError = recovery.inErrorAfterReceive(wc.status, wc.vendorError);
             } catch (RuntimeException queryFailed) {
                 throw stateUnknown(wc, slot, queryFailed);
             }

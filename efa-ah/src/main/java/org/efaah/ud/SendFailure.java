@@ -11,13 +11,34 @@ import org.efaah.verbs.WorkCompletion;
  * @param remoteGid   the destination GID (the AH's {@code dgid})
  * @param status      the completion's {@code enum ibv_wc_status} value, e.g. {@code IBV_WC_RNR_RETRY_EXC_ERR}
  *                    (13); {@code IBV_WC_WR_FLUSH_ERR} (5) when the QP went into the error state first,
- *                    also for a send a recovery gave up when it destroyed the QP
+ *                    also for a send a recovery gave up when it destroyed the QP (see
+ *                    {@code outcomeUnknown})
  * @param vendorError the completion's {@code vendor_err}; on EFA an {@code efa_io_comp_status}
  * @param efaStatus   on EFA the vendor error by name; null elsewhere
  * @param rnrRetry    on SRD the {@code rnr_retry} in force (0..7, 7 retries without end); -1 on UD
+ * @param outcomeUnknown true for a send no completion was ever polled for, given up by a recovery
+ *                    when it destroyed the QP ({@link UdEndpoint.Counters#sendsOutcomeUnknown()}):
+ *                    it is reported {@code IBV_WC_WR_FLUSH_ERR}, but the device may have delivered
+ *                    it before the destroy, so a caller that sends it again may deliver it twice;
+ *                    false for a send whose own completion said it failed
  */
 public record SendFailure(int remoteQpn, Gid remoteGid, int status, int vendorError, EfaCompletionStatus efaStatus,
-                          int rnrRetry) {
+                          int rnrRetry, boolean outcomeUnknown) {
+
+    /**
+     * A send whose own completion said it failed ({@code outcomeUnknown} false).
+     *
+     * @param remoteQpn   the destination QPN the send named
+     * @param remoteGid   the destination GID
+     * @param status      the completion's {@code enum ibv_wc_status} value
+     * @param vendorError the completion's {@code vendor_err}
+     * @param efaStatus   on EFA the vendor error by name; null elsewhere
+     * @param rnrRetry    on SRD the {@code rnr_retry} in force; -1 on UD
+     */
+    public SendFailure(int remoteQpn, Gid remoteGid, int status, int vendorError, EfaCompletionStatus efaStatus,
+                       int rnrRetry) {
+        this(remoteQpn, remoteGid, status, vendorError, efaStatus, rnrRetry, false);
+    }
 
     /** {@return the {@code ibv_wc_status} name, e.g. {@code IBV_WC_RNR_RETRY_EXC_ERR}} */
     public String statusName() {
@@ -36,6 +57,9 @@ public record SendFailure(int remoteQpn, Gid remoteGid, int status, int vendorEr
                 .append(remoteGid).append(": ").append(WorkCompletionException.describe(status, vendorError, efaStatus));
         if (isReceiverNotReady() && rnrRetry >= 0) {
             b.append(", rnr_retry ").append(rnrRetry);
+        }
+        if (outcomeUnknown) {
+            b.append(", outcome unknown (given up when a recovery destroyed the QP: it may have arrived)");
         }
         return b.toString();
     }

@@ -81,6 +81,8 @@ final class SendSlots {
     // Written under the lock, read without it.
     private final AtomicLong sent = new AtomicLong();
     private final AtomicLong failed = new AtomicLong();
+    /** Of {@link #failed}, the sends given up by a recovery's destroy, never completed. */
+    private final AtomicLong outcomeUnknown = new AtomicLong();
     private final AtomicLong rnrResends = new AtomicLong();
 
     SendSlots(UdEndpoint endpoint, QpRecovery recovery, UdQueuePair qp, CompletionQueue sendCq,
@@ -118,6 +120,10 @@ final class SendSlots {
 
     long sent() {
         return sent.getOpaque();
+    }
+
+    long outcomeUnknown() {
+        return outcomeUnknown.getOpaque();
     }
 
     long failed() {
@@ -505,8 +511,10 @@ final class SendSlots {
             inFlight[slot] = null;
             rnrTries[slot] = 0;
             failures.add(new SendFailure(remoteQpns[slot], h.handle.dgid(), WorkCompletion.WR_FLUSH_ERR,
-                    efa ? EfaCompletionStatus.FLUSHED.code() : 0, efa ? EfaCompletionStatus.FLUSHED : null, rnrRetry));
+                    efa ? EfaCompletionStatus.FLUSHED.code() : 0, efa ? EfaCompletionStatus.FLUSHED : null, rnrRetry,
+                    true));
             failed.setOpaque(failed.getOpaque() + 1);
+            outcomeUnknown.setOpaque(outcomeUnknown.getOpaque() + 1);
             release(h);
             freeSlots[freeCount++] = slot;
         }

@@ -103,12 +103,16 @@ import org.efaah.verbs.VerbsException;
  * receive flushed). The endpoint then asks the QP its state ({@code ibv_query_qp}; for a failed
  * send on EFA the completion's status tells, without that admin-queue command), and when it
  * is in error first lets every posted send and receive complete (flushed) and polls it, as libefa
- * needs (it names completions by slot at poll time, and RESET rewinds the slots), then takes the
- * QP through RESET, INIT, RTR and RTS again, reposts every receive, and counts the recovery
- * ({@link #counters()}). It waits for those flushes at most {@link Options#recoveryFlushNanos()}
- * (1 s by default): an EFA device may flush nothing until the QP is destroyed. Past that bound the
- * sends still in flight are reported as failed ({@code IBV_WC_WR_FLUSH_ERR}), the QP and its CQs
- * are destroyed and made anew, and every receive is posted on the new QP, which has a new QPN:
+ * needs (it names completions by slot at poll time, and RESET rewinds the slots); then, on a
+ * device other than EFA, takes the QP through RESET, INIT, RTR and RTS again, reposts every
+ * receive, and counts the recovery ({@link #counters()}). It waits for those flushes at most
+ * {@link Options#recoveryFlushNanos()} (1 s by default): an EFA device may flush nothing until the
+ * QP is destroyed. On EFA (which libfabric never resets either), past that bound, or when the
+ * device refuses a move of the recovery ({@code ibv_modify_qp} to ERR, RESET, INIT, RTR or RTS),
+ * the sends still in flight are reported as failed ({@code IBV_WC_WR_FLUSH_ERR}, their outcome
+ * unknown: the device may have delivered them before the destroy, so a caller that resends one
+ * may deliver it twice; {@link SendFailure#outcomeUnknown()}), the QP and its CQs are destroyed
+ * and made anew, and every receive is posted on the new QP, which has a new QPN:
  * {@link #address()} changes (see there). Sends flushed by the error are reported as failed sends;
  * sends made meanwhile wait for the recovery, and {@link #flush} never waits for a send the
  * recovery gave up.
@@ -386,17 +390,41 @@ public final class UdEndpoint implements AutoCloseable {
      * @param received      datagrams returned by {@link #receive}
      * @param receiveErrors receives that completed with an error (flushes of a recovered QP not counted)
      * @param recoveries    times the QP was taken out of the error state, {@code qpsRemade} included
-     * @param qpsRemade     of those, the times the flushes did not come within
-     *                      {@link Options#recoveryFlushNanos()} and the QP and its CQs were destroyed
-     *                      and made anew: each time {@link #address()} got a new QPN
+     * @param qpsRemade     of those, the times the QP and its CQs were destroyed and made anew (on
+     *                      EFA every time; elsewhere when the flushes did not come within
+     *                      {@link Options#recoveryFlushNanos()} or a move of the QP failed): each time
+     *                      {@link #address()} got a new QPN
      * @param rnrResends    SRD: sends posted again because they met RNR (see "SRD receiver not
      *                      ready" in {@link UdEndpoint}); a send resent n times counts n
      * @param sendSleeps    times a send waiting for a slot, or a flush, slept on the send CQ's
      *                      completion channel (past its spin): each costs a wake-up
      * @param receiveSleeps times a receive slept on the receive CQ's completion channel
+     * @param sendsOutcomeUnknown of {@code failedSends}, the sends a recovery gave up when it
+     *                      destroyed the QP, with no completion ever polled: reported
+     *                      {@code IBV_WC_WR_FLUSH_ERR} ({@link SendFailure#outcomeUnknown()}), though
+     *                      the device may have delivered them
      */
     public record Counters(long sent, long failedSends, long received, long receiveErrors, long recoveries,
-                           long qpsRemade, long rnrResends, long sendSleeps, long receiveSleeps) {
+                           long qpsRemade, long rnrResends, long sendSleeps, long receiveSleeps,
+                           long sendsOutcomeUnknown) {
+        /**
+         * Counters without {@code sendsOutcomeUnknown} (0), as before it was counted.
+         *
+         * @param sent          sends posted
+         * @param failedSends   sends that completed with an error
+         * @param received      datagrams returned by {@link #receive}
+         * @param receiveErrors receives that completed with an error
+         * @param recoveries    times the QP was taken out of the error state
+         * @param qpsRemade     of those, the times the QP was made anew
+         * @param rnrResends    SRD: sends posted again because they met RNR
+         * @param sendSleeps    times a send or flush slept on the send CQ's channel
+         * @param receiveSleeps times a receive slept on the receive CQ's channel
+         */
+        public Counters(long sent, long failedSends, long received, long receiveErrors, long recoveries,
+                        long qpsRemade, long rnrResends, long sendSleeps, long receiveSleeps) {
+            this(sent, failedSends, received, receiveErrors, recoveries, qpsRemade, rnrResends, sendSleeps,
+                    receiveSleeps, 0);
+        }
     }
 
     private UdEndpoint(ProtectionDomain pd, AddressHandleCache cache, Options options, int maxMessageSize,
@@ -476,9 +504,9 @@ public final class UdEndpoint implements AutoCloseable {
 
     /**
      * Queue depths against the device, before anything is created: {@code max_qp_wr}, and on EFA
-     * efadv's {@code max_sq_wr} and {@code max_rq_wr} where reported, as libefa's
-     * {@code efa_check_qp_limits} would refuse them later with a bare EINVAL from
-     * {@code ibv_create_qp}.
+     * efadv's {@code max_sq_wr} (where smaller) and {@code max_rq_wr} (in place of
+     * {@code max_qp_wr}) where reported, as libefa's {@code efa_check_qp_limits} would refuse them
+     * later with a bare EINVAL from {@code ibv_create_qp}.
      */
     private static void checkDepths(Device device, Options options) {
         int qpWr = device.attributes().limits().maxQpWr();
@@ -492,7 +520,10 @@ public final class UdEndpoint implements AutoCloseable {
                 send = efa.maxSqWr();
                 sendName = "max_sq_wr";
             }
-            if (efa.maxRqWr() > 0 && efa.maxRqWr() < receive) {
+            if (efa.maxRqWr() > 0) {
+                // efa_check_qp_limits: the receive queue's own limit (max_rq_wr over max_recv_sge,
+                // 1 here), not max_qp_wr, which the kernel reports as the smaller of the two queues'
+                // (libfabric runs 8k receives on 4k sends).
                 receive = efa.maxRqWr();
                 receiveName = "max_rq_wr";
             }
@@ -617,7 +648,7 @@ public final class UdEndpoint implements AutoCloseable {
     public Counters counters() {
         return new Counters(sends.sent(), sends.failed(), receives.received(), receives.receiveErrors(),
                 recovery.recoveries(), recovery.remade(), sends.rnrResends(), sendWaiter.sleeps(),
-                receiveWaiter.sleeps());
+                receiveWaiter.sleeps(), sends.outcomeUnknown());
     }
 
     /**
@@ -1049,7 +1080,11 @@ public final class UdEndpoint implements AutoCloseable {
         try {
             v = receives.lend(limit);
         } catch (WorkCompletionException e) {
-            recovery.recoverIfNeeded();
+            try {
+                recovery.recoverIfNeeded();
+            } catch (RuntimeException stopped) {
+                e.addSuppressed(stopped); // a remake that failed: the error it follows is not lost
+            }
             throw e;
         }
         if (v == null) {

@@ -32,9 +32,10 @@ import org.junit.jupiter.params.provider.ValueSource;
  * on the mock): sends whose completions never come, then the QP in error. The recovery waits for
  * them at most its bound, reports them failed and goes on; flush() never waits for them again.
  * The double holds the first sends of a process (EFA_DOUBLE_HOLD_SENDS), so each case runs in a
- * child JVM of its own, both of the double's ERR behaviours: none (EFA as documented: the QP is
- * destroyed and made anew) and flush (the held sends flushed at ERR: the QP is reset). No device
- * can be told to hold sends: elsewhere this skips.
+ * child JVM of its own, both of the double's ERR behaviours: none (EFA as documented: the held
+ * sends given up past the bound) and flush (the held sends flushed at ERR). Either way the QP is
+ * destroyed and made anew: an EFA QP is never reset (issue 33). No device can be told to hold
+ * sends: elsewhere this skips.
  */
 @Tag("native")
 class HeldSendsNativeTest {
@@ -112,11 +113,13 @@ class HeldSendsNativeTest {
                 for (SendFailure f : flushed.failures()) {
                     check(f.status() == WorkCompletion.WR_FLUSH_ERR && f.remoteQpn() == big.address().qpn(),
                             f.toString());
+                    // Flushed at ERR, a completion says so; given up at the destroy, nobody knows.
+                    check(f.outcomeUnknown() == !flushes, "outcome unknown: " + f);
                 }
                 check(small.sendsInFlight() == 0, "in flight after: " + small.sendsInFlight());
                 check(small.flush(1, TimeUnit.SECONDS), "flush waits for nothing the recovery gave up");
                 long remade = small.counters().qpsRemade();
-                check(remade == (flushes ? 0 : 1), "QPs remade: " + remade);
+                check(remade == 1, "QPs remade (EFA: never reset): " + remade);
                 check(small.counters().recoveries() == 1, "recoveries: " + small.counters().recoveries());
                 small.send(toBig, big.address(), ByteBuffer.allocate(16).put(0, (byte) 5));
                 check(small.flush(5, TimeUnit.SECONDS), "a later send completes");

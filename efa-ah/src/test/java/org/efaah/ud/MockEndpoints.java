@@ -13,7 +13,7 @@ import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockVerbsProvider;
 
 /**
- * Endpoints on EFA-like mock devices {@code efa_0..efa_N-1} of one provider, sharing one cache;
+ * Endpoints on the mock devices ({@code efa_0..efa_N-1}, or RoCE's) of one provider, sharing one cache;
  * {@link #close()} closes them in the order that releases everything and checks that no AH is left.
  */
 final class MockEndpoints implements AutoCloseable {
@@ -35,9 +35,9 @@ final class MockEndpoints implements AutoCloseable {
         mock = new MockVerbsProvider(config);
     }
 
-    /** A PD on its own open of device {@code efa_<device>}. */
+    /** A PD on its own open of device {@code efa_<device>} (or {@code roce_<device>} on a RoCE mock). */
     ProtectionDomain pd(int device) {
-        Device d = Device.open(mock, "efa_" + device);
+        Device d = Device.open(mock, mock.deviceNames().get(device));
         ProtectionDomain pd = d.allocatePd();
         parents.add(0, d);
         parents.add(0, pd);

@@ -124,21 +124,52 @@ class EfaHostFiguresTest {
      * process would find).
      */
     private static Map<String, String> mappedLibraries() {
-        Map<String, String> found = new TreeMap<>();
+        List<String> files = new ArrayList<>();
         try {
             for (String line : Files.readAllLines(Path.of("/proc/self/maps"))) {
                 int slash = line.indexOf('/');
-                if (slash < 0) {
-                    continue;
-                }
-                String file = line.substring(slash);
-                String base = file.substring(file.lastIndexOf('/') + 1);
-                if (base.startsWith("libibverbs.so") || base.startsWith("libefa.so") || base.startsWith("libefa-rdmav")) {
-                    found.putIfAbsent(base.startsWith("libefa-rdmav") ? "provider" : base.substring(0, base.indexOf(".so")), file);
+                if (slash >= 0) {
+                    files.add(line.substring(slash));
                 }
             }
         } catch (IOException e) {
-            found.put("libraries", "unknown (" + e + ")");
+            return Map.of("libraries", "unknown (" + e + ")");
+        }
+        return mappedLibraries(files, List.of());
+    }
+
+    /**
+     * From the mapped {@code files}: libibverbs, libefa and the provider libibverbs loaded. rdma-core
+     * installs the provider, {@code libibverbs/libefa-rdmav*.so} beside libibverbs, as a symlink to
+     * {@code libefa.so.1.N}, and the maps name the target: the provider is the link whose target is
+     * mapped, looked for in libibverbs' own directory and in {@code moreDirs}.
+     */
+    static Map<String, String> mappedLibraries(List<String> files, List<Path> moreDirs) {
+        Map<String, String> found = new TreeMap<>();
+        for (String file : files) {
+            String base = file.substring(file.lastIndexOf('/') + 1);
+            if (base.startsWith("libibverbs.so") || base.startsWith("libefa.so") || base.startsWith("libefa-rdmav")) {
+                found.putIfAbsent(base.startsWith("libefa-rdmav") ? "provider" : base.substring(0, base.indexOf(".so")), file);
+            }
+        }
+        if (!found.containsKey("provider")) {
+            List<Path> dirs = new ArrayList<>();
+            if (found.containsKey("libibverbs")) {
+                dirs.add(Path.of(found.get("libibverbs")).resolveSibling("libibverbs"));
+            }
+            dirs.addAll(moreDirs);
+            for (Path dir : dirs) {
+                try (var links = Files.newDirectoryStream(dir, "libefa-rdmav*.so")) {
+                    for (Path link : links) {
+                        String target = link.toRealPath().toString();
+                        if (files.contains(target)) {
+                            found.putIfAbsent("provider", link + " -> " + target);
+                        }
+                    }
+                } catch (IOException | RuntimeException e) {
+                    // no such directory, or a dangling link: not the provider
+                }
+            }
         }
         found.putIfAbsent("libefa", "not mapped");
         found.putIfAbsent("provider", "none (libefa-rdmav*.so not mapped)");
@@ -293,9 +324,71 @@ class EfaHostFiguresTest {
         assertNotEquals(WorkCompletion.SUCCESS, wc.status, "the device fails it: " + EfaRawQp.describe(wc));
     }
 
+    /*
+     * The probe resets a QP with 4 receives posted (where ERR flushed none). On a device that
+     * completes at RESET what was outstanding, those completions are polled after libefa's
+     * efa_qp_init_indices rewound its slot pool, and each hands a slot back again: libefa's
+     * wrid_idx_pool_next (16 bits) wraps and it writes far past the pool. So the probe runs in a
+     * child JVM, whose death is then a figure of the report and not the end of this JVM and of
+     * the host report; a death anywhere else, or a failed expectation, fails the test.
+     */
     @Test
     @Order(6)
-    void aQpForcedToErrorThenReset() {
+    void aQpForcedToErrorThenReset() throws Exception {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
+                .toString(), "--enable-native-access=ALL-UNNAMED", "-XX:-CreateCoredumpOnCrash",
+                "-XX:ErrorFile=" + Path.of("target", "reset-probe-hs_err_pid%p.log").toAbsolutePath(),
+                "-cp", System.getProperty("java.class.path")));
+        for (String property : new String[] {"org.bytedeco.javacpp.cachedir", NativeTestSupport.REQUIRE_DEVICE_PROPERTY}) {
+            String value = System.getProperty(property);
+            if (value != null) {
+                command.add("-D" + property + "=" + value);
+            }
+        }
+        command.add(ResetProbe.class.getName());
+        Process p = new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        try (java.io.InputStream in = p.getInputStream()) {
+            in.transferTo(out);
+        }
+        assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS), "the probe's JVM did not end");
+        String text = out.toString(java.nio.charset.StandardCharsets.UTF_8);
+        text.lines().filter(l -> l.startsWith("FIGURE ")).forEach(System.out::println); // for the report
+        if (p.exitValue() == 0) {
+            return;
+        }
+        boolean inTheResets = text.contains(ResetProbe.STEP + " resets") && !text.contains(ResetProbe.STEP + " done");
+        assertTrue(p.exitValue() > 128 && inTheResets, "the probe failed (exit " + p.exitValue() + "):\n" + text);
+        EfaHost.figure("UD QP reset with 4 receives posted: the probe's JVM died (exit %d, a signal) between the "
+                + "resets and their last poll: the device completes at RESET what was outstanding, into slots "
+                + "RESET gave back to libefa", p.exitValue());
+    }
+
+    /** {@link #aQpForcedToErrorThenReset}'s probe, in a JVM of its own; exits 1 on a failed expectation. */
+    static final class ResetProbe {
+        static final String STEP = "PROBE STEP";
+
+        public static void main(String[] args) {
+            EfaHostFiguresTest t = new EfaHostFiguresTest();
+            try {
+                t.openEfa();
+                try {
+                    t.qpForcedToErrorThenReset();
+                } finally {
+                    t.closeAll();
+                }
+            } catch (org.opentest4j.TestAbortedException skipped) {
+                System.out.println("skipped: " + skipped.getMessage());
+            } catch (Throwable e) {
+                e.printStackTrace(System.out);
+                System.exit(1);
+            }
+            System.exit(0);
+        }
+    }
+
+    private void qpForcedToErrorThenReset() {
         EfaRawQp sender = qp(QueuePairType.UD, EfaVerbs.RNR_RETRY_DEVICE_DEFAULT);
         EfaRawQp qp = qp(QueuePairType.UD, EfaVerbs.RNR_RETRY_DEVICE_DEFAULT);
         CreatedAh ah = ahIn(sender);
@@ -321,6 +414,8 @@ class EfaHostFiguresTest {
          * it would name a new request and hand its slot back twice. Whether ERR flushes at all
          * is unknown on EFA (FLUSHED is documented "during QP destroy"): both are accepted.
          */
+        System.out.println(ResetProbe.STEP + " resets");
+        System.out.flush();
         host.provider.resetQp(qp.qp);
         qp.activate(EfaVerbs.RNR_RETRY_DEVICE_DEFAULT);
         for (int slot = 0; slot < 4; slot++) {
@@ -335,6 +430,7 @@ class EfaHostFiguresTest {
         }
         sender.send(ah.handle(), qp.qpn, payload(64), 1);
         List<WorkCompletion> afterReset = qp.drain(qp.recvCq, 9, 3_000);
+        System.out.println(ResetProbe.STEP + " done");
         EfaHost.figure("UD QP forced to ERR again, its %d completions polled, reset, 4 new receives (wr_id 21..24)"
                 + " and one datagram: %s", flushedAgain.size(), describeAll(afterReset));
 
