@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Issue 10 item 2: ENOMEM at max_ah evicts unreferenced AHs (LRU first), never referenced ones. */
+@org.junit.jupiter.api.Tag("timing") // scripts/test runs it under load: see TimingRounds
 @ExtendWith(CacheInvariants.class)
 class EnomemEvictionTest {
 

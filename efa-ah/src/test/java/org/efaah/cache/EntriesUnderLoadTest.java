@@ -18,6 +18,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * Listings and health reports taken while threads acquire, close and invalidate: never an
  * exception, never a lock a hit waits for, and every row consistent in itself.
  */
+@org.junit.jupiter.api.Tag("timing") // scripts/test runs it under load: see TimingRounds
 @ExtendWith(CacheInvariants.class)
 class EntriesUnderLoadTest {
 

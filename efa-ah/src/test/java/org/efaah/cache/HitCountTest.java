@@ -19,6 +19,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * (the entry's word), and added to the statistics when the entry is retired or invalidated. No
  * path may lose a hit or count one twice, and reported hits never go down.
  */
+@org.junit.jupiter.api.Tag("timing") // scripts/test runs it under load: see TimingRounds
 @ExtendWith(CacheInvariants.class)
 class HitCountTest {
 

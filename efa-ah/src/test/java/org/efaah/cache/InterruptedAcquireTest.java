@@ -16,6 +16,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * Issue 11 case 4: an acquire waiting for another thread's create of the same key returns at once
  * when interrupted (and when the cache closes), without a handle and without changing the count.
  */
+@org.junit.jupiter.api.Tag("timing") // scripts/test runs it under load: see TimingRounds
 @ExtendWith(CacheInvariants.class)
 class InterruptedAcquireTest {
 

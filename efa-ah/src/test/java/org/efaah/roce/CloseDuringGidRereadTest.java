@@ -21,6 +21,7 @@ import org.junit.jupiter.api.Test;
  * Attack round, item 1: a device closed while its event thread re-reads a subscription's GID
  * netdevs (a GID_CHANGE). The close must not wait on its own event thread for the 5 s stop bound.
  */
+@org.junit.jupiter.api.Tag("timing") // scripts/test runs it under load: see TimingRounds
 class CloseDuringGidRereadTest {
 
     /** The mock, whose first GID netdev query on the device's event thread is slow while armed. */

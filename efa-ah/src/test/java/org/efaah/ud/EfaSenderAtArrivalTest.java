@@ -34,6 +34,7 @@ import org.junit.jupiter.api.Test;
  * it cannot)": a datagram read after its sender's AH was destroyed and its AHN reused was credited
  * to the new peer. The mock gives out the lowest free AHN, so a destroyed AH's number is the next one.
  */
+@org.junit.jupiter.api.Tag("timing") // scripts/test runs it under load: see TimingRounds
 class EfaSenderAtArrivalTest {
     private static final long WAIT_SECONDS = 5;
 

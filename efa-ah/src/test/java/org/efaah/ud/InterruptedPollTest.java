@@ -25,6 +25,7 @@ import org.junit.jupiter.api.Test;
  * AddressHandleCache.acquireByAhn, which waits for the entry's lock while another thread destroys
  * that AH. A poll from an interrupted thread at that moment must not lose the datagram.
  */
+@org.junit.jupiter.api.Tag("timing") // scripts/test runs it under load: see TimingRounds
 class InterruptedPollTest {
 
     /** The mock, whose destroy of one chosen AH waits until released. */

@@ -27,6 +27,7 @@ import org.junit.jupiter.api.Test;
  * Issue 11 case 3: no endpoint call waits while holding a lock, and every blocking call returns
  * promptly on interrupt and on close. Bounds are generous (1 s where the old code took 2-6 s).
  */
+@org.junit.jupiter.api.Tag("timing") // scripts/test runs it under load: see TimingRounds
 class UdEndpointWaitingTest {
     private static final long PROMPT_NANOS = TimeUnit.SECONDS.toNanos(1);
 
