@@ -37,6 +37,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * (max_ah is the device's).
  */
 @ExtendWith(CacheInvariants.class)
+@org.junit.jupiter.api.Tag("timing") // scripts/test runs it under load: see TimingRounds
 class EnomemSlotTakenTest {
     /** More than any count of retries would allow: the other creates may take this many slots. */
     private static final int ROUNDS = 40;

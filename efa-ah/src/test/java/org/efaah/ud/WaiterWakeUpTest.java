@@ -40,6 +40,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * Each race is forced by a decorating provider (hooks at the arm, injected failures), not by sleeps.
  * On the mock's EFA model and, where the path differs, its RoCE model.
  */
+@org.junit.jupiter.api.Tag("timing") // scripts/test runs it under load: see TimingRounds
 class WaiterWakeUpTest {
     /** A bound that a step taking milliseconds meets on a loaded machine; the defects took 4 s or 10 s. */
     private static final long PROMPT_NANOS = TimeUnit.SECONDS.toNanos(2);
