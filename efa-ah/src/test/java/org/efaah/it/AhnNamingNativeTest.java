@@ -1,15 +1,10 @@
 package org.efaah.it;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.ByteArrayOutputStream;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
@@ -22,7 +17,6 @@ import org.efaah.verbs.HardwareAddressHandle;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.VerbsProviders;
 import org.efaah.verbs.spi.VerbsProvider;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -45,43 +39,15 @@ class AhnNamingNativeTest {
     @ValueSource(strings = {"lowest", "roundrobin"})
     void aDatagramIsNamedByTheAhItArrivedUnderOrUnknown(String ahn)
             throws Exception {
-        try (VerbsProvider provider = NativeDevice.provider(); Device device = NativeDevice.open(provider)) {
-            Assumptions.assumeTrue(device.attributes().fwVer().endsWith("(efa double)"),
-                    "needs the EFA double, whose EFA_DOUBLE_AHN numbers AHs: " + device.name() + " has fw_ver "
-                            + device.attributes().fwVer());
-        }
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
-                .toString(), "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path")));
-        String cacheDir = System.getProperty("org.bytedeco.javacpp.cachedir");
-        if (cacheDir != null) {
-            command.add("-Dorg.bytedeco.javacpp.cachedir=" + cacheDir);
-        }
-        command.add(Child.class.getName());
-        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
-                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
-        builder.environment().put("EFA_DOUBLE_AHN", ahn);
-        builder.environment().put("EFA_DOUBLE_DEVICES", "3");
-        Process p = builder.start();
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        try (InputStream in = p.getInputStream()) {
-            in.transferTo(out);
-        }
-        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the child JVM did not end");
-        String text = out.toString(StandardCharsets.UTF_8);
+        ChildJvm.assumeEfaDouble("whose EFA_DOUBLE_AHN numbers AHs");
+        String text = ChildJvm.run(Child.class, Map.of("EFA_DOUBLE_AHN", ahn, "EFA_DOUBLE_DEVICES", "3"));
         System.out.print(text); // its FIGURE line, for scripts/efa-host-report
-        assertEquals(0, p.exitValue(), text);
     }
 
     /** One case, on the double's devices 0 (the receiver), 1 (A) and 2 (B); exits 1 on a failed check. */
     static final class Child {
         public static void main(String[] args) {
-            try {
-                run();
-            } catch (Throwable t) {
-                t.printStackTrace(System.out);
-                System.exit(1);
-            }
-            System.exit(0);
+            ChildJvm.exit(Child::run);
         }
 
         private static void run() {

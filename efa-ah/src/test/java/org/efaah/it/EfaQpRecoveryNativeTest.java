@@ -1,15 +1,9 @@
 package org.efaah.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.ByteArrayOutputStream;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.efaah.cache.AddressHandle;
@@ -24,7 +18,6 @@ import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.VerbsProviders;
 import org.efaah.verbs.WorkCompletion;
 import org.efaah.verbs.spi.VerbsProvider;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -65,50 +58,22 @@ class EfaQpRecoveryNativeTest {
     }
 
     private static void runChild(String what, String err, String lenErr, String qpErr, String reset) throws Exception {
-        try (VerbsProvider provider = NativeDevice.provider(); Device device = NativeDevice.open(provider)) {
-            Assumptions.assumeTrue(device.attributes().fwVer().endsWith("(efa double)"),
-                    "needs the EFA double, whose switches shape the QP's error: " + device.name() + " has fw_ver "
-                            + device.attributes().fwVer());
-        }
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
-                .toString(), "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path")));
-        String cacheDir = System.getProperty("org.bytedeco.javacpp.cachedir");
-        if (cacheDir != null) {
-            command.add("-Dorg.bytedeco.javacpp.cachedir=" + cacheDir);
-        }
-        command.add(Child.class.getName());
-        command.add(what);
-        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
-                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
-        builder.environment().put("EFA_DOUBLE_ERR", err);
-        builder.environment().put("EFA_DOUBLE_LEN_ERR", lenErr);
-        builder.environment().put("EFA_DOUBLE_QP_ERR", qpErr);
-        builder.environment().put("EFA_DOUBLE_RESET", reset);
-        Process p = builder.start();
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        try (InputStream in = p.getInputStream()) {
-            in.transferTo(out);
-        }
-        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the child JVM did not end");
-        String text = out.toString(StandardCharsets.UTF_8);
-        assertEquals(0, p.exitValue(), text);
+        ChildJvm.assumeEfaDouble("whose switches shape the QP's error");
+        String text = ChildJvm.run(Child.class, Map.of("EFA_DOUBLE_ERR", err, "EFA_DOUBLE_LEN_ERR", lenErr,
+                "EFA_DOUBLE_QP_ERR", qpErr, "EFA_DOUBLE_RESET", reset), what);
         assertEquals("", text, "the child prints nothing when it passes");
     }
 
     /** One case, in a JVM of the double's switches; exits 1 on a failed check, printing why. */
     static final class Child {
         public static void main(String[] args) {
-            try {
+            ChildJvm.exit(() -> {
                 if (args[0].equals("lap")) {
                     run();
                 } else {
                     oversized("err".equals(System.getenv("EFA_DOUBLE_LEN_ERR")));
                 }
-            } catch (Throwable t) {
-                t.printStackTrace(System.out);
-                System.exit(1);
-            }
-            System.exit(0);
+            });
         }
 
         private static void run() {

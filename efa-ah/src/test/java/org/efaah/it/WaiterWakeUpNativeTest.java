@@ -1,15 +1,8 @@
 package org.efaah.it;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.ByteArrayOutputStream;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.efaah.cache.AddressHandle;
@@ -24,7 +17,6 @@ import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.VerbsProviders;
 import org.efaah.verbs.WorkCompletion;
 import org.efaah.verbs.spi.VerbsProvider;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -41,44 +33,15 @@ import org.junit.jupiter.api.Test;
 class WaiterWakeUpNativeTest {
     @Test
     void aRecoveryBegunByTheStepAfterTheArmIsDrivenToItsBound() throws Exception {
-        try (VerbsProvider provider = NativeDevice.provider(); Device device = NativeDevice.open(provider)) {
-            Assumptions.assumeTrue(device.attributes().fwVer().endsWith("(efa double)"),
-                    "needs the EFA double, whose EFA_DOUBLE_HOLD_SENDS holds sends: " + device.name() + " has fw_ver "
-                            + device.attributes().fwVer());
-        }
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
-                .toString(), "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path")));
-        String cacheDir = System.getProperty("org.bytedeco.javacpp.cachedir");
-        if (cacheDir != null) {
-            command.add("-Dorg.bytedeco.javacpp.cachedir=" + cacheDir);
-        }
-        command.add(Child.class.getName());
-        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
-                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
-        builder.environment().put("EFA_DOUBLE_HOLD_SENDS", "1");
-        builder.environment().put("EFA_DOUBLE_ERR", "none");
-        builder.environment().put("EFA_DOUBLE_LEN_ERR", "err");
-        builder.environment().put("EFA_DOUBLE_CQ_NOTIFICATIONS", "1");
-        Process p = builder.start();
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        try (InputStream in = p.getInputStream()) {
-            in.transferTo(out);
-        }
-        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the child JVM did not end");
-        String text = out.toString(StandardCharsets.UTF_8);
-        assertEquals(0, p.exitValue(), text);
+        ChildJvm.assumeEfaDouble("whose EFA_DOUBLE_HOLD_SENDS holds sends");
+        ChildJvm.run(Child.class, Map.of("EFA_DOUBLE_HOLD_SENDS", "1", "EFA_DOUBLE_ERR", "none", "EFA_DOUBLE_LEN_ERR", "err",
+                "EFA_DOUBLE_CQ_NOTIFICATIONS", "1"));
     }
 
     /** The case, in a JVM whose double holds its first send; exits 1 on a failed check. */
     static final class Child {
         public static void main(String[] args) {
-            try {
-                run();
-            } catch (Throwable t) {
-                t.printStackTrace(System.out);
-                System.exit(1);
-            }
-            System.exit(0);
+            ChildJvm.exit(Child::run);
         }
 
         private static void run() {
