@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Issue 33 race 5.1, the recovery case, over the EFA double's completion channels (WaiterWakeUpTest
  * has it and the resend case on the mock, EFA and RoCE): just before a flush arms its send CQ, a
- * receive too short puts the QP in error (EFA_DOUBLE_LEN_ERR=err) and a poll begins the recovery;
+ * receive too short puts the QP in error (EFA_DOUBLE_LEN_ERR=err) and another thread's poll begins the recovery;
  * ERR flushes nothing (EFA_DOUBLE_ERR=none) and the flush's one send is held (EFA_DOUBLE_HOLD_SENDS=1),
  * so only a step at the 200 ms flush bound, destroying and remaking the QP, ends it. The flush slept
  * in poll(2) until its 4 s deadline instead. The double holds the first sends of a process, so the
@@ -67,23 +67,36 @@ class WaiterWakeUpNativeTest {
                  AddressHandle toBig = cache.acquire(pd0, attributes(big))) {
                 check(small.eventDriven(), "the flush sleeps on a completion channel");
                 small.send(toBig, big.address(), ByteBuffer.allocate(16)); // held: no completion comes
-                beforeArm.set(() -> {
+                // The recovery begins on another thread just as the flush arms its send CQ: the hook runs
+                // inside the provider's arm, under the CQ's guard, so it must not step the endpoint itself (a
+                // remake closes that CQ, which waits for the guard). The waiter must then not sleep through it.
+                AtomicReference<Object> receiveError = new AtomicReference<>();
+                Thread receiver = new Thread(() -> {
                     // A receive too short: EFA_DOUBLE_LEN_ERR=err puts small's QP in ERR; the poll begins the recovery.
                     big.send(toSmall, small.address(), ByteBuffer.allocate(1024));
                     long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-                    WorkCompletionException e = null;
-                    while (e == null && System.nanoTime() - end < 0) {
+                    while (receiveError.get() == null && System.nanoTime() - end < 0) {
                         try {
                             small.poll(d -> { }, 1);
                         } catch (WorkCompletionException thrown) {
-                            e = thrown;
+                            receiveError.set(thrown);
+                        } catch (RuntimeException other) {
+                            receiveError.set(other);
                         }
                     }
-                    check(e != null && e.status() == WorkCompletion.LOC_LEN_ERR, "the receive error: " + e);
-                });
+                }, "receiver");
+                beforeArm.set(receiver::start);
                 long start = System.nanoTime();
                 WorkCompletionException flushed = expectFailure(() -> small.flush(4, TimeUnit.SECONDS));
                 long millis = (System.nanoTime() - start) / 1_000_000;
+                try {
+                    receiver.join(10_000);
+                } catch (InterruptedException e) {
+                    throw new AssertionError(e);
+                }
+                Object e = receiveError.get();
+                check(e instanceof WorkCompletionException w && w.status() == WorkCompletion.LOC_LEN_ERR,
+                        "the receive error: " + e);
                 check(millis < 2000, "the flush slept through the recovery its step began: " + millis
                         + " ms (bound 200 ms)");
                 check(flushed.status() == WorkCompletion.WR_FLUSH_ERR, "the held send given up: " + flushed.getMessage());
