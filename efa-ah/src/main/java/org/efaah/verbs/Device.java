@@ -635,7 +635,9 @@ public final class Device implements AutoCloseable {
     private void refuseIfListenersTaken() {
         assert Thread.holdsLock(listenerLock);
         if (listenersTaken) {
-            throw new IllegalStateException("device " + name() + " is closed: it takes no listener");
+            // As the guard says it: a device closed on DEVICE_FATAL (removed, say) names the event.
+            throw new IllegalStateException("device " + name() + " is closed"
+                    + (fatalEvent == null ? "" : " after it reported IBV_EVENT_" + fatalEvent.kind()) + ": it takes no listener");
         }
     }
 
