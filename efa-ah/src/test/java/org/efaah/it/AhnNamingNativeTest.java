@@ -1,5 +1,6 @@
 package org.efaah.it;
 
+import static org.efaah.it.ChildJvm.check;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -146,12 +147,6 @@ class AhnNamingNativeTest {
                                     + "); B is " + b.address().gid());
                 }
                 check(receiver.flush(10, TimeUnit.SECONDS), "flush");
-            }
-        }
-
-        private static void check(boolean ok, String what) {
-            if (!ok) {
-                throw new AssertionError(what);
             }
         }
     }

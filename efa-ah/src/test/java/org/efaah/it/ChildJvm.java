@@ -86,4 +86,26 @@ final class ChildJvm {
         }
         System.exit(0);
     }
+
+    /** The attributes of an AH to {@code e}'s GID, for a child's sends. */
+    static org.efaah.verbs.AddressHandleAttributes attributes(org.efaah.ud.UdEndpoint e) {
+        return org.efaah.verbs.AddressHandleAttributes.builder().dgid(e.address().gid()).build();
+    }
+
+    /** The {@link org.efaah.ud.WorkCompletionException} {@code r} throws; an AssertionError if none. */
+    static org.efaah.ud.WorkCompletionException expectFailure(Runnable r) {
+        try {
+            r.run();
+        } catch (org.efaah.ud.WorkCompletionException e) {
+            return e;
+        }
+        throw new AssertionError("expected a WorkCompletionException");
+    }
+
+    /** A child's check: an AssertionError saying {@code what} unless {@code ok}. */
+    static void check(boolean ok, String what) {
+        if (!ok) {
+            throw new AssertionError(what);
+        }
+    }
 }

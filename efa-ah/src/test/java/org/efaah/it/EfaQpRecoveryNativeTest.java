@@ -1,5 +1,8 @@
 package org.efaah.it;
 
+import static org.efaah.it.ChildJvm.attributes;
+import static org.efaah.it.ChildJvm.expectFailure;
+import static org.efaah.it.ChildJvm.check;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.nio.ByteBuffer;
@@ -11,7 +14,6 @@ import org.efaah.cache.AddressHandleCache;
 import org.efaah.ud.Datagram;
 import org.efaah.ud.UdEndpoint;
 import org.efaah.ud.WorkCompletionException;
-import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.ForwardingVerbsProvider;
 import org.efaah.verbs.ProtectionDomain;
@@ -155,25 +157,6 @@ class EfaQpRecoveryNativeTest {
                 Datagram d = small.receive(5, TimeUnit.SECONDS);
                 check(d != null && d.payload()[0] == 3, "a datagram that fits arrives: " + d);
                 check(big.flush(5, TimeUnit.SECONDS), "big's sends complete");
-            }
-        }
-
-        private static AddressHandleAttributes attributes(UdEndpoint e) {
-            return AddressHandleAttributes.builder().dgid(e.address().gid()).build();
-        }
-
-        private static WorkCompletionException expectFailure(Runnable r) {
-            try {
-                r.run();
-            } catch (WorkCompletionException e) {
-                return e;
-            }
-            throw new AssertionError("expected a WorkCompletionException");
-        }
-
-        private static void check(boolean ok, String what) {
-            if (!ok) {
-                throw new AssertionError(what);
             }
         }
     }

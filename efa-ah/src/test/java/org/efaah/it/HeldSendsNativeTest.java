@@ -1,5 +1,8 @@
 package org.efaah.it;
 
+import static org.efaah.it.ChildJvm.attributes;
+import static org.efaah.it.ChildJvm.expectFailure;
+import static org.efaah.it.ChildJvm.check;
 
 import java.nio.ByteBuffer;
 import java.util.Map;
@@ -9,7 +12,6 @@ import org.efaah.cache.AddressHandleCache;
 import org.efaah.ud.SendFailure;
 import org.efaah.ud.UdEndpoint;
 import org.efaah.ud.WorkCompletionException;
-import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.VerbsProviders;
@@ -95,25 +97,6 @@ class HeldSendsNativeTest {
                         WorkCompletion.statusName(WorkCompletion.WR_FLUSH_ERR), millis,
                         TimeUnit.NANOSECONDS.toMillis(BOUND_NANOS), remade > 0 ? "made anew" : "reset",
                         qpn, small.address().qpn());
-            }
-        }
-
-        private static AddressHandleAttributes attributes(UdEndpoint e) {
-            return AddressHandleAttributes.builder().dgid(e.address().gid()).build();
-        }
-
-        private static WorkCompletionException expectFailure(Runnable r) {
-            try {
-                r.run();
-            } catch (WorkCompletionException e) {
-                return e;
-            }
-            throw new AssertionError("expected a WorkCompletionException");
-        }
-
-        private static void check(boolean ok, String what) {
-            if (!ok) {
-                throw new AssertionError(what);
             }
         }
     }

@@ -1,5 +1,8 @@
 package org.efaah.it;
 
+import static org.efaah.it.ChildJvm.attributes;
+import static org.efaah.it.ChildJvm.expectFailure;
+import static org.efaah.it.ChildJvm.check;
 
 import java.nio.ByteBuffer;
 import java.util.Map;
@@ -10,7 +13,6 @@ import org.efaah.cache.AddressHandleCache;
 import org.efaah.ud.Datagram;
 import org.efaah.ud.UdEndpoint;
 import org.efaah.ud.WorkCompletionException;
-import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.ForwardingVerbsProvider;
 import org.efaah.verbs.ProtectionDomain;
@@ -104,25 +106,6 @@ class WaiterWakeUpNativeTest {
                 big.send(toSmall, small.address(), ByteBuffer.allocate(16).put(0, (byte) 9));
                 Datagram d = small.receive(5, TimeUnit.SECONDS);
                 check(d != null && d.payload()[0] == 9, "received on the new QP: " + d);
-            }
-        }
-
-        private static AddressHandleAttributes attributes(UdEndpoint e) {
-            return AddressHandleAttributes.builder().dgid(e.address().gid()).build();
-        }
-
-        private static WorkCompletionException expectFailure(Runnable r) {
-            try {
-                r.run();
-            } catch (WorkCompletionException e) {
-                return e;
-            }
-            throw new AssertionError("expected a WorkCompletionException");
-        }
-
-        private static void check(boolean ok, String what) {
-            if (!ok) {
-                throw new AssertionError(what);
             }
         }
     }
