@@ -11,14 +11,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
 import org.efaah.cache.LeakDetection;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
-import org.efaah.verbs.ForwardingVerbsProvider;
 import org.efaah.verbs.InterruptedOperationException;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.mock.MockConfig;
@@ -33,33 +31,8 @@ import org.junit.jupiter.api.Test;
  * provider that completes the awaited work request right before the arm.
  */
 class UdEndpointEventsTest {
-    /** Runs a hook once, just before the next arm, and counts sleeps on a channel. */
-    private static final class RacingProvider extends ForwardingVerbsProvider {
-        final AtomicReference<Runnable> beforeArm = new AtomicReference<>();
-        final AtomicInteger sleeps = new AtomicInteger();
-
-        RacingProvider(MockVerbsProvider mock) {
-            super(mock);
-        }
-
-        @Override
-        public void requestCqNotification(long cq) {
-            Runnable hook = beforeArm.getAndSet(null);
-            if (hook != null) {
-                hook.run();
-            }
-            super.requestCqNotification(cq);
-        }
-
-        @Override
-        public int awaitCqEvents(long channel, int timeoutMillis) {
-            sleeps.incrementAndGet();
-            return super.awaitCqEvents(channel, timeoutMillis);
-        }
-    }
-
     private final MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder().deviceCount(2).build());
-    private final RacingProvider racing = new RacingProvider(mock);
+    private final ArmHookProvider racing = new ArmHookProvider(mock);
     private final AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID).build();
     private final Device d0 = Device.open(racing, "efa_0");
     private final Device d1 = Device.open(racing, "efa_1");

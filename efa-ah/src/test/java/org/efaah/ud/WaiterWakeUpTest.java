@@ -13,7 +13,6 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
@@ -21,7 +20,6 @@ import org.efaah.cache.LeakDetection;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.Errno;
-import org.efaah.verbs.ForwardingVerbsProvider;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.WorkCompletion;
@@ -46,9 +44,7 @@ class WaiterWakeUpTest {
     private static final long PROMPT_NANOS = TimeUnit.SECONDS.toNanos(2);
 
     /** The mock behind hooks: one run just before the next arm, sleeps counted, injected failures. */
-    static final class Hooks extends ForwardingVerbsProvider {
-        final AtomicReference<Runnable> beforeArm = new AtomicReference<>();
-        final AtomicInteger sleeps = new AtomicInteger();
+    static final class Hooks extends ArmHookProvider {
         volatile boolean failQpQuery;
         /** The next poll taking 2 or more completions reads the first as failed (a local length error). */
         volatile boolean failFirstOfNextBatch;
@@ -83,21 +79,6 @@ class WaiterWakeUpTest {
         @Override
         public EfaVerbs efa() {
             return efa == null ? super.efa() : efa;
-        }
-
-        @Override
-        public void requestCqNotification(long cq) {
-            Runnable hook = beforeArm.getAndSet(null);
-            if (hook != null) {
-                hook.run();
-            }
-            super.requestCqNotification(cq);
-        }
-
-        @Override
-        public int awaitCqEvents(long channel, int timeoutMillis) {
-            sleeps.incrementAndGet();
-            return super.awaitCqEvents(channel, timeoutMillis);
         }
 
         @Override
