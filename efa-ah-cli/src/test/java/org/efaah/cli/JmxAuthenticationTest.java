@@ -1,15 +1,8 @@
 package org.efaah.cli;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.BufferedReader;
-import java.io.File;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.PrintWriter;
-import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -27,8 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class JmxAuthenticationTest {
-    private static Process service;
-    private static PrintWriter toService;
+    private static CacheService.Running service;
     private static String jmx;
     @TempDir
     static Path dir;
@@ -37,41 +29,22 @@ class JmxAuthenticationTest {
 
     @BeforeAll
     static void startService() throws IOException {
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
-        jmx = "127.0.0.1:" + port;
         // The JVM refuses a password file that others may read.
         Path passwords = Files.writeString(dir.resolve("jmxremote.password"), "probe s3cret\nadmin s3cret\n");
         Files.setPosixFilePermissions(passwords, PosixFilePermissions.fromString("rw-------"));
         Path access = Files.writeString(dir.resolve("jmxremote.access"), "probe readonly\nadmin readwrite\n");
         good = Files.writeString(dir.resolve("good"), "s3cret\n");
         bad = Files.writeString(dir.resolve("bad"), "guess\n");
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        ProcessBuilder pb = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
-                "-Dcom.sun.management.jmxremote.port=" + port, "-Dcom.sun.management.jmxremote.rmi.port=" + port,
-                "-Dcom.sun.management.jmxremote.authenticate=true",
+        service = CacheService.start(dir, 10, "-Dcom.sun.management.jmxremote.authenticate=true",
                 "-Dcom.sun.management.jmxremote.password.file=" + passwords,
-                "-Dcom.sun.management.jmxremote.access.file=" + access,
-                "-Dcom.sun.management.jmxremote.ssl=false",
-                "-Dcom.sun.management.jmxremote.host=127.0.0.1", "-Djava.rmi.server.hostname=127.0.0.1",
-                "-Dlogback.configurationFile=logback-test.xml", CacheService.class.getName(), "10");
-        File log = dir.resolve("service.log").toFile();
-        pb.redirectError(log);
-        service = pb.start();
-        toService = new PrintWriter(service.getOutputStream(), true, StandardCharsets.UTF_8);
-        BufferedReader from = new BufferedReader(new InputStreamReader(service.getInputStream(), StandardCharsets.UTF_8));
-        assertEquals("ready", from.readLine(), () -> "service log: " + log);
+                "-Dcom.sun.management.jmxremote.access.file=" + access, "-Dcom.sun.management.jmxremote.ssl=false");
+        jmx = service.jmx();
     }
 
     @AfterAll
     static void stopService() throws Exception {
         if (service != null) {
-            toService.println("quit");
-            if (!service.waitFor(20, TimeUnit.SECONDS)) {
-                service.destroyForcibly();
-            }
+            service.close();
         }
     }
 

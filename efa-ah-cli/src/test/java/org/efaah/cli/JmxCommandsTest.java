@@ -3,14 +3,8 @@ package org.efaah.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.BufferedReader;
-import java.io.File;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.PrintWriter;
 import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -30,55 +24,27 @@ import org.junit.jupiter.api.io.TempDir;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class JmxCommandsTest {
     private static final int MAX_AH = 10;
-    private static Process service;
-    private static PrintWriter toService;
-    private static BufferedReader fromService;
+    private static CacheService.Running service;
     private static String jmx;
     @TempDir
     static Path dir;
 
     @BeforeAll
     static void startService() throws IOException {
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
-        jmx = "127.0.0.1:" + port;
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        ProcessBuilder pb = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
-                "-Dcom.sun.management.jmxremote.port=" + port, "-Dcom.sun.management.jmxremote.rmi.port=" + port,
-                "-Dcom.sun.management.jmxremote.authenticate=false", "-Dcom.sun.management.jmxremote.ssl=false",
-                "-Dcom.sun.management.jmxremote.host=127.0.0.1", "-Djava.rmi.server.hostname=127.0.0.1",
-                "-Dlogback.configurationFile=logback-test.xml", CacheService.class.getName(), Integer.toString(MAX_AH));
-        File log = dir.resolve("service.log").toFile();
-        pb.redirectError(log);
-        service = pb.start();
-        toService = new PrintWriter(service.getOutputStream(), true, StandardCharsets.UTF_8);
-        fromService = new BufferedReader(new InputStreamReader(service.getInputStream(), StandardCharsets.UTF_8));
-        assertEquals("ready", fromService.readLine(), () -> "service log: " + read(log));
+        service = CacheService.start(dir, MAX_AH, "-Dcom.sun.management.jmxremote.authenticate=false",
+                "-Dcom.sun.management.jmxremote.ssl=false");
+        jmx = service.jmx();
     }
 
     @AfterAll
     static void stopService() throws Exception {
         if (service != null) {
-            toService.println("quit");
-            if (!service.waitFor(20, TimeUnit.SECONDS)) {
-                service.destroyForcibly();
-            }
-        }
-    }
-
-    private static String read(File f) {
-        try {
-            return Files.readString(f.toPath());
-        } catch (IOException e) {
-            return e.toString();
+            service.close();
         }
     }
 
     private static void tell(String command) throws IOException {
-        toService.println(command);
-        assertEquals("ok", fromService.readLine(), command);
+        service.tell(command);
     }
 
     @Test
