@@ -46,7 +46,8 @@ final class CompletionWaiter {
     /** The longest sleep before the loop looks again; an interrupt or a close ends it sooner. */
     static final int SLICE_MILLIS = 10_000;
     private static final long PARK_NANOS = 20_000;
-    private final UdEndpoint endpoint;
+    /** The endpoint's close: a wait ends with it. */
+    private final CloseFlag closeFlag;
     /**
      * False while what is awaited raises no event on this CQ (a recovery waits for both CQs, a resend
      * for its time, taken completions for their caller): park, do not sleep. Asked after the arm.
@@ -63,8 +64,8 @@ final class CompletionWaiter {
     /** Sleeps on the channel so far; written by the one waiter holding the turn. */
     private final java.util.concurrent.atomic.AtomicLong sleeps = new java.util.concurrent.atomic.AtomicLong();
 
-    CompletionWaiter(UdEndpoint endpoint, BooleanSupplier mayIdle, CompletionQueue cq, long spinNanos) {
-        this.endpoint = endpoint;
+    CompletionWaiter(CloseFlag closeFlag, BooleanSupplier mayIdle, CompletionQueue cq, long spinNanos) {
+        this.closeFlag = closeFlag;
         this.mayIdle = mayIdle;
         this.cq = cq;
         this.spinNanos = spinNanos;
@@ -107,7 +108,7 @@ final class CompletionWaiter {
                     Thread.currentThread().interrupt();
                     throw new InterruptedOperationException(operation + " interrupted", null);
                 }
-                endpoint.checkOpen();
+                closeFlag.checkOpen();
                 if (now - spinEnd < 0) {
                     Thread.onSpinWait();
                     continue;
@@ -175,12 +176,12 @@ final class CompletionWaiter {
                     interruptHook.exit();
                 }
                 if (events == CompletionChannelVerbs.CHANNEL_STOPPED) {
-                    endpoint.checkOpen(); // stopped by close: this throws; else the device went, and the step says so
+                    closeFlag.checkOpen(); // stopped by close: this throws; else the device went, and the step says so
                 }
             }
             return false;
         } catch (IllegalStateException e) {
-            endpoint.checkOpen();
+            closeFlag.checkOpen();
             if (cq != this.cq || !mayIdle.getAsBoolean()) {
                 return false; // a recovery closed this CQ to make a new one: wait on that
             }

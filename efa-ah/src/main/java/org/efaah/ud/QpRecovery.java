@@ -1,6 +1,9 @@
 package org.efaah.ud;
 
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+import org.efaah.verbs.CompletionQueue;
 import org.efaah.verbs.EfaCompletionStatus;
 import org.efaah.verbs.QueuePairState;
 import org.efaah.verbs.UdQueuePair;
@@ -55,9 +58,43 @@ import org.efaah.verbs.WorkCompletion;
  * <p>Locks: {@link #recoverIfNeeded()} takes the send lock, then the receive lock (the endpoint's
  * order), and holds them for one drain step, or the reset or remake and the reposts, none of
  * which waits for a completion. {@link #checkQpState()} and {@link #inErrorAfter} take no lock.
+ *
+ * <p>It knows what lies beneath it, the QP and its CQs ({@link EndpointResources}); the send and
+ * receive sides it drains and moves to a new QP reach it as {@link Side}s ({@link #drives}), and
+ * what it tells the endpoint (a recovery begun, a new QP) goes through the two callbacks it was
+ * made with.
  */
 final class QpRecovery {
-    private final UdEndpoint endpoint;
+    /**
+     * One side of the endpoint (its sends, its receives) as a recovery drives it: each method is
+     * called with both sides' locks held, taken in the endpoint's order (sends, then receives).
+     */
+    interface Side {
+        /** The side's lock. */
+        ReentrantLock lock();
+
+        /** Reaps what the QP in error flushed; true once nothing posted before the error is outstanding. */
+        boolean drainedLocked();
+
+        /** The QP destroyed: what the side held on it is given up, and its CQ not polled until attached. */
+        void discardLocked();
+
+        /** The new QP and this side's new CQ. */
+        void attachLocked(UdQueuePair qp, CompletionQueue cq);
+
+        /** The QP back in RTS: post again what the side keeps posted (the receives; the sends post nothing). */
+        default void repostAllLocked() {
+        }
+    }
+
+    /** Told when a recovery begins: waits asleep on either CQ are to go on parked, driving it. */
+    private final Waker recoveryBegun;
+    /** Told, both locks held, of the QP a remake made: the endpoint's address and waits follow it. */
+    private final Consumer<UdQueuePair> attached;
+    /** The endpoint's close: a recovery takes no step past it. */
+    private final CloseFlag closeFlag;
+    private Side sends;
+    private Side receives;
     private final EndpointResources resources;
     private final int portNum;
     private final long qkey;
@@ -80,9 +117,11 @@ final class QpRecovery {
     private final AtomicLong recoveries = new AtomicLong();
     private final AtomicLong remade = new AtomicLong();
 
-    QpRecovery(UdEndpoint endpoint, EndpointResources resources, int portNum, long qkey, int rnrRetry, boolean efa,
-               long flushBoundNanos) {
-        this.endpoint = endpoint;
+    QpRecovery(Waker recoveryBegun, Consumer<UdQueuePair> attached, CloseFlag closeFlag, EndpointResources resources,
+               int portNum, long qkey, int rnrRetry, boolean efa, long flushBoundNanos) {
+        this.recoveryBegun = recoveryBegun;
+        this.attached = attached;
+        this.closeFlag = closeFlag;
         this.resources = resources;
         this.portNum = portNum;
         this.qkey = qkey;
@@ -91,8 +130,22 @@ final class QpRecovery {
         this.flushBoundNanos = flushBoundNanos;
     }
 
+    /**
+     * The sides this recovery drains and moves to a new QP; once, by the endpoint that composes them,
+     * before it is shared (they are made after the recovery, which they report to).
+     */
+    void drives(Side sends, Side receives) {
+        this.sends = sends;
+        this.receives = receives;
+    }
+
     boolean needsRecovery() {
         return needsRecovery;
+    }
+
+    /** The recovery's part of whether a wait may sleep on a CQ's channel: not while it waits for both CQs. */
+    boolean mayIdle() {
+        return !needsRecovery;
     }
 
     long recoveries() {
@@ -111,7 +164,7 @@ final class QpRecovery {
         }
         if (QueuePairState.isError(resources.qp.state())) {
             needsRecovery = true;
-            endpoint.recoveryBegun();
+            recoveryBegun.wake();
             return true;
         }
         return false;
@@ -135,7 +188,7 @@ final class QpRecovery {
                 || vendorError == EfaCompletionStatus.LOCAL_ERROR_QP_INTERNAL_ERROR.code()) {
             if (!needsRecovery) {
                 needsRecovery = true;
-                endpoint.recoveryBegun();
+                recoveryBegun.wake();
             }
         }
         return needsRecovery;
@@ -178,13 +231,13 @@ final class QpRecovery {
     }
 
     private void step() {
-        SendSlots sends = endpoint.sends;
-        ReceiveSlots receives = endpoint.receives;
-        sends.lock.lock();
+        Side sends = this.sends;
+        Side receives = this.receives;
+        sends.lock().lock();
         try {
-            receives.lock.lock();
+            receives.lock().lock();
             try {
-                if (!needsRecovery || endpoint.closed()) {
+                if (!needsRecovery || closeFlag.isClosed()) {
                     return;
                 }
                 if (!flushRequested) {
@@ -235,10 +288,10 @@ final class QpRecovery {
                 }
                 receives.repostAllLocked();
             } finally {
-                receives.lock.unlock();
+                receives.lock().unlock();
             }
         } finally {
-            sends.lock.unlock();
+            sends.lock().unlock();
         }
     }
 
@@ -263,7 +316,7 @@ final class QpRecovery {
      * buffer of its sends), what it still held given up, its CQs destroyed, new ones made. Each
      * part can fail and is retried by the next step: a closed QP or CQ is not closed again.
      */
-    private void remake(SendSlots sends, ReceiveSlots receives) {
+    private void remake(Side sends, Side receives) {
         resources.qp.close();
         sends.discardLocked();
         receives.discardLocked();
@@ -271,7 +324,7 @@ final class QpRecovery {
         resources.remakeQpAndCqs();
         sends.attachLocked(resources.qp, resources.sendCq);
         receives.attachLocked(resources.qp, resources.receiveCq);
-        endpoint.attached(resources.qp);
+        attached.accept(resources.qp);
         remade.setOpaque(remade.getOpaque() + 1);
     }
 }

@@ -25,9 +25,12 @@ import org.efaah.verbs.WorkCompletion;
  * {@code receive} waits between polls, and callers read lent slots, with no lock held; a lent slot
  * is not posted (not even by a recovery) until it is given back, so nothing writes it meanwhile.
  */
-final class ReceiveSlots {
+final class ReceiveSlots implements QpRecovery.Side {
     final ReentrantLock lock = new ReentrantLock();
-    private final UdEndpoint endpoint;
+    /** The endpoint's close: no step starts past it, no slot is reposted. */
+    private final CloseFlag closeFlag;
+    /** Told when datagrams are kept for the next caller, which no completion event announces. */
+    private final Waker datagramsKept;
     private final QpRecovery recovery;
     /** The QP and its receive CQ; replaced, under the lock, by a recovery that makes them anew. */
     private UdQueuePair qp;
@@ -72,7 +75,7 @@ final class ReceiveSlots {
     private final AtomicLong received = new AtomicLong();
     private final AtomicLong receiveErrors = new AtomicLong();
 
-    ReceiveSlots(UdEndpoint endpoint, QpRecovery recovery, UdQueuePair qp, CompletionQueue receiveCq,
+    ReceiveSlots(CloseFlag closeFlag, Waker datagramsKept, QpRecovery recovery, UdQueuePair qp, CompletionQueue receiveCq,
                  MemoryRegion receiveMemory, int depth, int prefix, int slotSize, SourceResolver resolver,
                  boolean efa, long markBeforeQp) {
         this.views = new DatagramView[depth];
@@ -80,7 +83,8 @@ final class ReceiveSlots {
             views[i] = new DatagramView(receiveMemory.buffer(), i, i * slotSize, prefix, slotSize - prefix, resolver);
         }
         this.lent = new boolean[depth];
-        this.endpoint = endpoint;
+        this.closeFlag = closeFlag;
+        this.datagramsKept = datagramsKept;
         this.recovery = recovery;
         this.qp = qp;
         this.receiveCq = receiveCq;
@@ -104,6 +108,11 @@ final class ReceiveSlots {
         this.repostBatch = Math.max(1, Math.min(POLL_BATCH, depth / 4));
         this.repostOffsets = new int[repostBatch];
         this.repostSlots = new long[repostBatch];
+    }
+
+    @Override
+    public ReentrantLock lock() {
+        return lock;
     }
 
     long received() {
@@ -139,7 +148,7 @@ final class ReceiveSlots {
     DatagramView lend(int limit) {
         lock.lock();
         try {
-            endpoint.checkOpen();
+            closeFlag.checkOpen();
             if (pending != null) {
                 return takePending(limit);
             }
@@ -173,7 +182,7 @@ final class ReceiveSlots {
                     // by the next call, and this one says why the poll failed.
                     last.next = pending;
                     pending = first;
-                    endpoint.datagramsKept();
+                    datagramsKept.wake();
                 }
                 throw e;
             }
@@ -211,7 +220,7 @@ final class ReceiveSlots {
         } finally {
             lock.unlock();
         }
-        endpoint.datagramsKept(); // a receive asleep on the CQ would get no event for them
+        datagramsKept.wake(); // a receive asleep on the CQ would get no event for them
     }
 
     /**
@@ -228,7 +237,7 @@ final class ReceiveSlots {
                 if (v.slot >= 0) {
                     lent[v.slot] = false;
                     // A QP in the error state would only flush the slot: recovery reposts every slot.
-                    if (!endpoint.closed() && !recovery.needsRecovery()) {
+                    if (!closeFlag.isClosed() && !recovery.needsRecovery()) {
                         repost(v.slot);
                     }
                 }
@@ -393,7 +402,8 @@ final class ReceiveSlots {
      * before the error for the caller; true once no receive is outstanding, so that none can
      * complete after the reset.
      */
-    boolean drainedLocked() {
+    @Override
+    public boolean drainedLocked() {
         for (;;) {
             DatagramView v;
             try {
@@ -416,7 +426,8 @@ final class ReceiveSlots {
      * held are gone with it (their slots are posted on the new QP), and the receive CQ is not
      * polled again until {@link #attachLocked}. Datagrams copied out by the drain are kept.
      */
-    void discardLocked() {
+    @Override
+    public void discardLocked() {
         detached = true;
         marks.qpDiscarded();
         head = 0;
@@ -426,7 +437,8 @@ final class ReceiveSlots {
     }
 
     /** At a recovery, lock held: receives go to the new QP, completions come from its new CQ. */
-    void attachLocked(UdQueuePair newQp, CompletionQueue newCq) {
+    @Override
+    public void attachLocked(UdQueuePair newQp, CompletionQueue newCq) {
         qp = newQp;
         receiveCq = newCq;
         detached = false;
@@ -436,7 +448,8 @@ final class ReceiveSlots {
      * At recovery, lock held, the QP back in RTS: posts every receive slot again, except those lent
      * to a handler still reading them ({@link #giveBack} posts those).
      */
-    void repostAllLocked() {
+    @Override
+    public void repostAllLocked() {
         reposts = 0; // every slot, the queued ones among them
         for (int i = 0; i < depth; i++) {
             if (!lent[i]) {

@@ -27,9 +27,12 @@ import org.efaah.verbs.WorkCompletion;
  * needed) guards everything here. Every method does one step and returns; none waits. The
  * endpoint's loops wait between steps with no lock held.
  */
-final class SendSlots {
+final class SendSlots implements QpRecovery.Side {
     final ReentrantLock lock = new ReentrantLock();
-    private final UdEndpoint endpoint;
+    /** The endpoint's close: no step starts past it. */
+    private final CloseFlag closeFlag;
+    /** Told when a send is queued for a resend, which no completion event announces. */
+    private final Waker resendQueued;
     private final QpRecovery recovery;
     /** The QP and its send CQ; replaced, under the lock, by a recovery that makes them anew. */
     private UdQueuePair qp;
@@ -85,9 +88,10 @@ final class SendSlots {
     private final AtomicLong outcomeUnknown = new AtomicLong();
     private final AtomicLong rnrResends = new AtomicLong();
 
-    SendSlots(UdEndpoint endpoint, QpRecovery recovery, UdQueuePair qp, CompletionQueue sendCq,
+    SendSlots(CloseFlag closeFlag, Waker resendQueued, QpRecovery recovery, UdQueuePair qp, CompletionQueue sendCq,
               MemoryRegion sendMemory, int depth, int maxMessageSize, boolean efa, int rnrRetry, long rnrBudgetNanos) {
-        this.endpoint = endpoint;
+        this.closeFlag = closeFlag;
+        this.resendQueued = resendQueued;
         this.recovery = recovery;
         this.qp = qp;
         this.sendCq = sendCq;
@@ -116,6 +120,11 @@ final class SendSlots {
         for (int i = 0; i < completions.length; i++) {
             completions[i] = new WorkCompletion();
         }
+    }
+
+    @Override
+    public ReentrantLock lock() {
+        return lock;
     }
 
     long sent() {
@@ -156,7 +165,7 @@ final class SendSlots {
     boolean tryPost(AddressHandle ah, int remoteQpn, long remoteQkey, ByteBuffer payload, int length) {
         lock.lock();
         try {
-            endpoint.checkOpen();
+            closeFlag.checkOpen();
             throwFailures();
             if (awaitingResend > 0) {
                 resendDue();
@@ -184,7 +193,7 @@ final class SendSlots {
     int tryPostBatch(AddressHandle ah, int remoteQpn, long remoteQkey, ByteBuffer[] payloads, int from, int count) {
         lock.lock();
         try {
-            endpoint.checkOpen();
+            closeFlag.checkOpen();
             throwFailures();
             // Until enough slots are free or the CQ is empty.
             while (freeCount < count && pollSends() == completions.length) {
@@ -371,7 +380,7 @@ final class SendSlots {
         rnrTries[slot] = tries + 1;
         waitingResend[slot] = true;
         awaitingResend++;
-        endpoint.resendQueued(); // a wait asleep on the send CQ would get no event for it
+        resendQueued.wake(); // a wait asleep on the send CQ would get no event for it
         return true;
     }
 
@@ -449,7 +458,7 @@ final class SendSlots {
     boolean flushStep() {
         lock.lock();
         try {
-            endpoint.checkOpen();
+            closeFlag.checkOpen();
             // Until the CQ is empty: a caller that sleeps after a false must have left nothing queued,
             // as queued completions raise no event.
             while (pollSends() == completions.length) {
@@ -486,7 +495,8 @@ final class SendSlots {
      * At recovery, lock held: reaps what the QP in error flushed; true once every send posted
      * before the error has completed and been polled, so that none can complete after the reset.
      */
-    boolean drainedLocked() {
+    @Override
+    public boolean drainedLocked() {
         dropResends(); // not on the QP: nothing of theirs can complete after the reset
         while (pollSends() == completions.length) {
             // more may be queued
@@ -500,7 +510,8 @@ final class SendSlots {
      * FLUSHED, "flushed during QP destroy"), its slot freed and its AH reference dropped; the send
      * CQ is not polled again until {@link #attachLocked}.
      */
-    void discardLocked() {
+    @Override
+    public void discardLocked() {
         dropResends();
         detached = true;
         for (int slot = 0; slot < inFlight.length; slot++) {
@@ -521,7 +532,8 @@ final class SendSlots {
     }
 
     /** At a recovery, lock held: sends go to the new QP, completions come from its new CQ. */
-    void attachLocked(UdQueuePair newQp, CompletionQueue newCq) {
+    @Override
+    public void attachLocked(UdQueuePair newQp, CompletionQueue newCq) {
         qp = newQp;
         sendCq = newCq;
         detached = false;

@@ -165,15 +165,19 @@ public final class UdEndpoint implements AutoCloseable {
     // The send side, the receive side and the error-state recovery: their methods do one step
     // under a lock and never wait; the loops here wait between steps holding no lock.
     // Lock order: sends.lock, then receives.lock.
-    final SendSlots sends;
-    final ReceiveSlots receives;
+    // The endpoint composes them, and each knows only what lies beneath it: the slots the recovery
+    // they report to, the recovery the QP and its CQs (the slots reach it as QpRecovery.Sides), the
+    // waiters their CQ. What a part tells the endpoint goes through what it was made with (a Waker,
+    // the close flag, a callback), never a call back up to this class.
+    private final SendSlots sends;
+    private final ReceiveSlots receives;
     private final QpRecovery recovery;
     private final CompletionWaiter sendWaiter;
     private final CompletionWaiter receiveWaiter;
     /** The close running now, or null: a second close waits for it. */
     private final AtomicReference<CountDownLatch> closing = new AtomicReference<>();
-    /** Past the drain: no call may use the QP or the slots any more. */
-    private volatile boolean closed;
+    /** Past the drain: no call may use the QP or the slots any more. Shared with the parts. */
+    private final CloseFlag closeFlag = new CloseFlag();
     /** Every resource freed: a close has succeeded. */
     private volatile boolean released;
 
@@ -444,21 +448,33 @@ public final class UdEndpoint implements AutoCloseable {
         this.resources = r;
         UdQueuePair q = r.qp;
         this.address = new EndpointAddress(gid, q.qpn(), options.qkey());
-        this.recovery = new QpRecovery(this, r, options.portNum(), options.qkey(), rnrRetry, device.isEfa(),
+        this.recovery = new QpRecovery(this::recoveryBegun, this::attached, closeFlag, r, options.portNum(), options.qkey(), rnrRetry, device.isEfa(),
                 options.recoveryFlushNanos());
-        this.sends = new SendSlots(this, recovery, q, r.sendCq, r.sendMemory, options.sendDepth(), maxMessageSize,
+        this.sends = new SendSlots(closeFlag, this::resendQueued, recovery, q, r.sendCq, r.sendMemory, options.sendDepth(), maxMessageSize,
                 device.isEfa(), rnrRetry(), options.transport() == QueuePairType.SRD ? options.rnrResendNanos() : 0);
         this.resolver = device.isEfa() ? new EfaSourceResolver(pd, cache, options.portNum())
                 : new GrhSourceResolver(pd, cache, options.portNum(), r.receiveMemory,
                         options.receiveDepth() * receiveSlotSize);
-        this.receives = new ReceiveSlots(this, recovery, q, r.receiveCq, r.receiveMemory, options.receiveDepth(),
+        this.receives = new ReceiveSlots(closeFlag, this::datagramsKept, recovery, q, r.receiveCq, r.receiveMemory, options.receiveDepth(),
                 prefix, receiveSlotSize, resolver, device.isEfa(), markBeforeQp);
-        // Whether a wait may sleep on its CQ's channel, asked after the arm: not while a recovery
-        // waits for both CQs, nor while what the parts hold raises no completion event.
-        this.sendWaiter = new CompletionWaiter(this, () -> !recovery.needsRecovery() && sends.mayIdle(),
-                r.sendCq, options.spinNanos());
-        this.receiveWaiter = new CompletionWaiter(this, () -> !recovery.needsRecovery() && receives.mayIdle(),
-                r.receiveCq, options.spinNanos());
+        recovery.drives(sends, receives);
+        this.sendWaiter = new CompletionWaiter(closeFlag, this::sendsMayIdle, r.sendCq, options.spinNanos());
+        this.receiveWaiter = new CompletionWaiter(closeFlag, this::receivesMayIdle, r.receiveCq, options.spinNanos());
+    }
+
+    /*
+     * The one answer to whether a wait may sleep on its CQ's channel, asked by its waiter after the
+     * arm (CompletionWaiter.sleep): every part that holds what no completion event will announce
+     * says no. The recovery, while one is in progress (it waits for both CQs); the send side, while
+     * a resend waits for its time or the last poll stopped at a full batch; the receive side, while
+     * completions taken off the CQ are not yet handed out.
+     */
+    private boolean sendsMayIdle() {
+        return recovery.mayIdle() && sends.mayIdle();
+    }
+
+    private boolean receivesMayIdle() {
+        return recovery.mayIdle() && receives.mayIdle();
     }
 
     /**
@@ -607,7 +623,7 @@ public final class UdEndpoint implements AutoCloseable {
     }
 
     /** At a recovery that made a new QP, both locks held: the address and the waits follow it. */
-    void attached(UdQueuePair qp) {
+    private void attached(UdQueuePair qp) {
         address = new EndpointAddress(address.gid(), qp.qpn(), address.qkey());
         sendWaiter.attach(resources.sendCq);
         receiveWaiter.attach(resources.receiveCq);
@@ -1216,30 +1232,28 @@ public final class UdEndpoint implements AutoCloseable {
     }
 
     /** A recovery has begun: waits asleep on either CQ go on parked, driving it (no event may come). */
-    void recoveryBegun() {
+    private void recoveryBegun() {
         sendWaiter.wakeSleeper();
         receiveWaiter.wakeSleeper();
     }
 
     /** A send was queued for a resend: a wait asleep on the send CQ goes on parked, to post it. */
-    void resendQueued() {
+    private void resendQueued() {
         sendWaiter.wakeSleeper();
     }
 
     /** Datagrams were kept for the next receive: a receive asleep on the CQ takes them. */
-    void datagramsKept() {
+    private void datagramsKept() {
         receiveWaiter.wakeSleeper();
     }
 
     /** Whether {@link #close()} has gone past its drain: no call may use the QP or the slots any more. */
     boolean closed() {
-        return closed;
+        return closeFlag.isClosed();
     }
 
-    void checkOpen() {
-        if (closed) {
-            throw new IllegalStateException("UD endpoint is closed");
-        }
+    private void checkOpen() {
+        closeFlag.checkOpen();
     }
 
     /**
@@ -1299,13 +1313,13 @@ public final class UdEndpoint implements AutoCloseable {
      */
     private void closeOnce() {
         RuntimeException failure = null;
-        if (!closed) {
+        if (!closeFlag.isClosed()) {
             try {
                 drain();
             } catch (RuntimeException e) {
                 failure = e;
             }
-            closed = true;
+            closeFlag.set();
             sendWaiter.stop();
             receiveWaiter.stop();
         }
