@@ -17,7 +17,7 @@ import org.efaah.verbs.VerbsException;
  */
 final class EndpointResources {
     private final ProtectionDomain pd;
-    private final UdEndpoint.Options options;
+    private final QpSettings options;
     private final int rnrRetry;
     volatile CompletionQueue sendCq;
     volatile CompletionQueue receiveCq;
@@ -25,7 +25,7 @@ final class EndpointResources {
     final MemoryRegion receiveMemory;
     volatile UdQueuePair qp;
 
-    private EndpointResources(ProtectionDomain pd, UdEndpoint.Options options, int rnrRetry, CompletionQueue sendCq,
+    private EndpointResources(ProtectionDomain pd, QpSettings options, int rnrRetry, CompletionQueue sendCq,
                               CompletionQueue receiveCq, MemoryRegion sendMemory, MemoryRegion receiveMemory,
                               UdQueuePair qp) {
         this.pd = pd;
@@ -42,7 +42,7 @@ final class EndpointResources {
      * Creates them all, with the QP ready to send and every receive slot posted (generation 0).
      * On a failure, destroys those already made and rethrows.
      */
-    static EndpointResources open(ProtectionDomain pd, UdEndpoint.Options options, int maxMessageSize,
+    static EndpointResources open(ProtectionDomain pd, QpSettings options, int maxMessageSize,
                                   int receiveSlotSize, int rnrRetry) {
         Device device = pd.device();
         CompletionQueue scq = null;

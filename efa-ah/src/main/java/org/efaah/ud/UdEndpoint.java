@@ -207,7 +207,7 @@ public final class UdEndpoint implements AutoCloseable {
      */
     public record Options(int portNum, int sgidIndex, long qkey, int sendDepth, int receiveDepth, int maxMessageSize,
                           QueuePairType transport, int rnrRetry, long spinNanos, long recoveryFlushNanos,
-                          long rnrResendNanos) {
+                          long rnrResendNanos) implements QpSettings {
         /** {@link #rnrRetry()}: a finite retry count where the device lets it be set, else the device's default. */
         public static final int RNR_RETRY_AUTO = -1;
 
