@@ -34,7 +34,8 @@ class UdPartsDirectionTest {
             Map.entry("CompletionWaiter", 1),
             Map.entry("QpRecovery", 2),
             Map.entry("EndpointResources", 3),
-            Map.entry("ArrivalMarks", 3));
+            Map.entry("ArrivalMarks", 3),
+            Map.entry("DeviceLimits", 3));
 
     @Test
     void noPartNamesTheEndpointOrAPartAboveIt() throws IOException {

@@ -12,7 +12,6 @@ import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
-import org.efaah.verbs.EfaDeviceAttributes;
 import org.efaah.verbs.InterruptedOperationException;
 import org.efaah.verbs.spi.EfaVerbs;
 import org.efaah.verbs.Errno;
@@ -128,7 +127,7 @@ public final class UdEndpoint implements AutoCloseable {
      * so that a receiver that posts nothing fails the send instead of holding it forever (libfabric's
      * EFA RDM endpoint uses the same).
      */
-    public static final int DEFAULT_RNR_RETRY = 3;
+    public static final int DEFAULT_RNR_RETRY = DeviceLimits.DEFAULT_RNR_RETRY;
     /** The Q_Key used when none is given (the one {@code ibv_ud_pingpong} uses). */
     public static final long DEFAULT_QKEY = 0x11111111L;
     private static final long SEND_SLOT_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(10);
@@ -209,7 +208,7 @@ public final class UdEndpoint implements AutoCloseable {
                           QueuePairType transport, int rnrRetry, long spinNanos, long recoveryFlushNanos,
                           long rnrResendNanos) implements QpSettings {
         /** {@link #rnrRetry()}: a finite retry count where the device lets it be set, else the device's default. */
-        public static final int RNR_RETRY_AUTO = -1;
+        public static final int RNR_RETRY_AUTO = DeviceLimits.RNR_RETRY_AUTO;
 
         /**
          * Checks that the transport is given; the numbers are checked against the device by
@@ -504,7 +503,7 @@ public final class UdEndpoint implements AutoCloseable {
             throw new IllegalArgumentException("port_num: " + options.portNum() + " is not a port of " + device.name()
                     + ", which has " + ports + (ports == 1 ? " port" : " ports") + " (valid 1.." + ports + ")");
         }
-        checkDepths(device, options);
+        DeviceLimits.checkDepths(device, options);
         Ranges.check("qkey", options.qkey(), 0, UdQueuePair.MAX_QKEY);
         Ranges.check("spinNanos", options.spinNanos(), 0, TimeUnit.SECONDS.toNanos(1));
         Ranges.check("recoveryFlushNanos", options.recoveryFlushNanos(), 0, MAX_BOUND_NANOS);
@@ -512,101 +511,10 @@ public final class UdEndpoint implements AutoCloseable {
         if (options.rnrRetry() != Options.RNR_RETRY_AUTO) {
             Ranges.check("rnrRetry", options.rnrRetry(), 0, 7);
         }
-        int limit = messageSizeLimit(device, options.portNum());
+        int limit = DeviceLimits.messageSizeLimit(device, options.portNum());
         Ranges.check("maxMessageSize", options.maxMessageSize(), 0, limit);
         return new UdEndpoint(pd, cache, options, options.maxMessageSize() == 0 ? limit : options.maxMessageSize(),
-                rnrRetry(device, options));
-    }
-
-    /**
-     * Queue depths against the device, before anything is created: {@code max_qp_wr}, and on EFA
-     * efadv's {@code max_sq_wr} (where smaller) and {@code max_rq_wr} (in place of
-     * {@code max_qp_wr}) where reported, as libefa's {@code efa_check_qp_limits} would refuse them
-     * later with a bare EINVAL from {@code ibv_create_qp}.
-     */
-    private static void checkDepths(Device device, Options options) {
-        int qpWr = device.attributes().limits().maxQpWr();
-        int send = qpWr > 0 ? qpWr : Integer.MAX_VALUE;
-        int receive = send;
-        String sendName = "max_qp_wr";
-        String receiveName = "max_qp_wr";
-        EfaDeviceAttributes efa = device.isEfa() ? efaAttributesIfAny(device) : null;
-        if (efa != null) {
-            if (efa.maxSqWr() > 0 && efa.maxSqWr() < send) {
-                send = efa.maxSqWr();
-                sendName = "max_sq_wr";
-            }
-            if (efa.maxRqWr() > 0) {
-                // efa_check_qp_limits: the receive queue's own limit (max_rq_wr over max_recv_sge,
-                // 1 here), not max_qp_wr, which the kernel reports as the smaller of the two queues'
-                // (libfabric runs 8k receives on 4k sends).
-                receive = efa.maxRqWr();
-                receiveName = "max_rq_wr";
-            }
-        }
-        checkDepth("sendDepth", options.sendDepth(), send, sendName, device);
-        checkDepth("receiveDepth", options.receiveDepth(), receive, receiveName, device);
-    }
-
-    /**
-     * The EFA device's efadv attributes, or null where the provider has no EFA extensions (libefa
-     * absent, a provider without the facet): a UD QP needs none, and max_qp_wr then bounds it.
-     */
-    private static EfaDeviceAttributes efaAttributesIfAny(Device device) {
-        try {
-            return device.efaAttributes();
-        } catch (VerbsException e) {
-            if (e.errno() != Errno.EOPNOTSUPP) {
-                throw e;
-            }
-            return null;
-        }
-    }
-
-    private static void checkDepth(String field, int value, int limit, String limitName, Device device) {
-        if (value < 1 || value > limit) {
-            throw new IllegalArgumentException(field + ": " + value + " is out of range; valid 1.."
-                    + (limit == Integer.MAX_VALUE ? "" : limit + " (" + device.name() + "'s " + limitName + ")"));
-        }
-    }
-
-    /**
-     * The largest datagram the port carries: on EFA the port's {@code max_msg_sz} (the device's MTU,
-     * jumbo frames included, as libfabric's EFA provider takes it), elsewhere the active path MTU.
-     */
-    private static int messageSizeLimit(Device device, int portNum) {
-        var port = device.port(portNum);
-        return device.isEfa() && port.maxMessageSize() > 0
-                ? (int) Math.min(port.maxMessageSize(), Integer.MAX_VALUE - GRH_BYTES) : port.activeMtu();
-    }
-
-    /**
-     * The {@code rnr_retry} to set, or {@link EfaVerbs#RNR_RETRY_DEVICE_DEFAULT}: on UD none; on SRD
-     * the one asked for, or for {@link Options#RNR_RETRY_AUTO} {@link #DEFAULT_RNR_RETRY} where the
-     * device lets it be set.
-     */
-    private static int rnrRetry(Device device, Options options) {
-        int asked = options.rnrRetry();
-        if (options.transport() != QueuePairType.SRD) {
-            if (asked != Options.RNR_RETRY_AUTO) {
-                throw new IllegalArgumentException("rnrRetry: " + asked + " applies to SRD only; this endpoint is "
-                        + options.transport());
-            }
-            return EfaVerbs.RNR_RETRY_DEVICE_DEFAULT;
-        }
-        if (!device.isEfa()) {
-            return EfaVerbs.RNR_RETRY_DEVICE_DEFAULT; // SRD itself is refused when the QP is created
-        }
-        EfaDeviceAttributes efa = device.efaAttributes();
-        if (efa.supportsRnrRetry()) {
-            return asked == Options.RNR_RETRY_AUTO ? DEFAULT_RNR_RETRY : asked;
-        }
-        if (asked == Options.RNR_RETRY_AUTO || asked == 7) {
-            return EfaVerbs.RNR_RETRY_DEVICE_DEFAULT; // 7, retry without end, is what the device does anyway
-        }
-        throw new VerbsException("ibv_modify_qp", Errno.EOPNOTSUPP, "rnr_retry " + asked + ": " + device.name()
-                + " does not report EFADV_DEVICE_ATTR_CAPS_RNR_RETRY, so an SRD QP keeps its default 7 (retry "
-                + "without end); use RNR_RETRY_AUTO or 7");
+                DeviceLimits.rnrRetry(device, options));
     }
 
     /**
