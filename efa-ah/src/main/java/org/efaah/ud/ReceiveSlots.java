@@ -3,6 +3,7 @@ package org.efaah.ud;
 import java.util.ArrayDeque;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import org.efaah.verbs.CompletionQueue;
 import org.efaah.verbs.MemoryRegion;
 import org.efaah.verbs.UdQueuePair;
@@ -75,9 +76,9 @@ final class ReceiveSlots implements QpRecovery.Side {
     private final AtomicLong received = new AtomicLong();
     private final AtomicLong receiveErrors = new AtomicLong();
 
-    ReceiveSlots(CloseFlag closeFlag, Waker datagramsKept, QpRecovery recovery, UdQueuePair qp, CompletionQueue receiveCq,
-                 MemoryRegion receiveMemory, int depth, int prefix, int slotSize, SourceResolver resolver,
-                 boolean efa, long markBeforeQp) {
+    ReceiveSlots(CloseFlag closeFlag, Waker datagramsKept, QpRecovery recovery, UdQueuePair qp,
+                 CompletionQueue receiveCq, MemoryRegion receiveMemory, int depth, int prefix, int slotSize,
+                 SourceResolver resolver, boolean efa, long markBeforeQp) {
         this.views = new DatagramView[depth];
         for (int i = 0; i < depth; i++) {
             views[i] = new DatagramView(receiveMemory.buffer(), i, i * slotSize, prefix, slotSize - prefix, resolver);
@@ -221,6 +222,32 @@ final class ReceiveSlots implements QpRecovery.Side {
             lock.unlock();
         }
         datagramsKept.wake(); // a receive asleep on the CQ would get no event for them
+    }
+
+    /**
+     * Hands a lent chain to {@code handler}, holding no lock while it runs; gives the read ones back,
+     * keeps the rest if it throws.
+     */
+    int deliver(DatagramView first, Consumer<? super DatagramView> handler) {
+        int n = 0;
+        DatagramView v = first;
+        try {
+            while (v != null) {
+                handler.accept(v);
+                n++;
+                v = v.next;
+            }
+        } finally {
+            if (v != null) {
+                DatagramView rest = v.next;
+                v.next = null; // the one it threw on was read: given back with those before it
+                if (rest != null) {
+                    putBack(rest);
+                }
+            }
+            giveBack(first);
+        }
+        return n;
     }
 
     /**

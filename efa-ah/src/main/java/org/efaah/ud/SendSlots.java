@@ -563,6 +563,24 @@ final class SendSlots implements QpRecovery.Side {
         }
     }
 
+    /** Why no send slot freed in 10 s, as far as the send side can tell; no lock held. */
+    String stalledSendDetail() {
+        String pending = anyInFlight();
+        StringBuilder b = new StringBuilder("no send completed in 10 s");
+        if (pending != null) {
+            b.append("; ").append(inFlightCount()).append(" in flight, among them one to ").append(pending);
+        }
+        if (recovery.needsRecovery()) {
+            b.append("; the QP is in the error state and its flushed work requests have not all completed");
+        } else if (resendsWaiting()) {
+            b.append("; sends that met RNR wait to be resent (their receiver posts no receive)");
+        } else if (rnrRetry == 7) {
+            b.append("; SRD rnr_retry 7 retries without end: a receiver with no receive posted keeps a send in "
+                    + "flight without a completion (set Options.withRnrRetry(0..6) where the device allows it)");
+        }
+        return b.toString();
+    }
+
     /** At close, lock held, once the QP is destroyed: drops every AH reference still held. */
     void releaseAllLocked() {
         java.util.Arrays.fill(waitingResend, false);

@@ -447,15 +447,16 @@ public final class UdEndpoint implements AutoCloseable {
         this.resources = r;
         UdQueuePair q = r.qp;
         this.address = new EndpointAddress(gid, q.qpn(), options.qkey());
-        this.recovery = new QpRecovery(this::recoveryBegun, this::attached, closeFlag, r, options.portNum(), options.qkey(), rnrRetry, device.isEfa(),
-                options.recoveryFlushNanos());
-        this.sends = new SendSlots(closeFlag, this::resendQueued, recovery, q, r.sendCq, r.sendMemory, options.sendDepth(), maxMessageSize,
-                device.isEfa(), rnrRetry(), options.transport() == QueuePairType.SRD ? options.rnrResendNanos() : 0);
+        this.recovery = new QpRecovery(this::recoveryBegun, this::attached, closeFlag, r, options.portNum(),
+                options.qkey(), rnrRetry, device.isEfa(), options.recoveryFlushNanos());
+        this.sends = new SendSlots(closeFlag, this::resendQueued, recovery, q, r.sendCq, r.sendMemory,
+                options.sendDepth(), maxMessageSize, device.isEfa(), rnrRetry(),
+                options.transport() == QueuePairType.SRD ? options.rnrResendNanos() : 0);
         this.resolver = device.isEfa() ? new EfaSourceResolver(pd, cache, options.portNum())
                 : new GrhSourceResolver(pd, cache, options.portNum(), r.receiveMemory,
                         options.receiveDepth() * receiveSlotSize);
-        this.receives = new ReceiveSlots(closeFlag, this::datagramsKept, recovery, q, r.receiveCq, r.receiveMemory, options.receiveDepth(),
-                prefix, receiveSlotSize, resolver, device.isEfa(), markBeforeQp);
+        this.receives = new ReceiveSlots(closeFlag, this::datagramsKept, recovery, q, r.receiveCq, r.receiveMemory,
+                options.receiveDepth(), prefix, receiveSlotSize, resolver, device.isEfa(), markBeforeQp);
         recovery.drives(sends, receives);
         this.sendWaiter = new CompletionWaiter(closeFlag, this::sendsMayIdle, r.sendCq, options.spinNanos());
         this.receiveWaiter = new CompletionWaiter(closeFlag, this::receivesMayIdle, r.receiveCq, options.spinNanos());
@@ -681,7 +682,7 @@ public final class UdEndpoint implements AutoCloseable {
             spareSendStep.set(step);
         }
         if (!posted) {
-            throw new VerbsException("ibv_poll_cq", Errno.ETIMEDOUT, stalledSendDetail());
+            throw new VerbsException("ibv_poll_cq", Errno.ETIMEDOUT, sends.stalledSendDetail());
         }
     }
 
@@ -786,27 +787,9 @@ public final class UdEndpoint implements AutoCloseable {
                 spareSendStep.set(step);
             }
             if (!posted) {
-                throw new VerbsException("ibv_poll_cq", Errno.ETIMEDOUT, stalledSendDetail());
+                throw new VerbsException("ibv_poll_cq", Errno.ETIMEDOUT, sends.stalledSendDetail());
             }
         }
-    }
-
-    /** Why no send slot freed in 10 s, as far as the endpoint can tell. */
-    private String stalledSendDetail() {
-        String pending = sends.anyInFlight();
-        StringBuilder b = new StringBuilder("no send completed in 10 s");
-        if (pending != null) {
-            b.append("; ").append(sends.inFlightCount()).append(" in flight, among them one to ").append(pending);
-        }
-        if (recovery.needsRecovery()) {
-            b.append("; the QP is in the error state and its flushed work requests have not all completed");
-        } else if (sends.resendsWaiting()) {
-            b.append("; sends that met RNR wait to be resent (their receiver posts no receive)");
-        } else if (rnrRetry() == 7) {
-            b.append("; SRD rnr_retry 7 retries without end: a receiver with no receive posted keeps a send in "
-                    + "flight without a completion (set Options.withRnrRetry(0..6) where the device allows it)");
-        }
-        return b.toString();
     }
 
     /**
@@ -895,7 +878,7 @@ public final class UdEndpoint implements AutoCloseable {
         Objects.requireNonNull(handler, "handler");
         checkLimit(limit);
         DatagramView v = await(limit, System.nanoTime() + unit.toNanos(timeout));
-        return v == null ? 0 : deliver(v, handler);
+        return v == null ? 0 : receives.deliver(v, handler);
     }
 
     /**
@@ -918,7 +901,7 @@ public final class UdEndpoint implements AutoCloseable {
         Objects.requireNonNull(handler, "handler");
         checkLimit(limit);
         DatagramView v = lendStep(limit);
-        return v == null ? 0 : deliver(v, handler);
+        return v == null ? 0 : receives.deliver(v, handler);
     }
 
     private static void checkLimit(int limit) {
@@ -1015,29 +998,6 @@ public final class UdEndpoint implements AutoCloseable {
             recovery.recoverIfNeeded();
         }
         return v;
-    }
-
-    /** Hands a lent chain to {@code handler}; gives the read ones back, keeps the rest if it throws. */
-    private int deliver(DatagramView first, Consumer<? super DatagramView> handler) {
-        int n = 0;
-        DatagramView v = first;
-        try {
-            while (v != null) {
-                handler.accept(v);
-                n++;
-                v = v.next;
-            }
-        } finally {
-            if (v != null) {
-                DatagramView rest = v.next;
-                v.next = null; // the one it threw on was read: given back with those before it
-                if (rest != null) {
-                    receives.putBack(rest);
-                }
-            }
-            receives.giveBack(first);
-        }
-        return n;
     }
 
     /**
