@@ -30,8 +30,9 @@ import org.efaah.verbs.spi.VerbsProvider;
  * others queued lets them go first ({@link Semaphore} fair), so each of them takes its step after
  * every completion event, and a send whose slot a flush's wake-up freed does not wait out the flush.
  *
- * <p>Whether a waiter may sleep is decided in one place, {@code mayIdle} (the endpoint's: no
- * recovery in progress, no resend waiting, nothing taken off the CQ and not yet handed out), and it
+ * <p>Whether a waiter may sleep is decided in one place, {@code mayIdle} (the endpoint's, answered
+ * by its parts: no recovery in progress, no resend waiting, nothing taken off the CQ and not yet
+ * handed out), and it
  * is asked AFTER the arm and the step that follows it, as {@code java.util.concurrent} parks: look,
  * publish the intent to wait, look again, park. A step after the arm that queues an RNR resend or
  * begins a recovery leaves state that no completion event will announce: asked before the arm

@@ -161,13 +161,21 @@ public final class UdEndpoint implements AutoCloseable {
     private volatile EndpointAddress address;
     private final SourceResolver resolver;
 
-    // The send side, the receive side and the error-state recovery: their methods do one step
-    // under a lock and never wait; the loops here wait between steps holding no lock.
-    // Lock order: sends.lock, then receives.lock.
-    // The endpoint composes them, and each knows only what lies beneath it: the slots the recovery
-    // they report to, the recovery the QP and its CQs (the slots reach it as QpRecovery.Sides), the
-    // waiters their CQ. What a part tells the endpoint goes through what it was made with (a Waker,
-    // the close flag, a callback), never a call back up to this class.
+    /*
+     * The parts, composed here and nowhere else; each knows only what lies beneath it:
+     *
+     *   UdEndpoint -+- sends (SendSlots) ------+
+     *               +- receives (ReceiveSlots) -+- recovery (QpRecovery) -- resources (EndpointResources:
+     *               +- sendWaiter, receiveWaiter (CompletionWaiter, a CQ each)    the QP, its CQs, the memory)
+     *
+     * The slots, the recovery and the waiters do one step under a lock and never wait; the loops
+     * here wait between steps holding no lock. Lock order: sends.lock, then receives.lock. Upward a
+     * part speaks only through what it was made with, never by a call to this class: the close flag;
+     * a Waker for state no completion event announces (a resend queued, datagrams kept, a recovery
+     * begun), wired here to the waits it concerns; the recovery's Sides (the slots, handed to it
+     * once) and its callback for a new QP. Whether a wait may sleep is answered in one place,
+     * sendsMayIdle and receivesMayIdle, from the parts. UdPartsDirectionTest keeps it so.
+     */
     private final SendSlots sends;
     private final ReceiveSlots receives;
     private final QpRecovery recovery;
