@@ -358,6 +358,21 @@ uint64_t efa_ah_channel_release_cq(uint64_t cq);
 /* For efa_ah_destroy_cq, once the CQ is gone: the channel may take a CQ again and be destroyed. */
 void efa_ah_channel_after_destroy_cq(uint64_t channel);
 
+/* ---- A readiness set of channels' fds, for the poller thread of parked waiters (efa_ah_poller.c) ---- */
+
+/*
+ * efa_ah_poller_create: an epoll instance and an eventfd; freed with efa_ah_poller_destroy (no wait
+ * in progress). efa_ah_poller_arm: fd (a channel's, efa_ah_channel_fd) reports its next readiness
+ * once (EPOLLONESHOT), added to the set if absent. efa_ah_poller_wait: waits up to timeout_ms
+ * (-1: no limit) and puts the fds found readable in fds (*count of them, at most capacity); 0 of
+ * them on timeout, a signal or efa_ah_poller_wake (which ends the wait in progress, or the next).
+ */
+int efa_ah_poller_create(uint64_t *poller);
+int efa_ah_poller_arm(uint64_t poller, int32_t fd);
+int efa_ah_poller_wait(uint64_t poller, int32_t timeout_ms, int32_t *fds, uint32_t capacity, uint32_t *count);
+int efa_ah_poller_wake(uint64_t poller);
+int efa_ah_poller_destroy(uint64_t poller);
+
 /* ---- QP state (efa_ah_qp.c) ---- */
 
 /* ibv_query_qp for IBV_QP_STATE: *state receives the enum ibv_qp_state value. */

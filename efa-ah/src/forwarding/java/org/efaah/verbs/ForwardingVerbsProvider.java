@@ -269,6 +269,31 @@ public abstract class ForwardingVerbsProvider
     }
 
     @Override
+    public long createChannelPoller() {
+        return delegate.completionChannels().createChannelPoller();
+    }
+
+    @Override
+    public void armChannelPoller(long poller, int fd) {
+        delegate.completionChannels().armChannelPoller(poller, fd);
+    }
+
+    @Override
+    public int awaitChannelPoller(long poller, int timeoutMillis, int[] ready) {
+        return delegate.completionChannels().awaitChannelPoller(poller, timeoutMillis, ready);
+    }
+
+    @Override
+    public void wakeChannelPoller(long poller) {
+        delegate.completionChannels().wakeChannelPoller(poller);
+    }
+
+    @Override
+    public void destroyChannelPoller(long poller) {
+        delegate.completionChannels().destroyChannelPoller(poller);
+    }
+
+    @Override
     public DatagramVerbs datagrams() {
         delegate.datagrams();
         return this;

@@ -42,6 +42,13 @@ import org.efaah.verbs.spi.VerbsProvider;
  * ({@code begin()} and {@code end()} around it; the interrupt calls {@code wakeup()}, here
  * {@link CompletionQueue#wake()}). A sleep lasts at most {@value #SLICE_MILLIS} ms before the
  * caller's checks run again.
+ *
+ * <p>A virtual thread (Java 21 and later) never sleeps in {@code poll(2)}, which would keep its
+ * carrier: on a channel with an fd it takes what is pending without waiting, then parks while the
+ * library's poller thread ({@link ChannelPoller}) waits for the fd, and an event, {@link #stop()},
+ * {@link #wakeSleeper()} or an interrupt unparks it. Platform threads keep the direct wait (it
+ * wakes a round trip sooner: docs/benchmarks.md). The mock's channels have no fd; their waits park
+ * by themselves.
  */
 final class CompletionWaiter {
     /** The longest sleep before the loop looks again; an interrupt or a close ends it sooner. */
@@ -170,11 +177,16 @@ final class CompletionWaiter {
             if (millis > 0) {
                 int events;
                 sleeps.setOpaque(sleeps.getOpaque() + 1);
-                interruptHook.enter();
-                try {
-                    events = cq.awaitEvents(millis);
-                } finally {
-                    interruptHook.exit();
+                int fd = ChannelPoller.currentIsVirtual() ? cq.eventFd() : -1;
+                if (fd >= 0) {
+                    events = park(cq, fd, millis);
+                } else {
+                    interruptHook.enter();
+                    try {
+                        events = cq.awaitEvents(millis);
+                    } finally {
+                        interruptHook.exit();
+                    }
                 }
                 if (events == CompletionChannelVerbs.CHANNEL_STOPPED) {
                     closeFlag.checkOpen(); // stopped by close: this throws; else the device went, and the step says so
@@ -193,6 +205,24 @@ final class CompletionWaiter {
     }
 
     /**
+     * The sleep of a virtual thread on a channel with an fd: take what is pending without waiting (a
+     * stop, too), else park until the poller sees the fd readable, an unpark ({@link #wakeSleeper},
+     * {@link #stop}, an interrupt) or {@code millis}, and take what is pending then. Waiting in
+     * {@code poll(2)} instead would keep the virtual thread's carrier for the whole wait. A
+     * provider without a poller gets today's wait on the channel.
+     */
+    private int park(CompletionQueue cq, int fd, int millis) {
+        int events = cq.awaitEvents(0);
+        if (events != 0) {
+            return events;
+        }
+        if (!ChannelPoller.park(cq.device().provider().completionChannels(), fd, TimeUnit.MILLISECONDS.toNanos(millis))) {
+            return cq.awaitEvents(millis);
+        }
+        return cq.awaitEvents(0);
+    }
+
+    /**
      * Ends the sleep of a waiter on this CQ, if one is between its arm and its wake-up, unless that is
      * the calling thread (it asks {@code mayIdle} itself before it sleeps): for a part that has just
      * left state no completion event announces (a resend queued, a recovery begun, datagrams kept for
@@ -202,6 +232,7 @@ final class CompletionWaiter {
         Thread s = sleeper;
         if (s != null && s != Thread.currentThread()) {
             cq.wake();
+            LockSupport.unpark(s); // a parked virtual thread; otherwise a stray permit, which a park tolerates
         }
     }
 
@@ -276,5 +307,9 @@ final class CompletionWaiter {
     /** Ends every sleep on the channel, now and later: for the endpoint's close. */
     void stop() {
         cq.stopWaiting();
+        Thread s = sleeper;
+        if (s != null) {
+            LockSupport.unpark(s); // a parked virtual thread; one that parks later sees the stop first
+        }
     }
 }

@@ -43,8 +43,15 @@ final class ChildJvm {
      */
     static String run(Class<?> main, Map<String, String> environment, String... args)
             throws IOException, InterruptedException {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
-                .toString(), "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path")));
+        return run(Path.of(System.getProperty("java.home"), "bin", "java"), List.of(), main, environment, args);
+    }
+
+    /** As {@link #run(Class, Map, String...)}, on {@code java} with {@code options} before the class path. */
+    static String run(Path java, List<String> options, Class<?> main, Map<String, String> environment, String... args)
+            throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>(List.of(java.toString(), "--enable-native-access=ALL-UNNAMED"));
+        command.addAll(options);
+        command.addAll(List.of("-cp", System.getProperty("java.class.path")));
         String cacheDir = System.getProperty("org.bytedeco.javacpp.cachedir");
         if (cacheDir != null) {
             command.add("-Dorg.bytedeco.javacpp.cachedir=" + cacheDir);

@@ -193,6 +193,18 @@ final class NativeVerbs {
 
     static native int efa_ah_channel_destroy(@Cast("uint64_t") long channel);
 
+    static native int efa_ah_poller_create(@Cast("uint64_t*") long[] poller);
+
+    static native int efa_ah_poller_arm(@Cast("uint64_t") long poller, @Cast("int32_t") int fd);
+
+    static native int efa_ah_poller_wait(@Cast("uint64_t") long poller, @Cast("int32_t") int timeoutMillis,
+                                         @Cast("int32_t*") int[] fds, @Cast("uint32_t") int capacity,
+                                         @Cast("uint32_t*") int[] count);
+
+    static native int efa_ah_poller_wake(@Cast("uint64_t") long poller);
+
+    static native int efa_ah_poller_destroy(@Cast("uint64_t") long poller);
+
     /** {@code struct efa_ah_device_attr}. */
     @Name("efa_ah_device_attr")
     static final class DeviceAttr extends Pointer {

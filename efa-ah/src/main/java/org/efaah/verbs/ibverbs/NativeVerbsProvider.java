@@ -784,6 +784,36 @@ final class NativeVerbsProvider
         check(NativeVerbs.efa_ah_channel_destroy(channel), "ibv_destroy_comp_channel", null);
     }
 
+    /** epoll(7) in C (efa_ah_poller.c); only the poller thread calls it, so arrays are fine here. */
+    @Override
+    public long createChannelPoller() {
+        long[] poller = new long[1];
+        check(NativeVerbs.efa_ah_poller_create(poller), "epoll_create1", null);
+        return poller[0];
+    }
+
+    @Override
+    public void armChannelPoller(long poller, int fd) {
+        check(NativeVerbs.efa_ah_poller_arm(poller, fd), "epoll_ctl", "fd " + fd);
+    }
+
+    @Override
+    public int awaitChannelPoller(long poller, int timeoutMillis, int[] ready) {
+        int[] count = new int[1];
+        check(NativeVerbs.efa_ah_poller_wait(poller, timeoutMillis, ready, ready.length, count), "epoll_wait", null);
+        return count[0];
+    }
+
+    @Override
+    public void wakeChannelPoller(long poller) {
+        check(NativeVerbs.efa_ah_poller_wake(poller), "efa_ah_poller_wake", null);
+    }
+
+    @Override
+    public void destroyChannelPoller(long poller) {
+        check(NativeVerbs.efa_ah_poller_destroy(poller), "efa_ah_poller_destroy", null);
+    }
+
     /** Nothing provider-wide is held: devices are closed by their owners. */
     @Override
     public void close() {

@@ -3,18 +3,25 @@ package org.efaah.verbs.mock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The one channel shape of the mock, behind its async-event, network and completion channels (as
  * efa_ah_waker.c is behind the native ones): what was posted waits in a queue until a wait takes
  * it all. A wait has a bound and returns on something posted, a wake (which it consumes), a stop
  * (which stays), or an interrupt of the waiting thread (the flag kept). Waits use this object's
- * monitor only, so that whoever posts may hold its own lock (the fabric's, the network's) while
- * doing so: theirs, then this one, the one lock order.
+ * lock only, so that whoever posts may hold its own lock (the fabric's, the network's) while
+ * doing so: theirs, then this one, the one lock order. The lock is a {@link ReentrantLock}, not the
+ * monitor: a virtual thread waiting on a monitor keeps its carrier before Java 24 (JEP 491), one
+ * waiting on a {@link Condition} parks and lets it go.
  */
 final class MockChannel<E> {
     /** The context the channel belongs to, 0 for none (network channels). */
     final long context;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    /* Guarded by lock. */
     private final List<E> pending = new ArrayList<>();
     private boolean woken;
     private boolean stopped;
@@ -23,24 +30,44 @@ final class MockChannel<E> {
         this.context = context;
     }
 
-    synchronized void post(E item) {
-        pending.add(item);
-        notifyAll();
+    void post(E item) {
+        lock.lock();
+        try {
+            pending.add(item);
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
     }
 
-    synchronized void wake() {
-        woken = true;
-        notifyAll();
+    void wake() {
+        lock.lock();
+        try {
+            woken = true;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
     }
 
-    synchronized void stop() {
-        stopped = true;
-        notifyAll();
+    void stop() {
+        lock.lock();
+        try {
+            stopped = true;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** Drops what is pending and not yet taken. */
-    synchronized void clear() {
-        pending.clear();
+    void clear() {
+        lock.lock();
+        try {
+            pending.clear();
+        } finally {
+            lock.unlock();
+        }
     }
 
     /**
@@ -49,23 +76,27 @@ final class MockChannel<E> {
      * @return what was pending, oldest first (now taken); empty on timeout, wake or interrupt;
      *         null once the channel is stopped
      */
-    synchronized List<E> await(int timeoutMillis) {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(0, timeoutMillis));
-        long left;
-        while (!stopped && pending.isEmpty() && !woken && (left = deadline - System.nanoTime()) > 0) {
-            try {
-                TimeUnit.NANOSECONDS.timedWait(this, left);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                break;
+    List<E> await(int timeoutMillis) {
+        lock.lock();
+        try {
+            long left = TimeUnit.MILLISECONDS.toNanos(Math.max(0, timeoutMillis));
+            while (!stopped && pending.isEmpty() && !woken && left > 0) {
+                try {
+                    left = changed.awaitNanos(left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
             }
+            if (stopped) {
+                return null;
+            }
+            woken = false;
+            List<E> taken = List.copyOf(pending);
+            pending.clear();
+            return taken;
+        } finally {
+            lock.unlock();
         }
-        if (stopped) {
-            return null;
-        }
-        woken = false;
-        List<E> taken = List.copyOf(pending);
-        pending.clear();
-        return taken;
     }
 }

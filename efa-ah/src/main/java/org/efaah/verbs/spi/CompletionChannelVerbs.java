@@ -1,5 +1,6 @@
 package org.efaah.verbs.spi;
 
+import org.efaah.verbs.Errno;
 import org.efaah.verbs.VerbsException;
 
 /**
@@ -82,6 +83,61 @@ public interface CompletionChannelVerbs {
      * @return the fd; -1 where the provider has none (the mock)
      */
     int completionChannelFd(long channel);
+
+    /**
+     * A readiness set ({@code epoll(7)}) for a thread that waits for many channels' fds at once, as
+     * the JDK's poller thread waits for the sockets of parked virtual threads; with its own wake.
+     *
+     * @return a poller handle, freed with {@link #destroyChannelPoller}
+     * @throws VerbsException EOPNOTSUPP where the provider's channels have no fds (the mock: its
+     *                        waits park by themselves); else the errno of the failing call
+     */
+    default long createChannelPoller() {
+        throw new VerbsException("epoll_create1", Errno.EOPNOTSUPP, "this provider's channels have no fds");
+    }
+
+    /**
+     * Makes the poller report {@code fd}'s next readiness, once ({@code EPOLLONESHOT}); an fd
+     * already readable reports at the next {@link #awaitChannelPoller}.
+     *
+     * @param poller a handle {@link #createChannelPoller} returned
+     * @param fd     a channel's fd ({@link #completionChannelFd})
+     * @throws VerbsException with the errno of the failing call (EBADF for an fd closed meanwhile)
+     */
+    default void armChannelPoller(long poller, int fd) {
+        throw new VerbsException("epoll_ctl", Errno.EOPNOTSUPP, "this provider's channels have no fds");
+    }
+
+    /**
+     * Waits up to {@code timeoutMillis} for an armed fd's readiness. One waiter per poller.
+     *
+     * @param poller        a handle {@link #createChannelPoller} returned
+     * @param timeoutMillis the longest wait, ms; 0 does not wait
+     * @param ready         receives the fds found readable (each then unarmed)
+     * @return how many of {@code ready} were filled; 0 on timeout or {@link #wakeChannelPoller}
+     * @throws VerbsException with the errno of the failing call
+     */
+    default int awaitChannelPoller(long poller, int timeoutMillis, int[] ready) {
+        throw new VerbsException("epoll_wait", Errno.EOPNOTSUPP, "this provider's channels have no fds");
+    }
+
+    /**
+     * Ends the wait on the poller in progress, or the next one. Any thread, before its destroy.
+     *
+     * @param poller a handle {@link #createChannelPoller} returned
+     */
+    default void wakeChannelPoller(long poller) {
+        throw new VerbsException("eventfd_write", Errno.EOPNOTSUPP, "this provider's channels have no fds");
+    }
+
+    /**
+     * Frees the poller; no wait may be in progress.
+     *
+     * @param poller a handle {@link #createChannelPoller} returned; invalid afterwards
+     */
+    default void destroyChannelPoller(long poller) {
+        throw new VerbsException("close", Errno.EOPNOTSUPP, "this provider's channels have no fds");
+    }
 
     /**
      * {@code ibv_destroy_comp_channel(3)}.

@@ -7,12 +7,10 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.efaah.verbs.spi.VerbsProvider;
 import org.efaah.verbs.VerbsProviders;
 import org.junit.jupiter.api.Test;
@@ -99,25 +97,7 @@ class NativeAccessTest {
         return new Result(p.exitValue(), out, err);
     }
 
-    /** A JDK 25's java, or null: -Defaah.test.jdk25, else the first /usr/lib/jvm/* whose release says 25. */
     static Path jdk25() throws IOException {
-        String home = System.getProperty("efaah.test.jdk25");
-        if (home != null && !home.isBlank()) {
-            return Path.of(home, "bin", "java");
-        }
-        Path jvms = Path.of("/usr/lib/jvm");
-        if (!Files.isDirectory(jvms)) {
-            return null;
-        }
-        try (Stream<Path> dirs = Files.list(jvms)) {
-            for (Path dir : dirs.sorted().toList()) {
-                Path release = dir.resolve("release");
-                if (Files.isExecutable(dir.resolve("bin/java")) && Files.isRegularFile(release)
-                        && Files.readString(release).contains("JAVA_VERSION=\"25")) {
-                    return dir.resolve("bin/java");
-                }
-            }
-        }
-        return null;
+        return org.efaah.fixture.Jdks.jdk25();
     }
 }

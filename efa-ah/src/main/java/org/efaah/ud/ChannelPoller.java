@@ -1,0 +1,216 @@
+package org.efaah.ud;
+
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.util.IdentityHashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+import org.efaah.internal.BackgroundReader;
+import org.efaah.verbs.Errno;
+import org.efaah.verbs.VerbsException;
+import org.efaah.verbs.spi.CompletionChannelVerbs;
+
+/**
+ * Where a virtual thread waits for a completion channel without holding its carrier: it parks, and
+ * one platform thread of the library (one per provider), waiting in {@code epoll_wait} for every
+ * channel fd a parked waiter armed, unparks it when that fd is readable. The JDK's own sockets wait
+ * so on virtual threads ({@code sun.nio.ch.Poller}): a wait in {@code poll(2)} would keep the
+ * carrier, and a scheduler of two carriers would run nothing else while two receivers wait.
+ */
+final class ChannelPoller implements BackgroundReader.Agent {
+    /*
+     * Life cycle. The poller thread starts with the first park on its provider and ends once no
+     * waiter has been parked for IDLE_NANOS: each round of its wait is bounded by that time, and at
+     * the end of a round it asks, under LOCK, whether any waiter is in park() (users) and how long
+     * since the last left; if it may end, it leaves RUNNING under the same lock, so a later park
+     * makes a new poller rather than arming a set about to be freed. LOCK guards only RUNNING,
+     * users and idleSince: it is held for map and counter updates (and a poller's creation), never
+     * while anyone waits. The thread is a BackgroundReader's (no caller's class loader, no inherited
+     * thread locals), whose backoff and one WARN cover a failed epoll_wait; every restart after a
+     * failure unparks every parked waiter (onStart), so none waits on an arm the failed set lost,
+     * and a waiter that parks while the poller is degraded parks for short steps only.
+     *
+     * A waiter is found by its fd: one waiter sleeps on a channel at a time (CompletionWaiter's
+     * turn). A readiness whose waiter already left (its deadline, an interrupt) unparks nobody, or
+     * the next waiter on that fd early; both are harmless, as a waiter steps again after any return.
+     */
+    static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(1);
+    private static final int ROUND_MILLIS = (int) TimeUnit.NANOSECONDS.toMillis(IDLE_NANOS);
+    private static final long DEGRADED_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    private static final MethodHandle IS_VIRTUAL = isVirtualHandle();
+    private static final ReentrantLock LOCK = new ReentrantLock();
+    /** The poller of each provider whose waiters park now; guarded by LOCK. */
+    private static final Map<CompletionChannelVerbs, ChannelPoller> RUNNING = new IdentityHashMap<>();
+
+    private final CompletionChannelVerbs verbs;
+    private final long handle;
+    private final BackgroundReader reader;
+    private final Map<Integer, Thread> parked = new ConcurrentHashMap<>();
+    /** The poller thread's: fds found readable in a round. */
+    private final int[] ready = new int[64];
+    /** Waiters inside {@link #park}; guarded by LOCK. */
+    private int users;
+    /** When the last waiter left {@link #park}, {@link System#nanoTime}; guarded by LOCK. */
+    private long idleSince;
+
+    private ChannelPoller(CompletionChannelVerbs verbs, long handle) {
+        this.verbs = verbs;
+        this.handle = handle;
+        this.reader = BackgroundReader.of(this, "efa-ah-poller", "the poller of parked completion waits");
+        this.idleSince = System.nanoTime();
+    }
+
+    /** {@code Thread::isVirtual} on Java 21 and later; null before (no thread is virtual there). */
+    private static MethodHandle isVirtualHandle() {
+        try {
+            return MethodHandles.publicLookup().findVirtual(Thread.class, "isVirtual", MethodType.methodType(boolean.class));
+        } catch (NoSuchMethodException | IllegalAccessException e) {
+            return null;
+        }
+    }
+
+    /** Whether the calling thread is a virtual thread (always false before Java 21). */
+    static boolean currentIsVirtual() {
+        if (IS_VIRTUAL == null) {
+            return false;
+        }
+        try {
+            return (boolean) IS_VIRTUAL.invokeExact(Thread.currentThread());
+        } catch (Throwable e) {
+            throw new AssertionError("Thread.isVirtual failed", e);
+        }
+    }
+
+    /**
+     * Parks the calling thread until {@code fd} is readable, an unpark (an interrupt, the endpoint's
+     * close or a wake: {@link LockSupport#unpark}), or {@code nanos} pass; the caller then takes the
+     * channel's events without waiting and looks again. Holds no lock while parked.
+     *
+     * @return false when the provider has no poller (EOPNOTSUPP): the caller waits on the channel itself
+     * @throws VerbsException when the provider's poller cannot be made (the errno of epoll_create1)
+     */
+    static boolean park(CompletionChannelVerbs verbs, int fd, long nanos) {
+        ChannelPoller p = enter(verbs);
+        if (p == null) {
+            return false;
+        }
+        Thread self = Thread.currentThread();
+        try {
+            p.parked.put(fd, self);
+            try {
+                verbs.armChannelPoller(p.handle, fd);
+            } catch (VerbsException e) {
+                // The fd closed under this wait (the endpoint's close): the caller's next look says so.
+                LockSupport.parkNanos(p, Math.min(nanos, DEGRADED_PARK_NANOS));
+                return true;
+            }
+            LockSupport.parkNanos(p, p.reader.degraded() ? Math.min(nanos, DEGRADED_PARK_NANOS) : nanos);
+            return true;
+        } finally {
+            p.parked.remove(fd, self);
+            p.leave();
+        }
+    }
+
+    /** The provider's running poller, made and started if none runs, with this waiter counted; null without one. */
+    private static ChannelPoller enter(CompletionChannelVerbs verbs) {
+        LOCK.lock();
+        try {
+            ChannelPoller p = RUNNING.get(verbs);
+            if (p == null) {
+                long handle;
+                try {
+                    handle = verbs.createChannelPoller();
+                } catch (VerbsException e) {
+                    if (e.errno() == Errno.EOPNOTSUPP) {
+                        return null;
+                    }
+                    throw e;
+                }
+                p = new ChannelPoller(verbs, handle);
+                RUNNING.put(verbs, p);
+                p.reader.start();
+            }
+            p.users++;
+            return p;
+        } finally {
+            LOCK.unlock();
+        }
+    }
+
+    private void leave() {
+        LOCK.lock();
+        try {
+            if (--users == 0) {
+                idleSince = System.nanoTime();
+            }
+        } finally {
+            LOCK.unlock();
+        }
+    }
+
+    /** A first start, or a restart after a failed round: every waiter parked now looks again and re-arms. */
+    @Override
+    public void onStart() {
+        parked.values().forEach(LockSupport::unpark);
+    }
+
+    @Override
+    public boolean doWork() {
+        int n;
+        try {
+            n = verbs.awaitChannelPoller(handle, ROUND_MILLIS, ready);
+        } catch (VerbsException e) {
+            if (retireIfIdle()) {
+                return false; // failing with nobody to serve: end, rather than retry for ever
+            }
+            throw e; // the reader reports it, backs off and starts again (onStart)
+        }
+        for (int i = 0; i < n; i++) {
+            Thread t = parked.get(ready[i]);
+            if (t != null) {
+                LockSupport.unpark(t);
+            }
+        }
+        return !retireIfIdle();
+    }
+
+    /** True when no waiter has parked for IDLE_NANOS: then out of RUNNING, and the reader frees the set (onClose). */
+    private boolean retireIfIdle() {
+        LOCK.lock();
+        try {
+            if (users == 0 && System.nanoTime() - idleSince >= IDLE_NANOS) {
+                RUNNING.remove(verbs, this);
+                return true;
+            }
+            return false;
+        } finally {
+            LOCK.unlock();
+        }
+    }
+
+    @Override
+    public void wake() {
+        verbs.wakeChannelPoller(handle);
+    }
+
+    @Override
+    public void onClose() {
+        verbs.destroyChannelPoller(handle);
+    }
+
+    /** The poller thread of {@code verbs}, or null when none runs; for tests. */
+    static Thread thread(CompletionChannelVerbs verbs) {
+        LOCK.lock();
+        try {
+            ChannelPoller p = RUNNING.get(verbs);
+            return p == null ? null : p.reader.thread();
+        } finally {
+            LOCK.unlock();
+        }
+    }
+}
