@@ -45,7 +45,8 @@
  *                                    slots then handed back to a pool RESET rewound (an abort)
  * and, to shape the devices:
  *   EFA_DOUBLE_DEVICES=N             how many EFA devices (default 1, at most 8)
- *   EFA_DOUBLE_MAX_AH=N              the device's max_ah (default 1024)
+ *   EFA_DOUBLE_MAX_AH=N              the device's max_ah (default 1024, as the Java mock's:
+ *                                    what an EFA device reports, MockConfig.DEFAULT_MAX_AH)
  *   EFA_DOUBLE_DEV_PATH=PATH         every device's dev_path (default a sysfs path this host
  *                                    lacks, /sys/class/infiniband_verbs/uverbsN)
  *   EFA_DOUBLE_RNR_RETRY_CAP=1|0     efadv reports the RNR_RETRY capability (default 1)

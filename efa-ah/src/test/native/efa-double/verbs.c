@@ -50,7 +50,10 @@ static int device_err_uncached;
 static int reset_keeps;
 static int cq_notifications = 1;
 static int rnr_retry_cap = 1;
-static int max_ah = 1024;
+/* The mock's default too (MockConfig.DEFAULT_MAX_AH, which says where 1024 comes from): a test
+ * meets one max_ah whichever of the two it runs on. */
+#define DEFAULT_MAX_AH 1024
+static int max_ah = DEFAULT_MAX_AH;
 static int ahn_lowest;
 /* EFA_DOUBLE_RNR_STALL=K:MS (stall_after -1: none) and EFA_DOUBLE_HOLD_SENDS=N; under lock after init. */
 static long stall_after = -1;
@@ -76,7 +79,7 @@ static void init_devices(void)
     reset_keeps = reset != NULL && strcmp(reset, "keeps") == 0;
     cq_notifications = env_int("EFA_DOUBLE_CQ_NOTIFICATIONS", 1) != 0;
     rnr_retry_cap = env_int("EFA_DOUBLE_RNR_RETRY_CAP", 1) != 0;
-    max_ah = env_int("EFA_DOUBLE_MAX_AH", 1024);
+    max_ah = env_int("EFA_DOUBLE_MAX_AH", DEFAULT_MAX_AH);
     const char *ahn = getenv("EFA_DOUBLE_AHN");
     if (ahn != NULL && *ahn != '\0' && strcmp(ahn, "lowest") != 0 && strcmp(ahn, "roundrobin") != 0) {
         fprintf(stderr, "efa double: EFA_DOUBLE_AHN=%s is neither lowest nor roundrobin\n", ahn);

@@ -406,13 +406,23 @@ final class DemoCommand implements Callable<Integer> {
         }
         if (failed.count() > 0) {
             // What this mode shows, and the exit says it: without a cache, workers went without AHs.
-            spec.commandLine().getErr().printf("%s: %,d of %,d creates failed without the cache %s%s%n",
+            spec.commandLine().getErr().printf("%s: %,d of %,d creates failed without the cache %s%s%s%n",
                     spec.qualifiedName(), failed.count(), requests.get(), failed.byErrno(),
                     failed.has(Errno.EINVAL) ? ": the device refuses a second AH for one (PD, GID); through the "
-                            + "cache each pair gets one" : "");
+                            + "cache each pair gets one" : "",
+                    failed.has(Errno.ENOMEM) ? String.format(": max_ah %s reached, %,d creates for %,d distinct "
+                            + "(PD, GID) pairs; through the cache they take %,d AHs, one per pair", maxAh(provider),
+                            requests.get(), domains.size() * peerAttributes.size(),
+                            domains.size() * peerAttributes.size()) : "");
             return Main.FAILED;
         }
         return 0;
+    }
+
+    /** The mock's max_ah, or "of the device" (a device's is in 'efa-ah devices'). */
+    private static String maxAh(VerbsProvider provider) {
+        return provider instanceof MockVerbsProvider m ? String.format("%,d", m.config().maxAh())
+                : "of the device (see efa-ah devices)";
     }
 
     private static void printDevice(Report report, VerbsProvider provider) {

@@ -40,9 +40,9 @@ final class ProviderOptions {
             converter = PolicyConverter.class)
     DuplicatePolicy behaviour = DuplicatePolicy.KERNEL_CACHED;
 
-    @Option(names = "--max-ah", description = "Mock max_ah per device, 1..65536 (default: ${DEFAULT-VALUE}; "
-            + "-Defaah.mock.maxAh).")
-    int maxAh = 65536;
+    @Option(names = "--max-ah", description = "Mock max_ah per device, 1.." + MockConfig.MAX_AH_LIMIT
+            + " (default: ${DEFAULT-VALUE}, what an EFA device reports, as the library's mock; -Defaah.mock.maxAh).")
+    int maxAh = MockConfig.DEFAULT_MAX_AH;
 
     @Option(names = "--mock-devices", description = "Mock device count, 1..64 (default: ${DEFAULT-VALUE}; "
             + "-Defaah.mock.devices).")
@@ -68,7 +68,7 @@ final class ProviderOptions {
 
     /** Checks the mock's settings in the options' names. */
     void check(CommandSpec spec) {
-        Check.range(spec, "--max-ah", maxAh, 1, 65536, "");
+        Check.range(spec, "--max-ah", maxAh, 1, MockConfig.MAX_AH_LIMIT, "");
         Check.range(spec, "--mock-devices", mockDevices, 1, 64, "");
     }
 

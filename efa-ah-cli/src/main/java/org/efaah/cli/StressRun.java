@@ -109,7 +109,7 @@ final class StressRun {
     Result run() {
         // Strict, not the default kernel-cached device: a duplicate create must show, not be absorbed.
         MockVerbsProvider mock = new MockVerbsProvider(MockConfig.builder().duplicatePolicy(DuplicatePolicy.STRICT)
-                .maxAh(Math.min(65536, settings.peers() * settings.pds() + 16))
+                .maxAh(Math.min(MockConfig.MAX_AH_LIMIT, settings.peers() * settings.pds() + 16))
                 .createLatencyNanos(settings.createLatencyNanos())
                 .build());
         List<AddressHandleAttributes> peers = new ArrayList<>();

@@ -64,6 +64,23 @@ class CommandLineTest {
     }
 
     @Test
+    void demoWithoutTheCacheOnAnOlderKernelMeetsTheLibrarysMaxAh() {
+        // Issue 34: the CLI's mock had max_ah 65,536, the library's 1,024, so 8 workers x 256 peers without
+        // the cache on a legacy device made 2,048 AHs here and failed in a test. One default now, and at it
+        // half the creates fail with ENOMEM, as on a device without the kernel's AH cache.
+        Cli c = Cli.run("demo", "--provider", "mock", "--no-cache", "--behaviour", "legacy", "--create-latency-us", "0")
+                .expect(1);
+        assertTrue(c.out().contains("max_ah " + org.efaah.verbs.mock.MockConfig.DEFAULT_MAX_AH + ")"), c::toString);
+        assertEquals(1024, c.number("AHs created (ibv_create_ah succeeded):"));
+        assertTrue(c.err().contains("1,024 of 2,048 creates failed without the cache {ENOMEM=1024}: max_ah 1,024 "
+                + "reached, 2,048 creates for 256 distinct (PD, GID) pairs; through the cache they take 256 AHs"),
+                c::toString);
+        Cli.run("demo", "--provider", "mock", "--create-latency-us", "0", "-n", "10").expect(0);
+        assertTrue(Cli.run("demo", "--help").expect(0).out().replaceAll("\\s+", " ")
+                .contains("Mock max_ah per device, 1..65536 (default: 1024, what an EFA device reports"), "demo --help");
+    }
+
+    @Test
     void stressReportsNoViolations() {
         Cli c = Cli.run("stress", "-t", "4", "--duration", "2", "--fault-probability", "0.05", "--seed", "7").expect(0);
         assertEquals(0, c.number("violations:"));

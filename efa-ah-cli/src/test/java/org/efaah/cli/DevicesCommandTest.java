@@ -68,7 +68,7 @@ class DevicesCommandTest {
             "\tmax_mcast_grp:\t\t\t0",
             "\tmax_mcast_qp_attach:\t\t0",
             "\tmax_total_mcast_qp_attach:\t0",
-            "\tmax_ah:\t\t\t\t65536",
+            "\tmax_ah:\t\t\t\t" + MockConfig.DEFAULT_MAX_AH, // the library's mock's: what an EFA device reports
             "\tmax_fmr:\t\t\t0",
             "\tmax_srq:\t\t\t0",
             "\tmax_pkeys:\t\t\t1",
@@ -100,7 +100,7 @@ class DevicesCommandTest {
     @Test
     void everyFieldOfIbvDevinfoInItsFormAndOrder() {
         List<String> expected = new ArrayList<>(BASIC);
-        expected.add("\tmax_ah:\t\t\t\t65536"); // ours, without -v: the figure this tool is about
+        expected.add("\tmax_ah:\t\t\t\t" + MockConfig.DEFAULT_MAX_AH); // ours, without -v: the figure this tool is about
         expected.addAll(PORT);
         expected.add("");
         assertEquals(expected, lines(Cli.run("devices", "--provider", "mock").expect(0)));

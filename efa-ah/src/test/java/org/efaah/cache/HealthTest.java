@@ -17,6 +17,7 @@ import org.efaah.verbs.Device;
 import org.efaah.verbs.DeviceEvent;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.VerbsException;
+import org.efaah.verbs.mock.MockConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -40,7 +41,8 @@ class HealthTest {
             HealthReport r = f.cache.inspection().health();
             assertEquals(HealthStatus.UP, r.status(), r::toString);
             assertEquals("", names(r));
-            assertTrue(r.checks().stream().anyMatch(c -> c.name().equals("ah_usage") && c.limit() == 1024), r::toString);
+            assertTrue(r.checks().stream().anyMatch(c -> c.name().equals("ah_usage")
+                    && c.limit() == MockConfig.DEFAULT_MAX_AH), r::toString);
             assertTrue(r.checks().stream().anyMatch(c -> c.name().equals("port_state") && c.value() == 4), r::toString);
         }
     }

@@ -65,6 +65,23 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
     public static final String PROPERTY_PREFIX = "efaah.mock.";
 
     /**
+     * The mock's {@code max_ah} per device unless configured ({@code --max-ah} in the CLI, the EFA
+     * double's {@code EFA_DOUBLE_MAX_AH} too): 1,024, what an EFA device reports. A device of
+     * another generation may report more; {@code efa-ah devices} prints a host's.
+     */
+    /*
+     * Where 1,024 comes from: the kernel's efa_query_device copies the max_ah the firmware reports
+     * (efa_com_get_device_attr), and neither rdma-core nor libfabric names a figure. The one public
+     * figure is UCX's EFA mock (contrib/ibmock/config.c, vendor_part_id 0xefa1): max_ah 1024, beside
+     * max_qp 256, the per-NIC QP limit EFA's maintainers state (libfabric issue 9356), and max_mr
+     * 262144 and max_pd 256, which this mock reports too. Unknown: what 0xefa2 and later devices report.
+     */
+    public static final int DEFAULT_MAX_AH = 1024;
+
+    /** The largest {@code max_ah} the mock takes: AHNs are 16-bit. */
+    public static final int MAX_AH_LIMIT = 65536;
+
+    /**
      * Checks every field and copies the lists. The record's description says what each field means;
      * here are the valid ranges.
      *
@@ -98,7 +115,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         Objects.requireNonNull(randomFailureErrno, "randomFailureErrno");
         Ranges.check("deviceCount", deviceCount, 0, 64);
         Ranges.check("gidTableLength", gidTableLength, 1, 256);
-        Ranges.check("maxAh", maxAh, 1, 65536);
+        Ranges.check("maxAh", maxAh, 1, MAX_AH_LIMIT);
         Ranges.check("createLatencyNanos", createLatencyNanos, 0, 10_000_000_000L);
         Ranges.check("destroyLatencyNanos", destroyLatencyNanos, 0, 10_000_000_000L);
         Ranges.check("adminQueueDepth", adminQueueDepth, 0, 4096);
@@ -125,7 +142,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
     }
 
     /**
-     * One device, one GID, max_ah 1024, a current EFA host's kernel AH cache answering duplicates
+     * One device, one GID, max_ah {@value #DEFAULT_MAX_AH}, a current EFA host's kernel AH cache answering duplicates
      * ({@link DuplicatePolicy#KERNEL_CACHED}), no latency, no faults.
      *
      * @return the default configuration
@@ -259,7 +276,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         private int deviceCount = 1;
         private int gidTableLength = 1;
         private List<Gid> gids = new ArrayList<>();
-        private int maxAh = 1024;
+        private int maxAh = DEFAULT_MAX_AH;
         private DuplicatePolicy duplicatePolicy = DuplicatePolicy.KERNEL_CACHED;
         private Errno duplicateErrno = Errno.EINVAL;
         private long createLatencyNanos;
@@ -340,7 +357,8 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         }
 
         /**
-         * {@code max_ah} per device: creates beyond it fail with ENOMEM (default 1024).
+         * {@code max_ah} per device: creates beyond it fail with ENOMEM (default
+         * {@value MockConfig#DEFAULT_MAX_AH}, what an EFA device reports).
          *
          * @param maxAh 1..65536 (AHNs are 16-bit)
          * @return this builder

@@ -31,7 +31,7 @@ class MockVerbsProviderTest {
         try (Device d = Device.open(mock, "efa_1")) {
             DeviceAttributes a = d.attributes();
             assertEquals(0x1d0f, a.vendorId());
-            assertEquals(1024, a.maxAh());
+            assertEquals(MockConfig.DEFAULT_MAX_AH, a.maxAh());
             assertEquals(1, a.portCount());
             assertTrue(d.isEfa());
             PortAttributes p = d.port(1);
@@ -421,5 +421,17 @@ class MockVerbsProviderTest {
         assertThrows(IllegalArgumentException.class, () -> MockConfig.builder().failureProbability(1.5).build());
         assertEquals(DuplicatePolicy.KERNEL_CACHED, DuplicatePolicy.parse("Kernel-Cached"));
         assertThrows(IllegalArgumentException.class, () -> DuplicatePolicy.parse("lenient"));
+    }
+
+    @Test
+    void theEfaDoubleHasTheMocksDefaultMaxAh() throws java.io.IOException {
+        // One max_ah whether a test runs on the mock or the EFA double (issue 34): the double's default
+        // is stated beside the mock's; this holds them equal.
+        String verbs = java.nio.file.Files.readString(java.nio.file.Path.of("src/test/native/efa-double/verbs.c"));
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("#define DEFAULT_MAX_AH (\\d+)").matcher(verbs);
+        assertTrue(m.find(), "no #define DEFAULT_MAX_AH in the double's verbs.c");
+        assertEquals(MockConfig.DEFAULT_MAX_AH, Integer.parseInt(m.group(1)));
+        assertTrue(verbs.contains("env_int(\"EFA_DOUBLE_MAX_AH\", DEFAULT_MAX_AH)"), "the double's max_ah default");
+        assertEquals(MockConfig.DEFAULT_MAX_AH, MockConfig.defaults().maxAh());
     }
 }
