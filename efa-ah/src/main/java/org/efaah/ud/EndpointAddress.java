@@ -112,6 +112,22 @@ public record EndpointAddress(Gid gid, int qpn, long qkey) {
         return new EndpointAddress(Gid.of(gid), b.getInt(), b.getInt() & 0xFFFFFFFFL);
     }
 
+    /*
+     * Written out, not the record's generated ones: those link through java.lang.runtime.ObjectMethods,
+     * whose static method handles cache their last asType, here to types of this library: a java.base
+     * static then keeps the library's class loader (strongly on JDK 17, softly on 25; RecordLoaderTest).
+     * A peer's address is what a caller keys its sessions with.
+     */
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof EndpointAddress a && a.qpn == qpn && a.qkey == qkey && a.gid.equals(gid);
+    }
+
+    @Override
+    public int hashCode() {
+        return (31 * gid.hashCode() + qpn) * 31 + Long.hashCode(qkey);
+    }
+
     @Override
     public String toString() {
         return toText();

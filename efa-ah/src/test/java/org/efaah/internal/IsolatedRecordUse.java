@@ -28,8 +28,11 @@ import org.efaah.verbs.mock.MockVerbsProvider;
 public final class IsolatedRecordUse implements Consumer<String> {
     private static final Gid PEER = Gid.parse("fe80::1:2");
 
-    /** The kinds {@link #accept} knows whose use keeps no loader: the cache's keys (classes, not records). */
-    public static final List<String> KINDS = List.of("Gid", "AddressHandleAttributes");
+    /**
+     * The kinds {@link #accept} knows whose use keeps no loader: the cache's keys (classes, not records)
+     * and the records whose equals, hashCode and toString are written out.
+     */
+    public static final List<String> KINDS = List.of("Gid", "AddressHandleAttributes", "EndpointAddress");
 
     /*
      * Records whose use keeps the library's loader (found 2026-12-07, issue 34): on JDK 17.0.15
@@ -39,7 +42,7 @@ public final class IsolatedRecordUse implements Consumer<String> {
      * library type. They join KINDS once the records' equals, hashCode and toString are written
      * without ObjectMethods.
      */
-    static final List<String> PINNING = List.of("EndpointAddress", "UdEndpoint.Options", "UdEndpoint.Counters",
+    static final List<String> PINNING = List.of("UdEndpoint.Options", "UdEndpoint.Counters",
             "CacheStats", "HealthReport", "HealthThresholds", "RetentionPolicy", "DeviceAttributes",
             "PortAttributes", "MockConfig", "MockCounters", "AddressHandleEntry");
 
