@@ -81,4 +81,20 @@ public record RetentionPolicy(Duration idleTime, int maxUnreferenced) {
     public boolean retains() {
         return !idleTime.isZero() && maxUnreferenced > 0;
     }
+
+    /*
+     * Written out, not the record's generated ones: those link through java.lang.runtime.ObjectMethods,
+     * whose static method handles cache their last asType, for equals to this record's type: a
+     * java.base static then keeps the library's class loader (strongly on JDK 17, softly on 25;
+     * RecordLoaderTest). The generated toString, of JDK types only, keeps none.
+     */
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof RetentionPolicy p && p.maxUnreferenced == maxUnreferenced && p.idleTime.equals(idleTime);
+    }
+
+    @Override
+    public int hashCode() {
+        return 31 * idleTime.hashCode() + maxUnreferenced;
+    }
 }

@@ -91,4 +91,23 @@ public record HealthThresholds(double ahUsage, double pdUsage, Duration failureW
                 "%d %s of %s %d (%.0f%%); DEGRADED from %d (%.0f%%), DOWN at %d", used, what, maxName, max,
                 100.0 * used / max, degradedFrom, share * 100, max));
     }
+
+    /*
+     * Written out, not the record's generated ones: those link through java.lang.runtime.ObjectMethods,
+     * whose static method handles cache their last asType, for equals to this record's type: a
+     * java.base static then keeps the library's class loader (strongly on JDK 17, softly on 25;
+     * RecordLoaderTest). The generated toString, of JDK types only, keeps none.
+     */
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof HealthThresholds t && Double.compare(t.ahUsage, ahUsage) == 0
+                && Double.compare(t.pdUsage, pdUsage) == 0 && t.failureWindow.equals(failureWindow)
+                && t.leakWindow.equals(leakWindow);
+    }
+
+    @Override
+    public int hashCode() {
+        return ((Double.hashCode(ahUsage) * 31 + Double.hashCode(pdUsage)) * 31 + failureWindow.hashCode()) * 31
+                + leakWindow.hashCode();
+    }
 }

@@ -32,7 +32,8 @@ public final class IsolatedRecordUse implements Consumer<String> {
      * The kinds {@link #accept} knows whose use keeps no loader: the cache's keys (classes, not records)
      * and the records whose equals, hashCode and toString are written out.
      */
-    public static final List<String> KINDS = List.of("Gid", "AddressHandleAttributes", "EndpointAddress");
+    public static final List<String> KINDS = List.of("Gid", "AddressHandleAttributes", "EndpointAddress",
+            "HealthThresholds", "RetentionPolicy");
 
     /*
      * Records whose use keeps the library's loader (found 2026-12-07, issue 34): on JDK 17.0.15
@@ -43,7 +44,7 @@ public final class IsolatedRecordUse implements Consumer<String> {
      * without ObjectMethods.
      */
     static final List<String> PINNING = List.of("UdEndpoint.Options", "UdEndpoint.Counters",
-            "CacheStats", "HealthReport", "HealthThresholds", "RetentionPolicy", "DeviceAttributes",
+            "CacheStats", "HealthReport", "DeviceAttributes",
             "PortAttributes", "MockConfig", "MockCounters", "AddressHandleEntry");
 
     @Override
