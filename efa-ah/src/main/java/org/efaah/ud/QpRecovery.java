@@ -32,8 +32,12 @@ import org.efaah.verbs.WorkCompletion;
  * state it cached, which still says RTS for a QP the device put in error, and whether the device
  * then refuses the command is not documented; a QP that refused once may refuse each time, and a
  * recovery that retried it would keep the endpoint failing every call. The destroy needs no
- * state. A remake that fails (a create or the new QP's modify) throws to its caller and is taken
- * up again by the next call, the old QP already gone.
+ * state. A remake that fails (a create or the new QP's modify) ends the endpoint: its caller and
+ * every later send, receive and flush get a {@link VerbsException} of the failed call's errno whose
+ * cause is that failure, and no create is tried again. libfabric's EFA provider likewise reports a
+ * QP it could not make as the endpoint's error and does not retry it; Netty fails every later
+ * write of a channel closed with a cause. A create refused once (ENOMEM, a QP limit) would be
+ * refused at each call, an admin-queue command each time. {@code close()} frees what is left.
  *
  * <p>On EFA the QP is never reset: libfabric never resets an EFA QP but destroys it, and libefa's
  * {@code efa_qp_init_indices} (called by {@code efa_modify_qp} at RESET) rewinds the producer
@@ -113,6 +117,8 @@ final class QpRecovery {
     private VerbsException refused;
     /** EFA: the device statuses (bit n: efa_io_comp_status n) of receive errors the QP was seen to survive; under the receive lock. */
     private long receiveStatusesSurvived;
+    /** The failure of the remake that ended the endpoint, or null; written under both locks. */
+    private volatile VerbsException ended;
     // Written under both locks, read without them.
     private final AtomicLong recoveries = new AtomicLong();
     private final AtomicLong remade = new AtomicLong();
@@ -226,8 +232,24 @@ final class QpRecovery {
     /** One step of a recovery, when one is needed: a drain step, or the reset or remake that ends it. */
     void recoverIfNeeded() {
         if (needsRecovery) {
+            VerbsException cause = ended;
+            if (cause != null) {
+                throw endedBy(cause);
+            }
             step();
         }
+    }
+
+    /** The failure of the remake that ended the endpoint, or null while it can recover. */
+    VerbsException ended() {
+        return ended;
+    }
+
+    private static VerbsException endedBy(VerbsException cause) {
+        VerbsException e = new VerbsException(cause.operation(), cause.errnoValue(),
+                "the QP's remake failed; the endpoint is ended, close it");
+        e.initCause(cause);
+        return e;
     }
 
     private void step() {
@@ -239,6 +261,9 @@ final class QpRecovery {
             try {
                 if (!needsRecovery || closeFlag.isClosed()) {
                     return;
+                }
+                if (ended != null) {
+                    throw endedBy(ended);
                 }
                 if (!flushRequested) {
                     flushRequested = true;
@@ -268,7 +293,12 @@ final class QpRecovery {
                 }
                 if (remake) {
                     remaking = true;
-                    remake(sends, receives);
+                    try {
+                        remake(sends, receives);
+                    } catch (VerbsException e) {
+                        ended = e;
+                        throw endedBy(e);
+                    }
                     remaking = false;
                     event.remade = true;
                     event.refused = refused == null ? null : refused.getMessage();

@@ -656,7 +656,10 @@ public final class UdEndpoint implements AutoCloseable {
      * @throws WorkCompletionException       if earlier sends completed with an error (each listed in
      *                                       {@link WorkCompletionException#failures()}); this send was
      *                                       not posted and its payload not consumed
-     * @throws VerbsException                if the post fails, or ETIMEDOUT when no slot frees in 10 s
+     * @throws VerbsException                if the post fails, or ETIMEDOUT when no slot frees in 10 s;
+     *                                       for every call after a recovery's remake of the QP failed
+     *                                       (the endpoint is then ended: its cause is that failure,
+     *                                       with its errno; close it)
      *                                       (naming a send in flight and, on SRD, the {@code rnr_retry})
      */
     public void send(AddressHandle ah, int remoteQpn, long remoteQkey, ByteBuffer payload) {
@@ -937,10 +940,11 @@ public final class UdEndpoint implements AutoCloseable {
      * whose ERR flushes; where ERR flushes nothing (EFA as documented) the QP is remade only past
      * the flush bound, so the steps go on here, parked between them, until then. What stops the
      * wait (an interrupt, a close, a remake that failed) rides on the error as suppressed; a later
-     * call takes the recovery on.
+     * call takes the recovery on, except after a failed remake, which ends the endpoint (QpRecovery).
      */
     private void finishRecovery(WorkCompletionException e) {
-        if (!recovery.needsRecovery()) {
+        // An endpoint a failed remake ended has nothing to finish: that failure already rides on e.
+        if (!recovery.needsRecovery() || recovery.ended() != null) {
             return;
         }
         try {

@@ -15,6 +15,7 @@ import org.efaah.cache.LeakDetection;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.ProtectionDomain;
+import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.WorkCompletion;
 import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockVerbsProvider;
@@ -37,7 +38,7 @@ class RefusedMoveRecoveryTest {
     @CsvSource({
         "true, true, NONE", "false, true, NONE",
         "true, true, ERR", "true, false, ERR", "false, true, ERR", "false, false, ERR",
-        "false, true, RESET", "false, true, INIT", "true, true, INIT"})
+        "false, true, RESET", "false, true, INIT", "true, true, INIT", "false, true, INIT2", "false, false, INIT2"})
     void aRefusedMoveRemakesTheQpAndTheEndpointGoesOn(boolean efa, boolean flushOnError, String refused) {
         FaultyDatapath faulty = new FaultyDatapath(new MockVerbsProvider(MockConfig.builder().efa(efa)
                 .flushOnError(flushOnError).deviceCount(2).build()));
@@ -58,6 +59,7 @@ class RefusedMoveRecoveryTest {
                 case "ERR" -> faulty.refuseError = true;
                 case "RESET" -> faulty.refuseReset = true;
                 case "INIT" -> faulty.refuseActivations.set(1); // the reset QP's, or on EFA the new QP's first try
+                case "INIT2" -> faulty.refuseActivations.set(2); // RoCE: the reset QP's, then the new QP's
                 default -> { }
             }
             int movesBefore = faulty.moves.get();
@@ -66,11 +68,24 @@ class RefusedMoveRecoveryTest {
             WorkCompletionException e = assertThrows(WorkCompletionException.class,
                     () -> small.receive(5, TimeUnit.SECONDS));
             assertEquals(WorkCompletion.LOC_QP_OP_ERR, e.status(), e.getMessage());
-            if (efa && refused.equals("INIT")) {
+            if ((efa && refused.equals("INIT")) || refused.equals("INIT2")) {
                 // The remade QP's own activation was refused: that remake failed (riding on the
-                // error) and the next call makes it again.
+                // error) and ended the endpoint. Every later call says so, with the remake's
+                // failure as its cause, and makes no QP again (before: each call remade it).
                 assertEquals(1, e.getSuppressed().length, e.toString());
-                assertNull(small.receive(10, TimeUnit.MILLISECONDS), "this call remakes the QP; nothing was sent");
+                int movesAtEnd = faulty.moves.get();
+                for (int i = 0; i < 3; i++) {
+                    VerbsException later = assertThrows(VerbsException.class,
+                            () -> small.receive(10, TimeUnit.MILLISECONDS));
+                    assertTrue(later.getMessage().contains("endpoint is ended"), later.getMessage());
+                    assertNotNull(later.getCause(), "the remake's failure is the cause");
+                    assertEquals(((VerbsException) later.getCause()).errno(), later.errno());
+                    assertThrows(VerbsException.class, () -> small.send(toBig, big.address(), ByteBuffer.allocate(8)));
+                    assertThrows(VerbsException.class, () -> small.flush(10, TimeUnit.MILLISECONDS));
+                }
+                assertEquals(movesAtEnd, faulty.moves.get(), "no remake tried after the one that failed");
+                assertEquals(0, small.counters().qpsRemade());
+                return;
             } else {
                 assertEquals(0, e.getSuppressed().length, "the recovery ended within the receive: "
                         + (e.getSuppressed().length > 0 ? e.getSuppressed()[0] : ""));
