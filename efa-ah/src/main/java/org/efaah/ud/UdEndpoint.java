@@ -1243,6 +1243,8 @@ public final class UdEndpoint implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "UdEndpoint[" + address + " on " + device.name() + "]";
+        VerbsException ended = recovery.ended();
+        return "UdEndpoint[" + address + " on " + device.name()
+                + (ended == null ? "" : ", ended by its QP's remake: " + ended.getMessage()) + "]";
     }
 }

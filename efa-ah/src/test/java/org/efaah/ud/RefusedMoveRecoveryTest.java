@@ -85,6 +85,8 @@ class RefusedMoveRecoveryTest {
                 }
                 assertEquals(movesAtEnd, faulty.moves.get(), "no remake tried after the one that failed");
                 assertEquals(0, small.counters().qpsRemade());
+                assertTrue(small.toString().contains("ended by its QP's remake: ibv_modify_qp failed: EINVAL"),
+                        small.toString());
                 return;
             } else {
                 assertEquals(0, e.getSuppressed().length, "the recovery ended within the receive: "
