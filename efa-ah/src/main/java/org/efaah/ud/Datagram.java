@@ -5,7 +5,15 @@ import org.efaah.verbs.WorkCompletion;
 
 /**
  * A received datagram: its payload (the 40-byte area in front stripped) and where it came from.
- * Immutable once built; the payload array belongs to the receiver.
+ * Its sender is named when first asked ({@link #sourceGid()}, {@link #origin()},
+ * {@link #sourceAhn()}), once, and every later call answers the same. Thread-safe; the payload
+ * array belongs to the receiver.
+ */
+/*
+ * Resolve when asked, as Netty's DatagramPacket.sender(): the completion and the arrival mark are
+ * kept, and the resolver reads them at the first question (on EFA the mark check then answers
+ * UNKNOWN if the AHN was given to a new AH since the datagram arrived). The first answer is kept
+ * (the monitor guards only that store), so that two threads asking see one answer.
  */
 public final class Datagram {
     /** {@link #sourceAhn()} when the device named no AH. */
@@ -13,20 +21,48 @@ public final class Datagram {
 
     private final byte[] payload;
     private final int sourceQpn;
-    private final Gid sourceGid;
-    private final SourceOrigin origin;
-    private final int sourceAhn;
     private final byte[] grh;
     private final WorkCompletion completion;
+    /** Until the sender is named: who names it, and the mark it arrived after ({@link SourceResolver#resolve}). */
+    private final SourceResolver resolver;
+    private final long arrivalMark;
+    /** The sender, once named. */
+    private volatile Source source;
 
+    private record Source(Gid gid, SourceOrigin origin, int ahn) {
+    }
+
+    /** A datagram whose sender is already named. */
     Datagram(byte[] payload, Gid sourceGid, SourceOrigin origin, int sourceAhn, byte[] grh, WorkCompletion completion) {
+        this(payload, grh, completion, null, 0);
+        this.source = new Source(sourceGid, origin, sourceAhn);
+    }
+
+    /** A datagram whose sender {@code resolver} names when first asked. */
+    Datagram(byte[] payload, byte[] grh, WorkCompletion completion, SourceResolver resolver, long arrivalMark) {
         this.payload = payload;
         this.sourceQpn = completion.srcQp;
-        this.sourceGid = sourceGid;
-        this.origin = origin;
-        this.sourceAhn = sourceAhn;
         this.grh = grh;
         this.completion = completion;
+        this.resolver = resolver;
+        this.arrivalMark = arrivalMark;
+    }
+
+    /* No lock is held while the resolver looks up (on EFA it may wait for a destroy of that AH). */
+    private Source named() {
+        Source s = source;
+        if (s == null) {
+            resolver.resolve(this, arrivalMark);
+            s = source;
+        }
+        return s;
+    }
+
+    /** Set by the resolver; the first answer stays, so that every caller sees one. */
+    synchronized void source(Gid gid, SourceOrigin how, int ahn) {
+        if (source == null) {
+            source = new Source(gid, how, ahn);
+        }
     }
 
     /**
@@ -51,12 +87,13 @@ public final class Datagram {
      * The sender's GID (null when {@link #origin()} is {@link SourceOrigin#UNKNOWN}): from the
      * GRH (its source GID, or on RoCE v2 over IPv4 the IPv4-mapped source address), or on EFA
      * from the cached AH the completion's AHN named when the datagram arrived (looked up when it
-     * was polled; null if that AHN went to a new AH in between), or from the completion itself.
+     * was first asked; null if that AH is gone or its AHN went to a new AH since the arrival), or
+     * from the completion itself.
      *
      * @return the sender's GID (16 bytes, network order), or null when unknown
      */
     public Gid sourceGid() {
-        return sourceGid;
+        return named().gid();
     }
 
     /**
@@ -65,7 +102,7 @@ public final class Datagram {
      * @return the origin, not null; {@link SourceOrigin#UNKNOWN} when there is no GID
      */
     public SourceOrigin origin() {
-        return origin;
+        return named().origin();
     }
 
     /**
@@ -75,7 +112,7 @@ public final class Datagram {
      * @return the AHN, 0..0xFFFE; {@link #NO_AHN} when the device named none or is not EFA
      */
     public int sourceAhn() {
-        return sourceAhn;
+        return named().ahn();
     }
 
     /** The 40 bytes that were in front of the payload (a GRH, or on EFA undefined content). */
@@ -89,7 +126,7 @@ public final class Datagram {
 
     @Override
     public String toString() {
-        return "Datagram[" + payload.length + " bytes from " + sourceGid + " qpn 0x" + Integer.toHexString(sourceQpn)
-                + " by " + origin + "]";
+        return "Datagram[" + payload.length + " bytes from " + sourceGid() + " qpn 0x" + Integer.toHexString(sourceQpn)
+                + " by " + origin() + "]";
     }
 }

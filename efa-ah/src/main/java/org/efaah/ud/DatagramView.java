@@ -9,8 +9,9 @@ import org.efaah.verbs.WorkCompletion;
  * java.util.concurrent.TimeUnit)} and {@link UdEndpoint#poll(java.util.function.Consumer, int)} sees it:
  * the payload in place in the endpoint's registered receive slot, and its sender, the shape of Aeron's
  * {@code FragmentHandler} and Netty's pooled {@code ByteBuf} reads. Reading it allocates nothing,
- * except {@link #sourceGid()} on InfiniBand and RoCE (a {@link Gid} parsed from the GRH) and
- * {@link #copy()}.
+ * except {@link #sourceGid()}, {@link #origin()} and {@link #sourceAhn()} (the sender is named when
+ * first asked: on InfiniBand and RoCE a {@link Gid} parsed from the GRH, on EFA a look-up in the
+ * cache) and {@link #copy()}.
  *
  * <p><b>Valid only during the handler's call.</b> Afterwards the slot is posted again and the view
  * reused for the next datagram into it: a method called later throws {@link IllegalStateException},
@@ -65,10 +66,6 @@ public final class DatagramView {
         this.copied = d;
         this.completion.copyFrom(d.completion());
         this.length = d.payload().length;
-        this.sourceGid = d.sourceGid();
-        this.origin = d.origin();
-        this.sourceAhn = d.sourceAhn();
-        this.resolved = true;
     }
 
     /**
@@ -84,16 +81,6 @@ public final class DatagramView {
         sourceGid = null;
         origin = null;
         sourceAhn = Datagram.NO_AHN;
-    }
-
-    /**
-     * Names the sender now, at poll, rather than when first asked: on EFA the slid is an AHN the
-     * receiver's PD held at arrival, and by a later read that AH may be gone and its AHN another
-     * peer's.
-     */
-    void resolveAtPoll() {
-        resolver.resolve(this, arrivalMark);
-        resolved = true;
     }
 
     /** At lending, receive lock held: a view {@link #fill filled} before, or a copied datagram's. */
@@ -164,9 +151,10 @@ public final class DatagramView {
     }
 
     /**
-     * The sender's GID, as {@link Datagram#sourceGid()}: on EFA found when the datagram was polled
-     * (a look-up of the AHN in the cache, no device call), naming the sender as it was when the
-     * datagram arrived, or none; elsewhere parsed from the GRH when first asked (a new {@link Gid}).
+     * The sender's GID, as {@link Datagram#sourceGid()}, found when first asked: on EFA a look-up
+     * of the AHN in the cache (no device call), naming the sender as it was when the datagram
+     * arrived, or none if that AH is gone or its AHN was given to a new AH since; elsewhere parsed
+     * from the GRH (a new {@link Gid}).
      *
      * @return the GID, or null when {@link #origin()} is {@link SourceOrigin#UNKNOWN}
      * @throws IllegalStateException if called after the handler returned
@@ -198,10 +186,22 @@ public final class DatagramView {
         return sourceAhn;
     }
 
+    /*
+     * Resolve when asked (Netty's DatagramPacket.sender()): fill kept the completion and the mark
+     * read before the datagram arrived, and nothing is looked up, or allocated, for a datagram
+     * whose sender nobody reads. On EFA the look-up with that mark is as exact as one at poll: an
+     * AH found holds the AHN since before the mark, so it held it at arrival; an AHN given to a
+     * new AH between the arrival and the question reads UNKNOWN (AhnIndex's note), as does one
+     * whose AH is gone by then.
+     */
     private void resolve() {
         check();
         if (!resolved) {
-            resolver.resolve(this, arrivalMark); // GRH; on EFA only after a look-up at poll threw
+            if (copied != null) {
+                source(copied.sourceGid(), copied.origin(), copied.sourceAhn());
+            } else {
+                resolver.resolve(this, arrivalMark);
+            }
             resolved = true;
         }
     }
@@ -221,13 +221,14 @@ public final class DatagramView {
     }
 
     /**
-     * A {@link Datagram} of its own (the payload and the 40-byte area copied), to keep after the call.
+     * A {@link Datagram} of its own (the payload and the 40-byte area copied), to keep after the
+     * call. Its sender is named when its user first asks, as here, unless this view's was already.
      *
      * @return a new datagram
      * @throws IllegalStateException if called after the handler returned
      */
     public Datagram copy() {
-        resolve();
+        check();
         if (copied != null) {
             return copied;
         }
@@ -236,7 +237,8 @@ public final class DatagramView {
         byte[] area = area();
         WorkCompletion wc = new WorkCompletion();
         wc.copyFrom(completion);
-        return new Datagram(bytes, sourceGid, origin, sourceAhn, area, wc);
+        return resolved ? new Datagram(bytes, sourceGid, origin, sourceAhn, area, wc)
+                : new Datagram(bytes, area, wc, resolver, arrivalMark); // named when its user asks
     }
 
     @Override

@@ -49,22 +49,42 @@ final class EfaSourceResolver implements SourceResolver {
     @Override
     public void resolve(DatagramView view, long arrivalMark) {
         WorkCompletion wc = view.completion;
+        Gid gid = sourceGid(wc, arrivalMark);
+        view.source(gid, origin(wc, gid), sourceAhn(wc));
+    }
+
+    @Override
+    public void resolve(Datagram datagram, long arrivalMark) {
+        WorkCompletion wc = datagram.completion();
+        Gid gid = sourceGid(wc, arrivalMark);
+        datagram.source(gid, origin(wc, gid), sourceAhn(wc));
+    }
+
+    private Gid sourceGid(WorkCompletion wc, long arrivalMark) {
         if (wc.slid != WorkCompletion.EFA_UNKNOWN_AHN) {
             try (AddressHandle known = acquireAtArrival(wc.slid, arrivalMark)) {
-                Gid gid = known == null ? null : known.dgid();
-                view.source(gid, gid == null ? SourceOrigin.UNKNOWN : SourceOrigin.AHN, wc.slid);
+                return known == null ? null : known.dgid();
             }
-        } else if (wc.hasSourceGid) {
-            view.source(Gid.of(wc.sourceGid.clone()), SourceOrigin.COMPLETION_GID, Datagram.NO_AHN);
-        } else {
-            view.source(null, SourceOrigin.UNKNOWN, Datagram.NO_AHN);
         }
+        return wc.hasSourceGid ? Gid.of(wc.sourceGid.clone()) : null;
+    }
+
+    private static SourceOrigin origin(WorkCompletion wc, Gid gid) {
+        if (gid == null) {
+            return SourceOrigin.UNKNOWN;
+        }
+        return wc.slid != WorkCompletion.EFA_UNKNOWN_AHN ? SourceOrigin.AHN : SourceOrigin.COMPLETION_GID;
+    }
+
+    private static int sourceAhn(WorkCompletion wc) {
+        return wc.slid != WorkCompletion.EFA_UNKNOWN_AHN ? wc.slid : Datagram.NO_AHN;
     }
 
     /*
-     * The completion is already taken from the CQ and cannot be put back, so an interrupt may not
-     * end this look-up: its only wait is for another thread's create or destroy of that one AH
-     * (one provider call). The interrupt status is set again for the caller's next wait.
+     * Asked of a datagram already taken from the CQ, so an interrupt may not end this look-up (the
+     * answer is kept, and must not depend on the asker's interrupt status): its only wait is for
+     * another thread's create or destroy of that one AH (one provider call). The interrupt status
+     * is set again for the caller's next wait.
      */
     private AddressHandle acquireAtArrival(int ahn, long arrivalMark) {
         boolean interrupted = false;
@@ -73,10 +93,11 @@ final class EfaSourceResolver implements SourceResolver {
                 try {
                     return cache.acquireByAhn(pd, ahn, arrivalMark);
                 } catch (IllegalStateException e) {
-                    if (cache.isClosed()) {
-                        // Closed before this endpoint (against UdEndpoint.open's rule): it vouches
-                        // for no AHN any more, and the datagram, already off the CQ, is delivered
-                        // with its sender unknown rather than lost.
+                    if (cache.isClosed() || pd.isClosed()) {
+                        // The cache closed before this endpoint (against UdEndpoint.open's rule),
+                        // or a copied datagram is asked after its PD closed: no AHN is vouched
+                        // for any more, and the datagram, already off the CQ, reads UNKNOWN
+                        // rather than throwing.
                         return null;
                     }
                     throw e;

@@ -43,6 +43,12 @@ final class GrhSourceResolver implements SourceResolver {
         view.source(source, source == null ? SourceOrigin.UNKNOWN : SourceOrigin.GRH, Datagram.NO_AHN);
     }
 
+    @Override
+    public void resolve(Datagram datagram, long arrivalMark) {
+        Gid source = (datagram.completion().wcFlags & WorkCompletion.FLAG_GRH) != 0 ? Grh.sourceGid(datagram.grh()) : null;
+        datagram.source(source, source == null ? SourceOrigin.UNKNOWN : SourceOrigin.GRH, Datagram.NO_AHN);
+    }
+
     /** The GRH names the sender whenever it is read: no mark needed. */
     @Override
     public long reuseMarkNow() {

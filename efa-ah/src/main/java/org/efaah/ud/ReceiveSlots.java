@@ -304,17 +304,19 @@ final class ReceiveSlots implements QpRecovery.Side {
     }
 
     /*
-     * On EFA takes every completion off the CQ, polling until it is empty, and names each
-     * datagram's sender as it leaves the CQ; elsewhere polls once. Why all, on EFA: the look-up's
-     * mark is known to be older than the arrival (ArrivalMarks), and a datagram is named only if
-     * its AHN was given to no new AH since that mark. A receiver taking fewer datagrams per call
-     * than arrive (a small limit, a handler slower than its senders) keeps a backlog of up to
-     * depth completions. Named as each reached the front of the backlog, every one was looked up
-     * with a mark as old as the backlog (the count rule), and once that age passed the time an AH
-     * keeps its AHN, under churn no datagram was named by AHN at all (EfaSenderAtArrivalTest, on a
-     * loaded machine). Taken and named at every call, a datagram is looked up with a mark read at
-     * the call before (the empty rule: this call's first poll follows that call's short one),
-     * however long the backlog ahead of it.
+     * On EFA takes every completion off the CQ, polling until it is empty, and gives each
+     * datagram the mark its sender will be named by (when asked: DatagramView.resolve); elsewhere
+     * polls once. Why all, on EFA: the mark is known to be older than the arrival (ArrivalMarks),
+     * and a datagram is named only if its AHN was given to no new AH since that mark. A receiver
+     * taking fewer datagrams per call than arrive (a small limit, a handler slower than its
+     * senders) keeps a backlog of up to depth completions. Marked as each reached the front of
+     * the backlog, every one had a mark as old as the backlog (the count rule), and once that age
+     * passed the time an AH keeps its AHN, under churn no datagram was named by AHN at all
+     * (EfaSenderAtArrivalTest, on a loaded machine). Taken at every call, a datagram gets a mark
+     * read at the call before (the empty rule: this call's first poll follows that call's short
+     * one), however long the backlog ahead of it; what remains is the time between its take and
+     * the handler's question, which a reuse of its AHN within turns into UNKNOWN, never the
+     * wrong peer.
      */
     private void takeAllLocked() {
         for (;;) {
@@ -325,7 +327,6 @@ final class ReceiveSlots implements QpRecovery.Side {
                 marks.beforePoll(resolver.reuseMarkNow(), posted);
             }
             int n = receiveCq.poll(batch);
-            int first = count;
             for (int i = 0; i < n; i++) {
                 WorkCompletion wc = batch[i];
                 int at = at(count);
@@ -337,13 +338,6 @@ final class ReceiveSlots implements QpRecovery.Side {
                     views[(int) wc.wrId].fill(wc, Math.max(0, wc.byteLength - prefix), marks.take());
                 } else {
                     marks.take();
-                }
-            }
-            // All kept before any look-up: one that throws loses no datagram (the rest resolve when read).
-            for (int i = first; efa && i < count; i++) {
-                WorkCompletion wc = taken[at(i)];
-                if (wc.status == WorkCompletion.SUCCESS) {
-                    views[(int) wc.wrId].resolveAtPoll();
                 }
             }
             // With no receive left posted the CQ is as empty as after a short poll.

@@ -6,8 +6,8 @@ public enum SourceOrigin {
     GRH,
     /**
      * EFA: {@code wc.slid} held the AHN of the receiver's AH for the sender when the datagram
-     * arrived, found in the cache's (PD, AHN) index without a device call; the cache vouched that
-     * no new AH got that AHN between the arrival and the poll.
+     * arrived, found in the cache's (PD, AHN) index without a device call when first asked; the
+     * cache vouched that no new AH got that AHN between the arrival and the question.
      */
     AHN,
     /**
@@ -17,7 +17,7 @@ public enum SourceOrigin {
     COMPLETION_GID,
     /**
      * Not known: on EFA an AHN the cache does not hold (an AH made outside it, or destroyed before
-     * the poll), an AHN a create in the PD returned between the datagram's arrival and its poll (the
+     * the question), an AHN a create in the PD returned between the datagram's arrival and the question (the
      * sender was the old AH's peer or the new one's: {@link Datagram#sourceAhn()} still tells the
      * number), or an unknown sender on a device whose CQ cannot report the GID; elsewhere a
      * completion without a GRH.

@@ -12,12 +12,15 @@ import org.efaah.verbs.AddressHandleAttributes;
 interface SourceResolver {
 
     /**
-     * Names the sender of the successful receive a lent view shows ({@link DatagramView#source}).
-     * {@code arrivalMark}: on EFA, a value of the cache's {@link AddressHandleCache#ahnReuseMark()}
-     * read before this datagram arrived ({@link ArrivalMarks}); 0, older than any, when none is
-     * known. Unused elsewhere.
+     * Names the sender of the successful receive a lent view shows ({@link DatagramView#source}),
+     * when the view is first asked. {@code arrivalMark}: on EFA, a value of the cache's
+     * {@link AddressHandleCache#ahnReuseMark()} read before this datagram arrived
+     * ({@link ArrivalMarks}); 0, older than any, when none is known. Unused elsewhere.
      */
     void resolve(DatagramView view, long arrivalMark);
+
+    /** As {@link #resolve(DatagramView, long)}, for a datagram copied out before its sender was asked ({@link Datagram#source}). */
+    void resolve(Datagram datagram, long arrivalMark);
 
     /** The mark read before each poll of the receive CQ ({@link ArrivalMarks}): EFA's AHN reuse mark; else 0. */
     long reuseMarkNow();
