@@ -34,9 +34,7 @@ public final class Main {
      * @param args the command line, e.g. {@code demo --threads 4}
      */
     public static void main(String[] args) {
-        if (System.getProperty("logback.configurationFile") == null) {
-            System.setProperty("logback.configurationFile", "org/efaah/cli/logback-cli.xml");
-        }
+        useCliLogging();
         // Ctrl-C: the JVM runs its shutdown hooks; this one interrupts the command, which stops, prints
         // what it did so far and returns. The JVM then exits with SIGINT's status, 130.
         Thread command = Thread.currentThread();
@@ -59,6 +57,13 @@ public final class Main {
             System.exit(exit);
         }
         // Signalled: returning lets the hook's join end; the JVM is already exiting with 130.
+    }
+
+    /** Logback reads the command line's configuration unless the user named another. */
+    static void useCliLogging() {
+        if (System.getProperty("logback.configurationFile") == null) {
+            System.setProperty("logback.configurationFile", "org/efaah/cli/logback-cli.xml");
+        }
     }
 
     /**

@@ -1,0 +1,119 @@
+package org.efaah.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 35: scripts/efa-ah runs a command on Java 25 with the JDK's ahead-of-time cache, made on first
+ * use under the user's cache directory, and prints nothing of it (no JVM warning, first run or next);
+ * on Java 17 it runs as before and writes nothing. Needs the CLI jar built (scripts/efa-ah would build
+ * it: Maven is stubbed here, so a stale jar skips the test).
+ */
+class LauncherAotCacheTest {
+    private static final Path LAUNCHER = Path.of("..", "scripts", "efa-ah");
+
+    @TempDir
+    Path dir;
+
+    private static Path jdk25() throws IOException {
+        String configured = System.getenv("EFA_AH_JDK25");
+        if (configured != null && !configured.isEmpty()) {
+            return Path.of(configured);
+        }
+        try (Stream<Path> jdks = Files.list(Path.of("/usr/lib/jvm"))) {
+            return jdks.filter(j -> {
+                try {
+                    return Files.isExecutable(j.resolve("bin/java")) && Files.readString(j.resolve("release"))
+                            .contains("JAVA_VERSION=\"25");
+                } catch (IOException e) {
+                    return false;
+                }
+            }).sorted().findFirst().orElse(null);
+        }
+    }
+
+    private String[] run(Path javaHome, Path home) throws IOException, InterruptedException {
+        Path stubs = Files.createDirectories(dir.resolve("bin"));
+        Path mvn = stubs.resolve("mvn");
+        Files.writeString(mvn, "#!/bin/sh\nexit 97\n");
+        assertTrue(mvn.toFile().setExecutable(true));
+        ProcessBuilder builder = new ProcessBuilder("bash", LAUNCHER.toString(), "devices", "--provider", "mock")
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+        builder.environment().put("PATH", stubs + ":" + (javaHome == null ? "" : javaHome.resolve("bin") + ":")
+                + System.getenv("PATH"));
+        builder.environment().put("HOME", home.toString());
+        builder.environment().remove("XDG_CACHE_HOME");
+        builder.environment().remove("EFA_AH_JAVA_OPTS");
+        Process process = builder.start();
+        // A first run trains the cache: seconds of CPU, minutes on a host shared by parallel builds.
+        boolean done = process.waitFor(300, TimeUnit.SECONDS);
+        if (!done) {
+            process.destroyForcibly();
+        }
+        String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        String err = new String(process.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(done, "scripts/efa-ah devices did not stop within 300 s: " + out + err);
+        assumeTrue(!err.contains("efa-ah: building"), "the CLI jar is not current: build it first");
+        return new String[] {String.valueOf(process.exitValue()), out, err};
+    }
+
+    private static List<Path> files(Path home) throws IOException {
+        try (Stream<Path> s = Files.walk(home)) {
+            return s.filter(Files::isRegularFile).toList();
+        }
+    }
+
+    @Test
+    void java25RunsWithTheCacheAndPrintsNoWarning() throws Exception {
+        Path jdk = jdk25();
+        assumeTrue(jdk != null, "no JDK 25 under /usr/lib/jvm (EFA_AH_JDK25)");
+        Path home = Files.createDirectories(dir.resolve("home"));
+        for (String run : List.of("first (trains)", "second (uses the cache)")) {
+            String[] result = run(jdk, home);
+            assertEquals("", result[2], run + " run printed on stderr");
+            assertEquals("0", result[0], run + ": " + result[1]);
+            assertTrue(result[1].contains("efa_0"), run + " listed no mock device: " + result[1]);
+            List<Path> caches = files(home).stream().filter(p -> p.toString().endsWith(".aot")).toList();
+            assertEquals(1, caches.size(), run + ": one cache under ~/.cache/efa-ah/aot, found " + files(home));
+            assertTrue(caches.get(0).startsWith(home.resolve(".cache/efa-ah/aot")), caches.toString());
+        }
+        // A cache the JVM cannot map (one left half-written) must not make it print its refusal.
+        Path cache = files(home).stream().filter(p -> p.toString().endsWith(".aot")).findFirst().orElseThrow();
+        Files.writeString(cache, "not a cache");
+        String[] result = run(jdk, home);
+        assertEquals("", result[2], "a damaged cache: stderr");
+        assertEquals("0", result[0], result[1]);
+    }
+
+    @Test
+    void java17RunsAsBeforeAndWritesNothing() throws Exception {
+        Path home = Files.createDirectories(dir.resolve("home17"));
+        String[] result = run(Path.of("/usr/lib/jvm/java-17-openjdk-amd64"), home);
+        assertEquals("0", result[0], result[1] + result[2]);
+        assertEquals("", result[2], "stderr");
+        assertFalse(Files.exists(home.resolve(".cache/efa-ah")), "Java 17 wrote " + files(home));
+    }
+
+    @Test
+    void aReadOnlyHomeStillRuns() throws Exception {
+        Path jdk = jdk25();
+        assumeTrue(jdk != null, "no JDK 25 under /usr/lib/jvm (EFA_AH_JDK25)");
+        // A file as HOME's parent: no directory can be made under it, even by root.
+        Path file = Files.writeString(dir.resolve("a-file"), "");
+        String[] result = run(jdk, file.resolve("home"));
+        assertEquals("", result[2], "stderr");
+        assertEquals("0", result[0], result[1]);
+    }
+}
