@@ -45,6 +45,10 @@ class LauncherAotCacheTest {
     }
 
     private String[] run(Path javaHome, Path home) throws IOException, InterruptedException {
+        return run(javaHome, home, null);
+    }
+
+    private String[] run(Path javaHome, Path home, String aot) throws IOException, InterruptedException {
         Path stubs = Files.createDirectories(dir.resolve("bin"));
         Path mvn = stubs.resolve("mvn");
         Files.writeString(mvn, "#!/bin/sh\nexit 97\n");
@@ -56,6 +60,10 @@ class LauncherAotCacheTest {
         builder.environment().put("HOME", home.toString());
         builder.environment().remove("XDG_CACHE_HOME");
         builder.environment().remove("EFA_AH_JAVA_OPTS");
+        builder.environment().remove("EFA_AH_AOT");
+        if (aot != null) {
+            builder.environment().put("EFA_AH_AOT", aot);
+        }
         Process process = builder.start();
         // A first run trains the cache: seconds of CPU, minutes on a host shared by parallel builds.
         boolean done = process.waitFor(300, TimeUnit.SECONDS);
@@ -82,7 +90,12 @@ class LauncherAotCacheTest {
         Path home = Files.createDirectories(dir.resolve("home"));
         for (String run : List.of("first (trains)", "second (uses the cache)")) {
             String[] result = run(jdk, home);
-            assertEquals("", result[2], run + " run printed on stderr");
+            // The first run says, in one line, that it makes the cache; the second says nothing.
+            String said = run.startsWith("first")
+                    ? "efa-ah: making Java 25's start-up cache, once for this jar and JVM (about 10 s of CPU;"
+                            + " EFA_AH_AOT=off skips it)...\n"
+                    : "";
+            assertEquals(said, result[2], run + " run's stderr");
             assertEquals("0", result[0], run + ": " + result[1]);
             assertTrue(result[1].contains("efa_0"), run + " listed no mock device: " + result[1]);
             List<Path> caches = files(home).stream().filter(p -> p.toString().endsWith(".aot")).toList();
@@ -95,6 +108,12 @@ class LauncherAotCacheTest {
         String[] result = run(jdk, home);
         assertEquals("", result[2], "a damaged cache: stderr");
         assertEquals("0", result[0], result[1]);
+        // EFA_AH_AOT=off: no cache made, nothing said.
+        Path off = Files.createDirectories(dir.resolve("home-off"));
+        result = run(jdk, off, "off");
+        assertEquals("", result[2], "EFA_AH_AOT=off: stderr");
+        assertEquals("0", result[0], result[1]);
+        assertFalse(Files.exists(off.resolve(".cache/efa-ah")), "EFA_AH_AOT=off wrote " + files(off));
     }
 
     @Test
