@@ -174,6 +174,16 @@ final class LoopbackVerbsProvider extends ForwardingVerbsProvider {
         to.recvCq.add(to.wrId[r], GRH_BYTES + length, from.qpn, to.qpn, WorkCompletion.OPCODE_RECV);
     }
 
+    /** A batch: one {@link #postSend} each, here rather than the mock's (the forwarding default). */
+    @Override
+    public int postSends(long qp, long ah, int remoteQpn, int remoteQkey, long mr, int[] offsets, int[] lengths,
+                         long[] wrIds, int count) {
+        for (int i = 0; i < count; i++) {
+            postSend(qp, ah, remoteQpn, remoteQkey, mr, offsets[i], lengths[i], wrIds[i]);
+        }
+        return count;
+    }
+
     @Override
     public void postReceive(long qp, long mr, int offset, int length, long wrId) {
         Qp q = qp(qp);
