@@ -11,6 +11,7 @@ import org.efaah.ud.DatagramView;
 import org.efaah.ud.UdEndpoint;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
+import org.efaah.verbs.LoopbackVerbsProvider;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.spi.VerbsProvider;
 import org.efaah.verbs.mock.MockConfig;
