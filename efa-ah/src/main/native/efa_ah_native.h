@@ -322,14 +322,22 @@ int efa_ah_async_close(uint64_t channel);
 int efa_ah_post_recv_batch(uint64_t qp, uint64_t mr, const uint32_t *offsets, uint32_t length,
                            const uint64_t *wr_ids, uint32_t count, uint32_t *posted);
 
+/* One send of a batch: length bytes at offset in the MR, completing with wr_id. 16 bytes, no padding. */
+struct efa_ah_send_req {
+    uint64_t wr_id;
+    uint32_t offset;
+    uint32_t length;
+};
+
 /*
  * ibv_post_send of count (1..EFA_AH_MAX_BATCH) signaled IBV_WR_SENDs chained, all to (ah,
- * remote_qpn, remote_qkey): send i is lengths[i] bytes at offsets[i] in mr, with wr_ids[i].
- * *posted as for efa_ah_post_recv_batch.
+ * remote_qpn, remote_qkey): send i is reqs[i].length bytes at reqs[i].offset in mr, with
+ * reqs[i].wr_id. Returns how many were posted from the first (1..count; fewer when the provider or
+ * the range check refused one, which the caller posts again alone to learn why), or, when the
+ * first is refused, its negative errno. reqs is the caller's memory, read in place.
  */
-int efa_ah_post_send_batch(uint64_t qp, uint64_t ah, uint32_t remote_qpn, uint32_t remote_qkey, uint64_t mr,
-                           const uint32_t *offsets, const uint32_t *lengths, const uint64_t *wr_ids,
-                           uint32_t count, uint32_t *posted);
+int efa_ah_post_sends(uint64_t qp, uint64_t ah, uint32_t remote_qpn, uint32_t remote_qkey, uint64_t mr,
+                      const struct efa_ah_send_req *reqs, uint32_t count);
 
 /* ---- Completion channels (efa_ah_channel.c) ---- */
 

@@ -11,6 +11,7 @@ import org.efaah.ud.DatagramView;
 import org.efaah.ud.UdEndpoint;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
+import org.efaah.verbs.LoopbackVerbsProvider;
 import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.spi.VerbsProvider;
 import org.efaah.verbs.mock.MockConfig;
@@ -42,6 +43,8 @@ import org.openjdk.jmh.annotations.TearDown;
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 public class DatapathBench {
+    /** Payloads per {@code sendBatch}: the stream's batch. */
+    static final int BATCH = 64;
 
     /** Two endpoints on two devices of one provider, and the client's AH to the server. */
     abstract static class Path {
@@ -55,6 +58,8 @@ public class DatapathBench {
         AddressHandle toServer;
         final ByteBuffer small = ByteBuffer.allocate(64);
         final ByteBuffer large = ByteBuffer.allocate(1024);
+        /** A stream's batch: 64 payloads of 64 B, sent in one {@code sendBatch}. */
+        final ByteBuffer[] batch = new ByteBuffer[BATCH];
         /** Sums what the handler read, so that nothing is optimised away. */
         long seen;
         final Consumer<DatagramView> handler = this::take;
@@ -64,6 +69,9 @@ public class DatapathBench {
         }
 
         void open(VerbsProvider provider, String name0, String name1) {
+            for (int i = 0; i < batch.length; i++) {
+                batch[i] = ByteBuffer.allocate(64);
+            }
             d0 = Device.open(provider, name0);
             d1 = Device.open(provider, name1);
             pd0 = d0.allocatePd();
@@ -94,6 +102,22 @@ public class DatapathBench {
                 throw new IllegalStateException("the provider lost a datagram");
             }
             return d;
+        }
+
+        /** One batch sent and every datagram of it handled: per operation, {@value #BATCH} datagrams. */
+        long sendBatchHandle() {
+            for (ByteBuffer p : batch) {
+                p.clear();
+            }
+            client.sendBatch(toServer, server.address(), batch, 0, batch.length);
+            for (int got = 0; got < batch.length; ) {
+                int n = server.receive(handler, batch.length, 1, TimeUnit.SECONDS);
+                if (n == 0) {
+                    throw new IllegalStateException("the provider lost a datagram");
+                }
+                got += n;
+            }
+            return seen;
         }
 
         long sendHandle(ByteBuffer payload) {
@@ -153,6 +177,17 @@ public class DatapathBench {
     @Benchmark
     public long loopbackSendHandle64(Loopback path) {
         return path.sendHandle(path.small);
+    }
+
+    /**
+     * A batch of {@value #BATCH} datagrams of 64 B sent with {@code sendBatch} and handled, the
+     * stream's shape; per operation, so divide by {@value #BATCH} for a datagram.
+     *
+     * @return what the handler read
+     */
+    @Benchmark
+    public long loopbackSendBatchHandle64(Loopback path) {
+        return path.sendBatchHandle();
     }
 
     /** @return what the handler read */

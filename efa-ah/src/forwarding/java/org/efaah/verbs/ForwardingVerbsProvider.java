@@ -154,6 +154,11 @@ public abstract class ForwardingVerbsProvider
     }
 
     @Override
+    public int postSends(long qp, long ah, int remoteQpn, int remoteQkey, long mr, SendRequests requests, int count) {
+        return delegate.datagrams().postSends(qp, ah, remoteQpn, remoteQkey, mr, requests, count);
+    }
+
+    @Override
     public void postReceive(long qp, long mr, int offset, int length, long wrId) {
         delegate.datagrams().postReceive(qp, mr, offset, length, wrId);
     }

@@ -12,6 +12,7 @@ import org.efaah.verbs.CompletionQueue;
 import org.efaah.verbs.EfaCompletionStatus;
 import org.efaah.verbs.HardwareAddressHandle;
 import org.efaah.verbs.MemoryRegion;
+import org.efaah.verbs.SendRequests;
 import org.efaah.verbs.UdQueuePair;
 import org.efaah.verbs.WorkCompletion;
 
@@ -47,10 +48,14 @@ final class SendSlots implements QpRecovery.Side {
     private final HeldAh[] inFlight;
     /** The references held now, by AH: one per AH with sends in flight, not one per send. */
     private final IdentityHashMap<HardwareAddressHandle, HeldAh> held = new IdentityHashMap<>();
-    /** One batched post's work requests: offsets and lengths in the send memory, slots as wr_ids. */
-    private final int[] batchOffsets;
-    private final int[] batchLengths;
-    private final long[] batchSlots;
+    /**
+     * The AH reference of the last sends, kept when they have all completed, so that a stream to
+     * one peer duplicates no reference per batch; closed when another AH's sends end idle too, at a
+     * flush that finds nothing in flight, and at close.
+     */
+    private HeldAh lingering;
+    /** One batched post's work requests, in native memory: offsets and lengths in the send memory, slots as wr_ids. */
+    private final SendRequests batch;
     /** Spare holders, so that a send allocates nothing once running. */
     private final ArrayDeque<HeldAh> spareHolders = new ArrayDeque<>();
     private final int[] remoteQpns;
@@ -66,6 +71,8 @@ final class SendSlots implements QpRecovery.Side {
     private final long[] rnrSince;
     private final long[] resendAt;
     private final boolean[] waitingResend;
+    /** The earliest {@link #resendAt} of the slots waiting (valid while {@link #awaitingResend} > 0): no scan before it. */
+    private long nextResendAt;
     /** Slots waiting to be resent; written under the lock, read without it by the send waiter. */
     private volatile int awaitingResend;
     /** The last poll took a full batch: completions may still be queued. Written under the lock. */
@@ -100,9 +107,7 @@ final class SendSlots implements QpRecovery.Side {
         this.efa = efa;
         this.rnrRetry = rnrRetry;
         this.inFlight = new HeldAh[depth];
-        this.batchOffsets = new int[depth];
-        this.batchLengths = new int[depth];
-        this.batchSlots = new long[depth];
+        this.batch = SendRequests.allocate(depth);
         this.remoteQpns = new int[depth];
         this.remoteQkeys = new long[depth];
         this.lengths = new int[depth];
@@ -206,34 +211,33 @@ final class SendSlots implements QpRecovery.Side {
             int n = Math.min(count, freeCount);
             HardwareAddressHandle hardware = ah.hardware();
             HeldAh h = hold(ah, hardware);
+            ByteBuffer memory = sendMemory.buffer();
             for (int i = 0; i < n; i++) {
                 ByteBuffer payload = payloads[from + i];
                 int slot = freeSlots[--freeCount];
-                batchOffsets[i] = slot * maxMessageSize;
-                batchLengths[i] = payload.remaining();
-                batchSlots[i] = slot;
-                sendMemory.buffer().put(batchOffsets[i], payload, payload.position(), batchLengths[i]);
+                int length = payload.remaining();
+                batch.set(i, slot * maxMessageSize, length, slot);
+                lengths[slot] = length;
+                memory.put(slot * maxMessageSize, payload, payload.position(), length);
             }
             h.sends += n;
             int posted = 0;
             try {
-                posted = qp.postSends(hardware, remoteQpn, remoteQkey, sendMemory, batchOffsets, batchLengths,
-                        batchSlots, n);
+                posted = qp.postSends(hardware, remoteQpn, remoteQkey, sendMemory, batch, n);
             } finally {
                 // Those not posted (all, if it threw) give their slots and their share of the AH back.
                 for (int i = posted; i < n; i++) {
                     release(h);
-                    freeSlots[freeCount++] = (int) batchSlots[i];
+                    freeSlots[freeCount++] = (int) batch.wrId(i);
                 }
             }
             for (int i = 0; i < posted; i++) {
-                int slot = (int) batchSlots[i];
+                int slot = (int) batch.wrId(i);
                 inFlight[slot] = h;
                 remoteQpns[slot] = remoteQpn;
                 remoteQkeys[slot] = remoteQkey;
-                lengths[slot] = batchLengths[i];
                 ByteBuffer payload = payloads[from + i];
-                payload.position(payload.position() + batchLengths[i]);
+                payload.position(payload.position() + lengths[slot]);
             }
             sent.setOpaque(sent.getOpaque() + posted);
             return posted;
@@ -244,7 +248,11 @@ final class SendSlots implements QpRecovery.Side {
 
     /** The endpoint's reference to {@code hardware} for one more send, a duplicate of {@code ah} if none is held. */
     private HeldAh hold(AddressHandle ah, HardwareAddressHandle hardware) {
-        HeldAh h = held.get(hardware);
+        HeldAh h = lingering;
+        if (h != null && h.hardware == hardware) {
+            return h; // its sends == 0 when idle: counted up by the caller, still the map's entry
+        }
+        h = held.get(hardware);
         if (h == null) {
             AddressHandle duplicate = ah.duplicate();
             h = spareHolders.isEmpty() ? new HeldAh() : spareHolders.pop();
@@ -376,35 +384,63 @@ final class SendSlots implements QpRecovery.Side {
             return false;
         }
         long backoff = tries == 0 ? 0 : Math.min(MAX_BACKOFF_NANOS, FIRST_BACKOFF_NANOS << Math.min(tries - 1, 20));
-        resendAt[slot] = end - (now + backoff) < 0 ? end : now + backoff;
+        long at = end - (now + backoff) < 0 ? end : now + backoff;
+        resendAt[slot] = at;
         rnrTries[slot] = tries + 1;
         waitingResend[slot] = true;
+        if (awaitingResend == 0 || at - nextResendAt < 0) {
+            nextResendAt = at;
+        }
         awaitingResend++;
         resendQueued.wake(); // a wait asleep on the send CQ would get no event for it
         return true;
     }
 
-    /** Posts again, lock held, the sends whose backoff has passed; none while the QP is being recovered. */
+    /**
+     * Posts again, lock held, the sends whose backoff has passed; none while the QP is being
+     * recovered. Scans the slots only once the earliest is due ({@link #nextResendAt}), and keeps
+     * the earliest of those left for the next call; a resend that throws leaves the rest for it.
+     */
     private void resendDue() {
         if (recovery.needsRecovery()) {
             return;
         }
         long now = System.nanoTime();
-        for (int slot = 0; slot < waitingResend.length && awaitingResend > 0; slot++) {
-            if (!waitingResend[slot] || now - resendAt[slot] < 0) {
-                continue;
+        if (now - nextResendAt < 0) {
+            return;
+        }
+        long next = Long.MAX_VALUE;
+        boolean later = false;
+        try {
+            for (int slot = 0; slot < waitingResend.length && awaitingResend > 0; slot++) {
+                if (!waitingResend[slot]) {
+                    continue;
+                }
+                if (now - resendAt[slot] < 0) {
+                    if (!later || resendAt[slot] - next < 0) {
+                        next = resendAt[slot];
+                        later = true;
+                    }
+                    continue;
+                }
+                waitingResend[slot] = false;
+                awaitingResend--;
+                HeldAh h = inFlight[slot];
+                try {
+                    qp.postSend(h.hardware, remoteQpns[slot], remoteQkeys[slot], sendMemory, slot * maxMessageSize,
+                            lengths[slot], slot);
+                } catch (RuntimeException e) {
+                    failRnr(slot); // reported as the RNR it met; why the resend failed is thrown
+                    later = true;
+                    next = now; // those not yet looked at: the next call scans again
+                    throw e;
+                }
+                rnrResends.setOpaque(rnrResends.getOpaque() + 1);
             }
-            waitingResend[slot] = false;
-            awaitingResend--;
-            HeldAh h = inFlight[slot];
-            try {
-                qp.postSend(h.hardware, remoteQpns[slot], remoteQkeys[slot], sendMemory, slot * maxMessageSize,
-                        lengths[slot], slot);
-            } catch (RuntimeException e) {
-                failRnr(slot); // reported as the RNR it met; why the resend failed is thrown
-                throw e;
+        } finally {
+            if (later) {
+                nextResendAt = next;
             }
-            rnrResends.setOpaque(rnrResends.getOpaque() + 1);
         }
     }
 
@@ -431,16 +467,39 @@ final class SendSlots implements QpRecovery.Side {
         freeSlots[freeCount++] = slot;
     }
 
-    /** One send through {@code h} is over; the last closes the reference. */
+    /**
+     * One send through {@code h} is over. The last keeps the reference as {@link #lingering}, for
+     * the next sends to the same AH, and closes the one that lingered before, if another.
+     */
     private void release(HeldAh h) {
-        if (--h.sends == 0) {
-            AddressHandle handle = h.handle;
-            h.handle = null;
-            held.remove(h.hardware);
-            h.hardware = null;
-            spareHolders.push(h);
-            handle.close();
+        if (--h.sends == 0 && h != lingering) {
+            HeldAh before = lingering;
+            lingering = h;
+            if (before != null && before.sends == 0) {
+                closeHeld(before);
+            }
         }
+    }
+
+    /** Drops the lingering reference, if no send uses it. */
+    private void closeLingering() {
+        HeldAh h = lingering;
+        if (h != null && h.sends == 0) {
+            lingering = null;
+            closeHeld(h);
+        }
+    }
+
+    private void closeHeld(HeldAh h) {
+        if (h == lingering) {
+            lingering = null;
+        }
+        AddressHandle handle = h.handle;
+        h.handle = null;
+        held.remove(h.hardware);
+        h.hardware = null;
+        spareHolders.push(h);
+        handle.close();
     }
 
     private void throwFailures() {
@@ -465,6 +524,7 @@ final class SendSlots implements QpRecovery.Side {
                 // more may be queued
             }
             if (freeCount == freeSlots.length) {
+                closeLingering(); // every send done: the endpoint holds no AH beyond what is in flight
                 throwFailures();
                 return true;
             }
@@ -591,5 +651,6 @@ final class SendSlots implements QpRecovery.Side {
                 inFlight[i] = null;
             }
         }
+        closeLingering();
     }
 }

@@ -769,10 +769,9 @@ public final class UdEndpoint implements AutoCloseable {
         }
         Objects.checkFromIndexSize(offset, count, payloads.length);
         for (int i = offset; i < offset + count; i++) {
-            ByteBuffer p = Objects.requireNonNull(payloads[i], "payloads[" + i + "]");
-            if (p.remaining() > maxMessageSize) {
-                throw new IllegalArgumentException("payloads[" + i + "]: " + p.remaining() + " bytes; valid 0.."
-                        + maxMessageSize + " (the endpoint's largest message)");
+            ByteBuffer p = payloads[i];
+            if (p == null || p.remaining() > maxMessageSize) {
+                throw badPayload(payloads, i); // the message built only here: this loop runs per datagram
             }
         }
         int done = 0;
@@ -801,6 +800,16 @@ public final class UdEndpoint implements AutoCloseable {
                 throw new VerbsException("ibv_poll_cq", Errno.ETIMEDOUT, sends.stalledSendDetail());
             }
         }
+    }
+
+    /** What is wrong with {@code payloads[i]}: null, or larger than the endpoint's largest message. */
+    private RuntimeException badPayload(ByteBuffer[] payloads, int i) {
+        ByteBuffer p = payloads[i];
+        if (p == null) {
+            return new NullPointerException("payloads[" + i + "]");
+        }
+        return new IllegalArgumentException("payloads[" + i + "]: " + p.remaining() + " bytes; valid 0.."
+                + maxMessageSize + " (the endpoint's largest message)");
     }
 
     /**

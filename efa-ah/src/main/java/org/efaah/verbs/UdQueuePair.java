@@ -184,6 +184,49 @@ public final class UdQueuePair implements AutoCloseable {
     }
 
     /**
+     * {@link #postSends(HardwareAddressHandle, int, long, MemoryRegion, int[], int[], long[], int)}
+     * with the work requests in native memory: send {@code i} is {@code requests.length(i)} bytes
+     * from {@code mr} at {@code requests.offset(i)}, with {@code requests.wrId(i)}. Copies no arrays
+     * across to the provider: the form for a datapath that posts in a loop.
+     *
+     * @param ah         the destination's AH, created in this QP's PD
+     * @param remoteQpn  the destination QPN, 0..0xFFFFFF
+     * @param remoteQkey the destination's Q_Key, 0..0x7FFFFFFF
+     * @param mr         the region holding the payloads, registered in this QP's PD
+     * @param requests   the work requests
+     * @param count      sends, 1..{@code requests.capacity()}
+     * @return how many were posted, from the first (fewer than {@code count} when the provider refused one)
+     * @throws IllegalArgumentException if the AH or MR belongs to another PD, or a number is out of range
+     * @throws IllegalStateException    if the QP, MR or AH is closed or destroyed
+     * @throws VerbsException           as {@link #postSend}, when the first is refused
+     */
+    public int postSends(HardwareAddressHandle ah, int remoteQpn, long remoteQkey, MemoryRegion mr,
+                         SendRequests requests, int count) {
+        checkDestination(ah, remoteQpn, remoteQkey, mr);
+        Ranges.check("count", count, 1, requests.capacity());
+        for (int i = 0; i < count; i++) {
+            mr.checkRange(requests.offset(i), requests.length(i));
+        }
+        guard.enter();
+        try {
+            mr.guard().enter();
+            try {
+                ah.guard().enter();
+                try {
+                    return pd.device().provider().datagrams().postSends(handle, ah.handleForProvider(), remoteQpn,
+                            (int) remoteQkey, mr.handle, requests, count);
+                } finally {
+                    ah.guard().exit();
+                }
+            } finally {
+                mr.guard().exit();
+            }
+        } finally {
+            guard.exit();
+        }
+    }
+
+    /**
      * {@code ibv_post_recv(3)}: one receive buffer; on UD its first 40 bytes receive the GRH.
      *
      * @param mr     the region holding the buffer, registered in this QP's PD

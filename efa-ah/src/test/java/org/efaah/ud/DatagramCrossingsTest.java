@@ -15,6 +15,7 @@ import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.ForwardingVerbsProvider;
 import org.efaah.verbs.ProtectionDomain;
+import org.efaah.verbs.SendRequests;
 import org.efaah.verbs.WorkCompletion;
 import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockVerbsProvider;
@@ -49,6 +50,13 @@ class DatagramCrossingsTest {
             posts.incrementAndGet();
             // Past the count: the mock's own loop of single posts, not counted again.
             return delegate().datagrams().postSends(qp, ah, remoteQpn, remoteQkey, mr, offsets, lengths, wrIds, count);
+        }
+
+        @Override
+        public int postSends(long qp, long ah, int remoteQpn, int remoteQkey, long mr, SendRequests requests,
+                             int count) {
+            posts.incrementAndGet();
+            return delegate().datagrams().postSends(qp, ah, remoteQpn, remoteQkey, mr, requests, count);
         }
 
         @Override

@@ -168,12 +168,11 @@ final class NativeVerbs {
                                              @Cast("const uint64_t*") long[] wrIds, @Cast("uint32_t") int count,
                                              @Cast("uint32_t*") IntPointer posted);
 
-    static native int efa_ah_post_send_batch(@Cast("uint64_t") long qp, @Cast("uint64_t") long ah,
-                                             @Cast("uint32_t") int remoteQpn, @Cast("uint32_t") int remoteQkey,
-                                             @Cast("uint64_t") long mr, @Cast("const uint32_t*") int[] offsets,
-                                             @Cast("const uint32_t*") int[] lengths,
-                                             @Cast("const uint64_t*") long[] wrIds, @Cast("uint32_t") int count,
-                                             @Cast("uint32_t*") IntPointer posted);
+    /** Returns how many were posted, or the negative errno of the first; reqs read in place. */
+    static native int efa_ah_post_sends(@Cast("uint64_t") long qp, @Cast("uint64_t") long ah,
+                                        @Cast("uint32_t") int remoteQpn, @Cast("uint32_t") int remoteQkey,
+                                        @Cast("uint64_t") long mr, @Cast("const efa_ah_send_req*") java.nio.ByteBuffer reqs,
+                                        @Cast("uint32_t") int count);
 
     static native int efa_ah_channel_create(@Cast("uint64_t") long context, @Cast("uint64_t*") long[] channel);
 

@@ -21,6 +21,7 @@ import org.efaah.verbs.spi.QueuePairNumbers;
 import org.efaah.internal.Ranges;
 import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.spi.VerbsProvider;
+import org.efaah.verbs.SendRequests;
 import org.efaah.verbs.WorkCompletion;
 
 /**
@@ -372,36 +373,57 @@ final class NativeVerbsProvider
 
     /**
      * One {@code ibv_post_send(3)} of up to 64 chained sends to one destination; more are posted 64
-     * at a time.
+     * at a time. Copies the arrays into native requests first: the endpoint posts with
+     * {@link SendRequests} instead.
      *
      * @throws IllegalArgumentException if {@code count} is not 1..the arrays' length, or a number is out of range
      */
     @Override
     public int postSends(long qp, long ah, int remoteQpn, int remoteQkey, long mr, int[] offsets, int[] lengths,
                          long[] wrIds, int count) {
-        Ranges.check("remote_qpn", remoteQpn, 0, MAX_QPN);
         Ranges.check("count", count, 1, Math.min(offsets.length, Math.min(lengths.length, wrIds.length)));
-        IntPointer posted = Scratch.get().count;
+        SendRequests requests = SendRequests.allocate(count);
+        for (int i = 0; i < count; i++) {
+            requests.set(i, offsets[i], lengths[i], wrIds[i]);
+        }
+        return postSends(qp, ah, remoteQpn, remoteQkey, mr, requests, count);
+    }
+
+    /**
+     * One {@code ibv_post_send(3)} of up to 64 chained sends to one destination, the stub reading
+     * the requests where they lie; more are posted 64 at a time. Allocates nothing, takes no
+     * thread-local and makes one native call per 64 sends: the count posted is its return value.
+     *
+     * @throws IllegalArgumentException if {@code count} is not 1..{@code requests.capacity()}, or
+     *                                  {@code remoteQpn} is not 24 bits
+     */
+    @Override
+    public int postSends(long qp, long ah, int remoteQpn, int remoteQkey, long mr, SendRequests requests, int count) {
+        Ranges.check("remote_qpn", remoteQpn, 0, MAX_QPN);
+        Ranges.check("count", count, 1, requests.capacity());
+        ByteBuffer memory = requests.buffer();
         int done = 0;
         while (done < count) {
             int n = Math.min(count - done, MAX_BATCH);
-            int[] o = done == 0 ? offsets : java.util.Arrays.copyOfRange(offsets, done, done + n);
-            int[] l = done == 0 ? lengths : java.util.Arrays.copyOfRange(lengths, done, done + n);
-            long[] w = done == 0 ? wrIds : java.util.Arrays.copyOfRange(wrIds, done, done + n);
-            int rc = NativeVerbs.efa_ah_post_send_batch(qp, ah, remoteQpn, remoteQkey, mr, o, l, w, n, posted);
-            if (rc != 0) {
+            // Past the first 64: a view of the rest, allocated only for a batch that large.
+            ByteBuffer from = done == 0 ? memory : memory.slice(done * SEND_REQUEST_BYTES, n * SEND_REQUEST_BYTES);
+            int rc = NativeVerbs.efa_ah_post_sends(qp, ah, remoteQpn, remoteQkey, mr, from, n);
+            if (rc < 0) {
                 if (done == 0) {
                     throw error("ibv_post_send", rc, count + " sends to qpn 0x" + Integer.toHexString(remoteQpn));
                 }
                 return done;
             }
-            done += posted.get();
-            if (posted.get() < n) {
+            done += rc;
+            if (rc < n) {
                 return done;
             }
         }
         return done;
     }
+
+    /** {@code sizeof(struct efa_ah_send_req)}. */
+    private static final int SEND_REQUEST_BYTES = 16;
 
     /** {@code EFA_AH_MAX_BATCH}: work requests one batched call of the stub takes. */
     private static final int MAX_BATCH = 64;

@@ -1,6 +1,7 @@
 package org.efaah.verbs.spi;
 
 import org.efaah.verbs.AddressHandleAttributes;
+import org.efaah.verbs.SendRequests;
 import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.WorkCompletion;
 import org.efaah.verbs.QueuePairState;
@@ -128,6 +129,37 @@ public interface DatagramVerbs {
         for (int i = 0; i < count; i++) {
             try {
                 postSend(qp, ah, remoteQpn, remoteQkey, mr, offsets[i], lengths[i], wrIds[i]);
+            } catch (VerbsException e) {
+                if (i == 0) {
+                    throw e;
+                }
+                return i;
+            }
+        }
+        return count;
+    }
+
+    /**
+     * {@link #postSends(long, long, int, int, long, int[], int[], long[], int)} with the requests in
+     * native memory: send {@code i} is {@code requests.length(i)} bytes at {@code requests.offset(i)}
+     * in {@code mr}, with {@code requests.wrId(i)}. The endpoint posts this way, as a provider that
+     * crosses into native code can hand {@link SendRequests#buffer()} over without copying arrays.
+     * By default one {@link #postSend} each, stopping at the first refused.
+     *
+     * @param qp         a QP handle in RTS
+     * @param ah         a handle {@link VerbsProvider#createAh} returned, on the QP's PD
+     * @param remoteQpn  the destination QPN (24 bits)
+     * @param remoteQkey the destination's Q_Key (32 bits)
+     * @param mr         a handle {@link #registerMemory} returned
+     * @param requests   the work requests, at least {@code count}
+     * @param count      sends to post, 1..{@code requests.capacity()}
+     * @return how many were posted, from the first, as the arrays' form returns
+     * @throws VerbsException as {@link #postSend} when the first is refused
+     */
+    default int postSends(long qp, long ah, int remoteQpn, int remoteQkey, long mr, SendRequests requests, int count) {
+        for (int i = 0; i < count; i++) {
+            try {
+                postSend(qp, ah, remoteQpn, remoteQkey, mr, requests.offset(i), requests.length(i), requests.wrId(i));
             } catch (VerbsException e) {
                 if (i == 0) {
                     throw e;

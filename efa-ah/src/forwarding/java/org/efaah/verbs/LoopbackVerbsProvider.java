@@ -1,13 +1,9 @@
-package org.efaah.bench;
+package org.efaah.verbs;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
-import org.efaah.verbs.Errno;
-import org.efaah.verbs.ForwardingVerbsProvider;
 import org.efaah.verbs.spi.QueuePairNumbers;
-import org.efaah.verbs.VerbsException;
-import org.efaah.verbs.WorkCompletion;
 import org.efaah.verbs.mock.MockVerbsProvider;
 
 /**
@@ -16,16 +12,17 @@ import org.efaah.verbs.mock.MockVerbsProvider;
  * does everything else; posts, reposts and polls go to rings here instead: a send is delivered at
  * once into the destination QP's oldest posted receive, behind 40 bytes left as they were, with no
  * {@code IBV_WC_GRH} (the sender is unknown: nothing parses a GRH), and completes at once; a send
- * to a QPN with no receive posted is dropped, as UD drops it. One thread at a time: a bench tool,
- * not a model of a device (that is the mock).
+ * to a QPN with no receive posted is dropped, as UD drops it. One thread at a time: a bench and
+ * test tool (DatapathBench's figures, the endpoint's allocation tests), not a model of a device
+ * (that is the mock).
  */
-final class LoopbackVerbsProvider extends ForwardingVerbsProvider {
+public final class LoopbackVerbsProvider extends ForwardingVerbsProvider {
     private static final int GRH_BYTES = 40;
     private final List<Qp> qps = new ArrayList<>();
     private final List<Cq> cqs = new ArrayList<>();
     private final List<Mr> mrs = new ArrayList<>();
 
-    LoopbackVerbsProvider(MockVerbsProvider mock) {
+    public LoopbackVerbsProvider(MockVerbsProvider mock) {
         super(mock);
     }
 
@@ -172,6 +169,25 @@ final class LoopbackVerbsProvider extends ForwardingVerbsProvider {
         to.count--;
         to.mr[r].buffer().put(to.offset[r] + GRH_BYTES, source.buffer(), offset, length);
         to.recvCq.add(to.wrId[r], GRH_BYTES + length, from.qpn, to.qpn, WorkCompletion.OPCODE_RECV);
+    }
+
+    /** A batch: one {@link #postSend} each, here rather than the mock's (the forwarding default). */
+    @Override
+    public int postSends(long qp, long ah, int remoteQpn, int remoteQkey, long mr, int[] offsets, int[] lengths,
+                         long[] wrIds, int count) {
+        for (int i = 0; i < count; i++) {
+            postSend(qp, ah, remoteQpn, remoteQkey, mr, offsets[i], lengths[i], wrIds[i]);
+        }
+        return count;
+    }
+
+    /** A batch in native memory: likewise. */
+    @Override
+    public int postSends(long qp, long ah, int remoteQpn, int remoteQkey, long mr, SendRequests requests, int count) {
+        for (int i = 0; i < count; i++) {
+            postSend(qp, ah, remoteQpn, remoteQkey, mr, requests.offset(i), requests.length(i), requests.wrId(i));
+        }
+        return count;
     }
 
     @Override
