@@ -139,11 +139,11 @@ final class VirtualThreadWaits {
 
         private static void receiversAndTicker(UdEndpoint sender, AddressHandle ah, List<UdEndpoint> receivers)
                 throws InterruptedException {
-            AtomicReference<Object>[] got = newResults(receivers.size());
+            java.util.List<AtomicReference<Object>> got = newResults(receivers.size());
             List<Thread> threads = new ArrayList<>();
             for (int i = 0; i < receivers.size(); i++) {
                 UdEndpoint r = receivers.get(i);
-                AtomicReference<Object> slot = got[i];
+                AtomicReference<Object> slot = got.get(i);
                 threads.add(startVirtual(() -> {
                     try {
                         slot.set(r.receive(30, TimeUnit.SECONDS));
@@ -180,18 +180,17 @@ final class VirtualThreadWaits {
                     + receivers.size() + " virtual threads waited in receive on 2 carriers (at least " + MIN_TICKS
                     + " expected): the waits held the carriers");
             for (int i = 0; i < receivers.size(); i++) {
-                Object r = got[i].get();
+                Object r = got.get(i).get();
                 check(r instanceof Datagram, "receiver " + i + " got " + r);
                 String text = new String(((Datagram) r).payload(), StandardCharsets.US_ASCII);
                 check(text.equals("to receiver " + i), "receiver " + i + " got '" + text + "'");
             }
         }
 
-        @SuppressWarnings("unchecked")
-        private static AtomicReference<Object>[] newResults(int n) {
-            AtomicReference<Object>[] a = new AtomicReference[n];
+        private static java.util.List<AtomicReference<Object>> newResults(int n) {
+            java.util.List<AtomicReference<Object>> a = new java.util.ArrayList<>(n);
             for (int i = 0; i < n; i++) {
-                a[i] = new AtomicReference<>();
+                a.add(new AtomicReference<>());
             }
             return a;
         }
