@@ -36,6 +36,23 @@ struct efa_ah_efadv_cq {
     int (*wc_read_sgid)(struct efa_ah_efadv_cq *cq, union ibv_gid *sgid);
 };
 
+/*
+ * efadv_sq_depth_attr and efadv_rq_depth_attr (EFA_1.5, rdma-core 63), which older headers lack.
+ * libefa reads them whole (vext_field_avail up to max_inline_data and max_recv_sge).
+ */
+struct efa_ah_efadv_sq_depth_attr {
+    uint64_t comp_mask;
+    uint32_t flags;
+    uint32_t max_send_sge;
+    uint32_t max_rdma_sge;
+    uint32_t max_inline_data;
+};
+
+struct efa_ah_efadv_rq_depth_attr {
+    uint64_t comp_mask;
+    uint32_t max_recv_sge;
+};
+
 /* Values of efadv.h's enums, which are ABI. */
 #define EFA_AH_EFADV_WC_EX_WITH_SGID 1u
 #define EFA_AH_EFADV_QP_DRIVER_TYPE_SRD 0u
@@ -45,6 +62,8 @@ _Static_assert(sizeof(struct efa_ah_efadv_device_attr) == 32, "efadv_device_attr
 _Static_assert(sizeof(struct efa_ah_efadv_ah_attr) == 16, "efadv_ah_attr prefix is 16 bytes");
 _Static_assert(sizeof(struct efa_ah_efadv_cq_init_attr) == 16, "efadv_cq_init_attr prefix is 16 bytes");
 _Static_assert(sizeof(struct efa_ah_efadv_qp_init_attr) == 16, "efadv_qp_init_attr prefix is 16 bytes");
+_Static_assert(sizeof(struct efa_ah_efadv_sq_depth_attr) == 24, "efadv_sq_depth_attr is 24 bytes");
+_Static_assert(sizeof(struct efa_ah_efadv_rq_depth_attr) == 16, "efadv_rq_depth_attr is 16 bytes");
 
 #if defined(__has_include)
 #if __has_include(<infiniband/efadv.h>)
@@ -87,6 +106,19 @@ EFA_AH_PREFIX_OF(efa_ah_efadv_cq, efadv_cq);
 EFA_AH_SAME_FIELD(efa_ah_efadv_cq, efadv_cq, comp_mask);
 EFA_AH_SAME_FIELD(efa_ah_efadv_cq, efadv_cq, wc_read_sgid);
 
+/* rdma-core 63 added EFADV_SQ_DEPTH_ATTR_INLINE_WRITE (an enum) with the structs. */
+#ifdef EFA_AH_HAVE_EFADV_MAX_DEPTH
+EFA_AH_PREFIX_OF(efa_ah_efadv_sq_depth_attr, efadv_sq_depth_attr);
+EFA_AH_SAME_FIELD(efa_ah_efadv_sq_depth_attr, efadv_sq_depth_attr, comp_mask);
+EFA_AH_SAME_FIELD(efa_ah_efadv_sq_depth_attr, efadv_sq_depth_attr, flags);
+EFA_AH_SAME_FIELD(efa_ah_efadv_sq_depth_attr, efadv_sq_depth_attr, max_send_sge);
+EFA_AH_SAME_FIELD(efa_ah_efadv_sq_depth_attr, efadv_sq_depth_attr, max_rdma_sge);
+EFA_AH_SAME_FIELD(efa_ah_efadv_sq_depth_attr, efadv_sq_depth_attr, max_inline_data);
+EFA_AH_PREFIX_OF(efa_ah_efadv_rq_depth_attr, efadv_rq_depth_attr);
+EFA_AH_SAME_FIELD(efa_ah_efadv_rq_depth_attr, efadv_rq_depth_attr, comp_mask);
+EFA_AH_SAME_FIELD(efa_ah_efadv_rq_depth_attr, efadv_rq_depth_attr, max_recv_sge);
+#endif
+
 _Static_assert(EFA_AH_EFADV_WC_EX_WITH_SGID == EFADV_WC_EX_WITH_SGID, "EFADV_WC_EX_WITH_SGID");
 _Static_assert(EFA_AH_EFADV_QP_DRIVER_TYPE_SRD == EFADV_QP_DRIVER_TYPE_SRD, "EFADV_QP_DRIVER_TYPE_SRD");
 #endif
@@ -97,6 +129,8 @@ typedef struct ibv_cq_ex *(*efadv_create_cq_fn)(struct ibv_context *, struct ibv
 typedef struct efa_ah_efadv_cq *(*efadv_cq_from_ibv_cq_ex_fn)(struct ibv_cq_ex *);
 typedef struct ibv_qp *(*efadv_create_qp_ex_fn)(struct ibv_context *, struct ibv_qp_init_attr_ex *,
                                                struct efa_ah_efadv_qp_init_attr *, uint32_t);
+typedef int (*efadv_get_max_sq_depth_fn)(struct ibv_context *, struct efa_ah_efadv_sq_depth_attr *, uint32_t);
+typedef int (*efadv_get_max_rq_depth_fn)(struct ibv_context *, struct efa_ah_efadv_rq_depth_attr *, uint32_t);
 
 static pthread_once_t efadv_once = PTHREAD_ONCE_INIT;
 efadv_query_device_fn efadv_query_device_ptr;
@@ -104,6 +138,8 @@ efadv_query_ah_fn efadv_query_ah_ptr;
 static efadv_create_cq_fn create_cq_ptr;
 static efadv_cq_from_ibv_cq_ex_fn cq_from_ex_ptr;
 static efadv_create_qp_ex_fn create_qp_ex_ptr;
+static efadv_get_max_sq_depth_fn max_sq_depth_ptr;
+static efadv_get_max_rq_depth_fn max_rq_depth_ptr;
 static uint32_t families;
 
 /* POSIX guarantees object and function pointers convert; the memcpy avoids a pedantic warning. */
@@ -121,6 +157,8 @@ uint32_t efa_ah_efadv_resolve(void *handle, efa_ah_symbol_lookup lookup, struct 
     void *create_cq = lookup(handle, "efadv_create_cq");
     void *cq_from_ex = lookup(handle, "efadv_cq_from_ibv_cq_ex");
     void *create_qp_ex = lookup(handle, "efadv_create_qp_ex");
+    void *max_sq_depth = lookup(handle, "efadv_get_max_sq_depth");
+    void *max_rq_depth = lookup(handle, "efadv_get_max_rq_depth");
     /* Each family stands alone: an older libefa may know SRD QPs but not the CQ with the GID. */
     if (query_device != NULL && query_ah != NULL) {
         out->query_device = query_device;
@@ -135,6 +173,11 @@ uint32_t efa_ah_efadv_resolve(void *handle, efa_ah_symbol_lookup lookup, struct 
     if (create_qp_ex != NULL) {
         out->create_qp_ex = create_qp_ex;
         found |= EFA_AH_EFADV_SRD;
+    }
+    if (max_sq_depth != NULL && max_rq_depth != NULL) {
+        out->get_max_sq_depth = max_sq_depth;
+        out->get_max_rq_depth = max_rq_depth;
+        found |= EFA_AH_EFADV_DEPTH;
     }
     return found;
 }
@@ -158,6 +201,10 @@ static void efadv_load(void)
     }
     if (found.create_qp_ex != NULL) {
         EFA_AH_SET_FN(create_qp_ex_ptr, found.create_qp_ex);
+    }
+    if (found.get_max_sq_depth != NULL) {
+        EFA_AH_SET_FN(max_sq_depth_ptr, found.get_max_sq_depth);
+        EFA_AH_SET_FN(max_rq_depth_ptr, found.get_max_rq_depth);
     }
 }
 
@@ -358,5 +405,37 @@ int efa_ah_efadv_create_srd_qp(uint64_t pd, uint64_t send_cq, uint64_t recv_cq, 
     }
     *qp = (uint64_t)(uintptr_t)created;
     *qpn = created->qp_num;
+    return 0;
+}
+
+/*
+ * What the QPs made here ask for (efa_ah_efadv_create_srd_qp, efa_ah_create_ud_qp): one send SGE,
+ * no RDMA SGE (RDMA is never posted), cap.max_inline_data 0 (sends are never IBV_SEND_INLINE),
+ * no EFADV_QP_FLAGS_INLINE_WRITE; one receive SGE. The depths libefa computes for exactly these
+ * are the ones its efa_check_qp_limits holds the QP to.
+ */
+int efa_ah_efadv_max_depths(uint64_t context, int32_t *sq_depth, int32_t *rq_depth)
+{
+    if (context == 0 || sq_depth == NULL || rq_depth == NULL) {
+        return -EINVAL;
+    }
+    *sq_depth = -EOPNOTSUPP;
+    *rq_depth = -EOPNOTSUPP;
+    efadv_init();
+    if (max_sq_depth_ptr == NULL) {
+        return 0;
+    }
+    struct ibv_context *ctx = (struct ibv_context *)(uintptr_t)context;
+    struct efa_ah_efadv_sq_depth_attr sq;
+    memset(&sq, 0, sizeof(sq));
+    sq.max_send_sge = 1;
+    /* Both return the depth, or a negative errno (efadv_get_max_sq_depth, efadv_get_max_rq_depth). */
+    int rc = max_sq_depth_ptr(ctx, &sq, (uint32_t)sizeof(sq));
+    *sq_depth = rc;
+    struct efa_ah_efadv_rq_depth_attr rq;
+    memset(&rq, 0, sizeof(rq));
+    rq.max_recv_sge = 1;
+    rc = max_rq_depth_ptr(ctx, &rq, (uint32_t)sizeof(rq));
+    *rq_depth = rc;
     return 0;
 }

@@ -273,6 +273,7 @@ int efa_ah_efadv_available(void);
 #define EFA_AH_EFADV_QUERY 2u   /* efadv_query_device, efadv_query_ah (EFA_1.1) */
 #define EFA_AH_EFADV_CQ 4u      /* efadv_create_cq, efadv_cq_from_ibv_cq_ex (EFA_1.2) */
 #define EFA_AH_EFADV_SRD 8u     /* efadv_create_qp_ex (EFA_1.1) */
+#define EFA_AH_EFADV_DEPTH 16u  /* efadv_get_max_sq_depth, efadv_get_max_rq_depth (EFA_1.5, rdma-core 63) */
 uint32_t efa_ah_efadv_families(void);
 
 /* Bytes for an enum ibv_mtu value (1..5 -> 256..4096), 0 for any other value. */
@@ -433,6 +434,16 @@ int efa_ah_efadv_poll_cq(uint64_t cq, struct efa_ah_wc *wc, uint32_t capacity, u
  */
 int efa_ah_efadv_create_srd_qp(uint64_t pd, uint64_t send_cq, uint64_t recv_cq, uint32_t max_send_wr,
                                uint32_t max_recv_wr, uint64_t *qp, uint32_t *qpn);
+
+/*
+ * efadv_get_max_sq_depth and efadv_get_max_rq_depth for the QPs made here (one SGE each way, no
+ * RDMA SGE, no inline data, no inline write): the deepest send and receive queue the device
+ * takes, which libefa's efa_check_qp_limits holds max_send_wr and max_recv_wr to since rdma-core
+ * 63. *sq_depth and *rq_depth receive each depth, or a negative errno where that call failed;
+ * -EOPNOTSUPP in both where libefa lacks the pair (before rdma-core 63) or is absent, or the
+ * device is not EFA. Returns -EINVAL for a bad argument, else 0.
+ */
+int efa_ah_efadv_max_depths(uint64_t context, int32_t *sq_depth, int32_t *rq_depth);
 
 /* ---- Network changes for RoCE (efa_ah_netlink.c): rtnetlink, one socket per channel ---- */
 

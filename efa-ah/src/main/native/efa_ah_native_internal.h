@@ -87,6 +87,8 @@ struct efa_ah_efadv_symbols {
     void *create_cq;
     void *cq_from_ex;
     void *create_qp_ex;
+    void *get_max_sq_depth;
+    void *get_max_rq_depth;
 };
 
 typedef void *(*efa_ah_symbol_lookup)(void *handle, const char *name);

@@ -209,6 +209,38 @@ static void gid_type(int old)
     CHECK_EQ(old ? 0 : IBV_GID_TYPE_IB, type);
 }
 
+/*
+ * efadv_get_max_sq_depth and efadv_get_max_rq_depth (EFA_1.5) as EFA_DOUBLE_MAX_DEPTH sets them,
+ * and the SRD QP held to them as libefa's efa_check_qp_limits holds it (max_sq_wr and max_rq_wr
+ * where absent): the depths the Java endpoint checks first.
+ */
+static void max_depths(void)
+{
+    const char *mode = getenv("EFA_DOUBLE_MAX_DEPTH");
+    int absent = mode != NULL && strcmp(mode, "absent") == 0;
+    int smaller = mode != NULL && strcmp(mode, "smaller") == 0;
+    CHECK_EQ(EFA_AH_EFADV_DEPTH, efa_ah_efadv_families() & EFA_AH_EFADV_DEPTH);
+    int32_t sq = 0, rq = 0;
+    CHECK_EQ(-EINVAL, efa_ah_efadv_max_depths(0, &sq, &rq));
+    CHECK_EQ(0, efa_ah_efadv_max_depths(context, &sq, &rq));
+    CHECK_EQ(absent ? -EOPNOTSUPP : smaller ? 1024 : 4096, sq);
+    CHECK_EQ(absent ? -EOPNOTSUPP : smaller ? 2048 : 8192, rq);
+    int send_limit = smaller ? 1024 : 4096;
+    int recv_limit = smaller ? 2048 : 8192;
+    uint64_t pd, cq, qp;
+    uint32_t qpn;
+    CHECK_EQ(0, efa_ah_alloc_pd(context, &pd));
+    CHECK_EQ(0, efa_ah_efadv_create_cq(context, 16, &cq));
+    CHECK_EQ(0, efa_ah_efadv_create_srd_qp(pd, cq, cq, send_limit, recv_limit, &qp, &qpn));
+    CHECK_EQ(0, efa_ah_destroy_qp(qp));
+    CHECK_EQ(-EINVAL, efa_ah_efadv_create_srd_qp(pd, cq, cq, send_limit + 1, 1, &qp, &qpn));
+    if ((uint32_t)recv_limit < EFA_AH_MAX_QP_WR) {
+        CHECK_EQ(-EINVAL, efa_ah_efadv_create_srd_qp(pd, cq, cq, 1, recv_limit + 1, &qp, &qpn));
+    }
+    CHECK_EQ(0, efa_ah_destroy_cq(cq));
+    CHECK_EQ(0, efa_ah_dealloc_pd(pd));
+}
+
 int main(int argc, char **argv)
 {
     int removed = argc > 1 && strcmp(argv[1], "removed") == 0;
@@ -225,6 +257,7 @@ int main(int argc, char **argv)
     srd_layout_and_rnr();
     async_reader(removed, path);
     gid_type(old);
+    max_depths();
     CHECK_EQ(0, efa_ah_close_device(context));
     if (failures != 0) {
         fprintf(stderr, "%d check(s) failed\n", failures);

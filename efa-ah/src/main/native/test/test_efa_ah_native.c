@@ -406,11 +406,26 @@ static void older_libefa_offers_what_it_has(void)
     CHECK_EQ(EFA_AH_EFADV_LOADED, efa_ah_efadv_resolve(&handle, fake_lookup, &found));
     CHECK_EQ(1, found.query_device == NULL && found.create_cq == NULL);
 
-    static const char *const all[] = {"efadv_query_device", "efadv_query_ah", "efadv_create_qp_ex",
-                                      "efadv_create_cq", "efadv_cq_from_ibv_cq_ex", NULL};
-    known_symbols = all;
+    /* Before rdma-core 63 (EFA_1.5): no depths, the rest whole. */
+    static const char *const before_depth[] = {"efadv_query_device", "efadv_query_ah", "efadv_create_qp_ex",
+                                               "efadv_create_cq", "efadv_cq_from_ibv_cq_ex", NULL};
+    known_symbols = before_depth;
     CHECK_EQ(EFA_AH_EFADV_LOADED | EFA_AH_EFADV_QUERY | EFA_AH_EFADV_SRD | EFA_AH_EFADV_CQ,
              efa_ah_efadv_resolve(&handle, fake_lookup, &found));
+    CHECK_EQ(1, found.get_max_sq_depth == NULL && found.get_max_rq_depth == NULL);
+
+    static const char *const half_depth[] = {"efadv_query_device", "efadv_query_ah", "efadv_get_max_sq_depth", NULL};
+    known_symbols = half_depth;
+    CHECK_EQ(EFA_AH_EFADV_LOADED | EFA_AH_EFADV_QUERY, efa_ah_efadv_resolve(&handle, fake_lookup, &found));
+    CHECK_EQ(1, found.get_max_sq_depth == NULL);
+
+    static const char *const all[] = {"efadv_query_device", "efadv_query_ah", "efadv_create_qp_ex",
+                                      "efadv_create_cq", "efadv_cq_from_ibv_cq_ex", "efadv_get_max_sq_depth",
+                                      "efadv_get_max_rq_depth", NULL};
+    known_symbols = all;
+    CHECK_EQ(EFA_AH_EFADV_LOADED | EFA_AH_EFADV_QUERY | EFA_AH_EFADV_SRD | EFA_AH_EFADV_CQ | EFA_AH_EFADV_DEPTH,
+             efa_ah_efadv_resolve(&handle, fake_lookup, &found));
+    CHECK_EQ(1, found.get_max_sq_depth != NULL && found.get_max_rq_depth != NULL);
     CHECK_EQ(0, efa_ah_efadv_resolve(NULL, fake_lookup, &found));
 
     /* This host's answer is one of those, and stable. */

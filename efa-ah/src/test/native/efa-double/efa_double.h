@@ -50,6 +50,18 @@
  *   EFA_DOUBLE_DEV_PATH=PATH         every device's dev_path (default a sysfs path this host
  *                                    lacks, /sys/class/infiniband_verbs/uverbsN)
  *   EFA_DOUBLE_RNR_RETRY_CAP=1|0     efadv reports the RNR_RETRY capability (default 1)
+ *   EFA_DOUBLE_MAX_DEPTH=absent|device|smaller  efadv_get_max_sq_depth and efadv_get_max_rq_depth
+ *                                    (EFA_1.5, rdma-core 63): absent, a libefa before 63, whose
+ *                                    efa_check_qp_limits holds max_send_wr and max_recv_wr to
+ *                                    max_sq_wr and max_rq_wr (the symbols stay in the version
+ *                                    map, so both answer -EOPNOTSUPP, which the stub takes for
+ *                                    a libefa without them); device (the default), rdma-core
+ *                                    63's efa_calc_sq_max_depth (an LLQ of max_sq_wr 64-byte
+ *                                    descriptors) and efa_calc_rq_max_depth (max_rq_wr over
+ *                                    max_recv_sge), which the QP's depths are then held to;
+ *                                    smaller, as device with depths 1024 and 2048, below
+ *                                    max_sq_wr and max_rq_wr, so that a check against those
+ *                                    alone shows
  * and, to shape what the device does to the traffic:
  *   EFA_DOUBLE_RNR_STALL=K:MS        a receiver that falls behind for a moment: once K datagrams
  *                                    have reached SRD QPs, for MS milliseconds every SRD QP shows
@@ -87,5 +99,9 @@ struct ibv_qp *efa_double_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr_e
 int efa_double_is_efa(struct ibv_context *ctx);
 void efa_double_device_attr(struct ibv_context *ctx, struct efadv_device_attr *attr);
 uint16_t efa_double_ahn(struct ibv_ah *ah);
+/* EFA_DOUBLE_MAX_DEPTH's answers: a depth, -EINVAL beyond the device, or -EOPNOTSUPP where absent. */
+int efa_double_max_sq_depth(struct ibv_context *ctx, uint32_t max_send_sge, uint32_t max_rdma_sge,
+                            uint32_t max_inline_data, int inline_write);
+int efa_double_max_rq_depth(struct ibv_context *ctx, uint32_t max_recv_sge);
 
 #endif

@@ -114,3 +114,59 @@ struct efadv_cq *efadv_cq_from_ibv_cq_ex(struct ibv_cq_ex *cq)
 {
     return efa_double_efadv_cq(cq);
 }
+
+/*
+ * efadv_sq_depth_attr and efadv_rq_depth_attr (rdma-core 63): the header's where it has them,
+ * else the same layout here (an older efadv.h declares neither the structs nor the functions).
+ */
+#ifdef EFA_DOUBLE_HAVE_EFADV_MAX_DEPTH
+#define double_sq_depth_attr efadv_sq_depth_attr
+#define double_rq_depth_attr efadv_rq_depth_attr
+#else
+struct double_sq_depth_attr {
+    uint64_t comp_mask;
+    uint32_t flags;
+    uint32_t max_send_sge;
+    uint32_t max_rdma_sge;
+    uint32_t max_inline_data;
+};
+
+struct double_rq_depth_attr {
+    uint64_t comp_mask;
+    uint32_t max_recv_sge;
+};
+
+int efadv_get_max_sq_depth(struct ibv_context *ctx, struct double_sq_depth_attr *attr, uint32_t inlen);
+int efadv_get_max_rq_depth(struct ibv_context *ctx, struct double_rq_depth_attr *attr, uint32_t inlen);
+#endif
+
+#define DOUBLE_SQ_DEPTH_ATTR_INLINE_WRITE 1u
+
+/*
+ * efadv_get_max_sq_depth: -EOPNOTSUPP off EFA; -EINVAL when inlen stops before max_inline_data, a
+ * comp_mask, or an SGE count or inline size beyond the device's; else the depth (negative errno
+ * convention, unlike efadv_query_device).
+ */
+int efadv_get_max_sq_depth(struct ibv_context *ctx, struct double_sq_depth_attr *attr, uint32_t inlen)
+{
+    if (!efa_double_is_efa(ctx)) {
+        return -EOPNOTSUPP;
+    }
+    if (inlen < FIELD_END(struct double_sq_depth_attr, max_inline_data) || attr->comp_mask != 0) {
+        return -EINVAL;
+    }
+    return efa_double_max_sq_depth(ctx, attr->max_send_sge, attr->max_rdma_sge, attr->max_inline_data,
+                                   (attr->flags & DOUBLE_SQ_DEPTH_ATTR_INLINE_WRITE) != 0);
+}
+
+/* efadv_get_max_rq_depth: as efadv_get_max_sq_depth, for max_recv_sge. */
+int efadv_get_max_rq_depth(struct ibv_context *ctx, struct double_rq_depth_attr *attr, uint32_t inlen)
+{
+    if (!efa_double_is_efa(ctx)) {
+        return -EOPNOTSUPP;
+    }
+    if (inlen < FIELD_END(struct double_rq_depth_attr, max_recv_sge) || attr->comp_mask != 0) {
+        return -EINVAL;
+    }
+    return efa_double_max_rq_depth(ctx, attr->max_recv_sge);
+}

@@ -31,6 +31,13 @@
 #define MAX_CQE 32768
 #define INLINE_BUF_SIZE 32
 #define MAX_MSG_SZ 8928
+/* max_wr_rdma_sge, and the LLQ: max_sq_wr descriptors of 64 bytes (EFA_IO_TX_DESC_SIZE_64). */
+#define MAX_RDMA_SGE 1
+#define TX_DESC_INLINE_MAX 32
+#define LLQ_SIZE (MAX_SQ_WR * 64)
+/* EFA_DOUBLE_MAX_DEPTH=smaller: depths below max_sq_wr and max_rq_wr (powers of two, as LLQs are). */
+#define SMALLER_SQ_DEPTH 1024
+#define SMALLER_RQ_DEPTH 2048
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -55,6 +62,9 @@ static int rnr_retry_cap = 1;
 #define DEFAULT_MAX_AH 1024
 static int max_ah = DEFAULT_MAX_AH;
 static int ahn_lowest;
+/* EFA_DOUBLE_MAX_DEPTH: absent (a libefa before rdma-core 63), device (the default) or smaller. */
+enum { DEPTH_ABSENT, DEPTH_DEVICE, DEPTH_SMALLER };
+static int max_depth_mode = DEPTH_DEVICE;
 /* EFA_DOUBLE_RNR_STALL=K:MS (stall_after -1: none) and EFA_DOUBLE_HOLD_SENDS=N; under lock after init. */
 static long stall_after = -1;
 static long stall_millis;
@@ -86,6 +96,17 @@ static void init_devices(void)
         abort();
     }
     ahn_lowest = ahn != NULL && strcmp(ahn, "lowest") == 0;
+    const char *depth = getenv("EFA_DOUBLE_MAX_DEPTH");
+    if (depth != NULL && *depth != '\0') {
+        if (strcmp(depth, "absent") == 0) {
+            max_depth_mode = DEPTH_ABSENT;
+        } else if (strcmp(depth, "smaller") == 0) {
+            max_depth_mode = DEPTH_SMALLER;
+        } else if (strcmp(depth, "device") != 0) {
+            fprintf(stderr, "efa double: EFA_DOUBLE_MAX_DEPTH=%s is none of absent, device, smaller\n", depth);
+            abort();
+        }
+    }
     const char *stall = getenv("EFA_DOUBLE_RNR_STALL");
     if (stall != NULL && *stall != '\0'
         && (sscanf(stall, "%ld:%ld", &stall_after, &stall_millis) != 2 || stall_after < 0 || stall_millis < 0)) {
@@ -1139,8 +1160,16 @@ static struct ibv_qp *create(struct ibv_pd *pd, struct ibv_qp_init_attr *attr, i
         return fail(EINVAL);
     }
     struct ibv_qp_cap *cap = &attr->cap;
-    if (cap->max_send_sge > MAX_SQ_SGE || cap->max_recv_sge > MAX_RQ_SGE || cap->max_send_wr > MAX_SQ_WR
-        || cap->max_recv_wr > MAX_RQ_WR || cap->max_inline_data > INLINE_BUF_SIZE) {
+    if (cap->max_send_sge > MAX_SQ_SGE || cap->max_recv_sge > MAX_RQ_SGE || cap->max_inline_data > INLINE_BUF_SIZE) {
+        return fail(EINVAL);
+    }
+    /*
+     * Before rdma-core 63 the depths are held to max_sq_wr and max_rq_wr; since, to
+     * efa_calc_sq_max_depth and efa_calc_rq_max_depth (what efadv_get_max_*_depth report).
+     */
+    if (max_depth_mode == DEPTH_ABSENT ? cap->max_send_wr > MAX_SQ_WR || cap->max_recv_wr > MAX_RQ_WR
+        : (int64_t)cap->max_send_wr > efa_double_max_sq_depth(pd->context, cap->max_send_sge, 0, cap->max_inline_data, 0)
+          || (int64_t)cap->max_recv_wr > efa_double_max_rq_depth(pd->context, cap->max_recv_sge > 0 ? cap->max_recv_sge : 1)) {
         return fail(EINVAL);
     }
     struct qp *q = calloc(1, sizeof(*q));
@@ -1754,6 +1783,50 @@ int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *eve
 void ibv_ack_async_event(struct ibv_async_event *event)
 {
     (void)event;
+}
+
+/*
+ * efa_calc_sq_max_depth: the LLQ over the descriptor's size (128 bytes with more inline data than
+ * a 64-byte one holds, or inline write), rounded down to a power of two; -EOPNOTSUPP where
+ * EFA_DOUBLE_MAX_DEPTH=absent (the stub then meets what a libefa without the call gives it).
+ * EFA_DOUBLE_MAX_DEPTH=smaller reports SMALLER_SQ_DEPTH instead, below max_sq_wr.
+ */
+int efa_double_max_sq_depth(struct ibv_context *ctx, uint32_t max_send_sge, uint32_t max_rdma_sge,
+                            uint32_t max_inline_data, int inline_write)
+{
+    (void)ctx;
+    if (max_depth_mode == DEPTH_ABSENT) {
+        return -EOPNOTSUPP;
+    }
+    /* efadv_get_max_sq_depth's checks against ctx->max_sq_sge, max_wr_rdma_sge, inline_buf_size_ex. */
+    if (max_send_sge > MAX_SQ_SGE || max_rdma_sge > MAX_RDMA_SGE || max_inline_data > INLINE_BUF_SIZE) {
+        return -EINVAL;
+    }
+    int wqe = max_inline_data > TX_DESC_INLINE_MAX || inline_write ? 128 : 64;
+    int depth = 1;
+    while (depth * 2 <= LLQ_SIZE / wqe) {
+        depth *= 2;
+    }
+    return max_depth_mode == DEPTH_SMALLER && depth > SMALLER_SQ_DEPTH ? SMALLER_SQ_DEPTH : depth;
+}
+
+/* efa_calc_rq_max_depth: max_rq_wr over max_recv_sge (1 or more); smaller: SMALLER_RQ_DEPTH at most. */
+int efa_double_max_rq_depth(struct ibv_context *ctx, uint32_t max_recv_sge)
+{
+    (void)ctx;
+    if (max_depth_mode == DEPTH_ABSENT) {
+        return -EOPNOTSUPP;
+    }
+    if (max_recv_sge > MAX_RQ_SGE) {
+        return -EINVAL;
+    }
+    if (max_recv_sge == 0) {
+        /* libefa divides by it unchecked (SIGFPE): misuse that a test run must show. */
+        fprintf(stderr, "efa double: efadv_get_max_rq_depth with max_recv_sge 0 divides by zero in libefa\n");
+        abort();
+    }
+    int depth = MAX_RQ_WR / (int)max_recv_sge;
+    return max_depth_mode == DEPTH_SMALLER && depth > SMALLER_RQ_DEPTH ? SMALLER_RQ_DEPTH : depth;
 }
 
 void efa_double_device_attr(struct ibv_context *ctx, struct efadv_device_attr *attr)

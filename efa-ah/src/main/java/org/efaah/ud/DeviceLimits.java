@@ -1,5 +1,6 @@
 package org.efaah.ud;
 
+import java.util.OptionalInt;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.EfaDeviceAttributes;
 import org.efaah.verbs.Errno;
@@ -23,10 +24,21 @@ final class DeviceLimits {
     }
 
     /**
-     * Queue depths against the device, before anything is created: {@code max_qp_wr}, and on EFA
-     * efadv's {@code max_sq_wr} (where smaller) and {@code max_rq_wr} (in place of
-     * {@code max_qp_wr}) where reported, as libefa's {@code efa_check_qp_limits} would refuse them
-     * later with a bare EINVAL from {@code ibv_create_qp}.
+     * Queue depths against the device, before anything is created, as libefa's
+     * {@code efa_check_qp_limits} would refuse them later with a bare EINVAL from
+     * {@code ibv_create_qp}: {@code max_qp_wr}, and on EFA the smaller of efadv's {@code max_sq_wr}
+     * and {@code efadv_get_max_sq_depth} for sends, {@code efadv_get_max_rq_depth} (else
+     * {@code max_rq_wr}) in place of {@code max_qp_wr} for receives, each where reported.
+     */
+    /*
+     * Since rdma-core 63 efa_check_qp_limits compares max_send_wr with efa_calc_sq_max_depth (the
+     * LLQ's size over the descriptor's, rounded down to a power of two), which
+     * efadv_get_max_sq_depth returns, rather than max_sq_wr; and max_recv_wr with
+     * efa_calc_rq_max_depth (max_rq_wr over max_recv_sge), efadv_get_max_rq_depth's. The send side
+     * keeps max_sq_wr too, the smaller winning: libfabric's efa_user_info.c sizes its TX queue from
+     * max_sq_wr and asks efadv_get_max_sq_depth only for wide descriptors, so a depth above
+     * max_sq_wr is one no EFA user runs. Before rdma-core 63 (no such call) max_sq_wr and max_rq_wr
+     * alone, today's rule.
      */
     static void checkDepths(Device device, QpSettings options) {
         int qpWr = device.attributes().limits().maxQpWr();
@@ -46,6 +58,16 @@ final class DeviceLimits {
                 // (libfabric runs 8k receives on 4k sends).
                 receive = efa.maxRqWr();
                 receiveName = "max_rq_wr";
+            }
+            OptionalInt sqDepth = device.efaMaxSqDepth();
+            if (sqDepth.isPresent() && sqDepth.getAsInt() < send) {
+                send = sqDepth.getAsInt();
+                sendName = "efadv_get_max_sq_depth";
+            }
+            OptionalInt rqDepth = device.efaMaxRqDepth();
+            if (rqDepth.isPresent()) {
+                receive = rqDepth.getAsInt();
+                receiveName = "efadv_get_max_rq_depth";
             }
         }
         checkDepth("sendDepth", options.sendDepth(), send, sendName, device);

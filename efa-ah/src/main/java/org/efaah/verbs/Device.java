@@ -2,10 +2,12 @@ package org.efaah.verbs;
 
 import org.efaah.internal.Ranges;
 import org.efaah.verbs.spi.AsyncEvent;
+import org.efaah.verbs.spi.EfaVerbs;
 import org.efaah.verbs.spi.VerbsProvider;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -189,6 +191,47 @@ public final class Device implements AutoCloseable {
             throw new VerbsException("efadv_query_device", Errno.EOPNOTSUPP, name() + " is not an EFA device");
         }
         return guard.get(() -> provider.efa().queryDevice(context));
+    }
+
+    /**
+     * {@code efadv_get_max_sq_depth(3)}: the deepest send queue this EFA device takes for an
+     * endpoint's QP, where libefa reports it (rdma-core 63 and later).
+     *
+     * @return the depth; empty on a device that is not EFA, or where libefa or the provider does
+     *         not report it (then {@link EfaDeviceAttributes#maxSqWr()} is the limit)
+     * @throws VerbsException with the errno where the call exists and fails
+     */
+    public OptionalInt efaMaxSqDepth() {
+        return efaDepth(true);
+    }
+
+    /**
+     * {@code efadv_get_max_rq_depth(3)}: the deepest receive queue this EFA device takes for an
+     * endpoint's QP (one SGE), where libefa reports it, as {@link #efaMaxSqDepth()}.
+     *
+     * @return the depth, or empty (then {@link EfaDeviceAttributes#maxRqWr()} is the limit)
+     * @throws VerbsException with the errno where the call exists and fails
+     */
+    public OptionalInt efaMaxRqDepth() {
+        return efaDepth(false);
+    }
+
+    private OptionalInt efaDepth(boolean send) {
+        if (!isEfa()) {
+            return OptionalInt.empty();
+        }
+        return guard.get(() -> {
+            EfaVerbs facet;
+            try {
+                facet = provider.efa();
+            } catch (VerbsException e) {
+                if (e.errno() != Errno.EOPNOTSUPP) {
+                    throw e;
+                }
+                return OptionalInt.empty(); // a provider without EFA extensions reports no depth
+            }
+            return send ? facet.maxSqDepth(context) : facet.maxRqDepth(context);
+        });
     }
 
     /**

@@ -49,8 +49,10 @@ class EfaReceiveDepthNativeTest {
             }
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> UdEndpoint.open(pd, cache,
                     UdEndpoint.Options.defaults().withMaxMessageSize(64).withDepths(16, maxRqWr + 1)));
+            // efadv_get_max_rq_depth names the limit where libefa reports it (EfaQueueDepthNativeTest).
+            String limit = device.efaMaxRqDepth().isPresent() ? "efadv_get_max_rq_depth" : "max_rq_wr";
             assertEquals("receiveDepth: " + (maxRqWr + 1) + " is out of range; valid 1.." + maxRqWr + " ("
-                    + device.name() + "'s max_rq_wr)", e.getMessage());
+                    + device.name() + "'s " + limit + ")", e.getMessage());
         }
     }
 }

@@ -2,6 +2,7 @@ package org.efaah.verbs.ibverbs;
 
 import java.nio.ByteBuffer;
 import java.util.Objects;
+import java.util.OptionalInt;
 import org.efaah.verbs.EfaDeviceAttributes;
 import org.efaah.verbs.spi.EfaVerbs;
 import org.efaah.verbs.Errno;
@@ -38,6 +39,7 @@ final class NativeEfaVerbs implements EfaVerbs {
                 case NativeVerbs.EFADV_QUERY -> "efadv_query_device/efadv_query_ah (EFA_1.1)";
                 case NativeVerbs.EFADV_CQ -> "efadv_create_cq/efadv_cq_from_ibv_cq_ex (EFA_1.2, rdma-core 43 and later)";
                 case NativeVerbs.EFADV_SRD -> "efadv_create_qp_ex (EFA_1.1)";
+                case NativeVerbs.EFADV_DEPTH -> "efadv_get_max_sq_depth/efadv_get_max_rq_depth (EFA_1.5, rdma-core 63 and later)";
                 default -> "family " + family;
             };
         }
@@ -175,5 +177,39 @@ final class NativeEfaVerbs implements EfaVerbs {
                     + (rnrRetry == RNR_RETRY_DEVICE_DEFAULT ? ", rnr_retry left at the device's default"
                     : ", rnr_retry " + rnrRetry + " (EFA takes it only with EFADV_DEVICE_ATTR_CAPS_RNR_RETRY)"));
         }
+    }
+
+    /**
+     * {@code efadv_get_max_sq_depth} through the stub's {@code efa_ah_efadv_max_depths}: empty where
+     * it answers EOPNOTSUPP (libefa before rdma-core 63 lacks the call; a libefa that has it says so
+     * off EFA).
+     */
+    @Override
+    public OptionalInt maxSqDepth(long context) {
+        return depth(context, true);
+    }
+
+    /** {@code efadv_get_max_rq_depth}, as {@link #maxSqDepth}. */
+    @Override
+    public OptionalInt maxRqDepth(long context) {
+        return depth(context, false);
+    }
+
+    private static OptionalInt depth(long context, boolean send) {
+        int[] sq = new int[1];
+        int[] rq = new int[1];
+        int rc = NativeVerbs.efa_ah_efadv_max_depths(context, sq, rq);
+        if (rc != 0) {
+            throw NativeVerbsProvider.error("efadv_get_max_" + (send ? "sq" : "rq") + "_depth", rc, null);
+        }
+        int depth = send ? sq[0] : rq[0];
+        if (depth == -EOPNOTSUPP) {
+            return OptionalInt.empty();
+        }
+        if (depth < 0) {
+            throw NativeVerbsProvider.error("efadv_get_max_" + (send ? "sq" : "rq") + "_depth", depth, send
+                    ? "max_send_sge 1, max_rdma_sge 0, max_inline_data 0" : "max_recv_sge 1");
+        }
+        return OptionalInt.of(depth);
     }
 }

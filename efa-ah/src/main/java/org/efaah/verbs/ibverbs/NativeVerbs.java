@@ -106,6 +106,7 @@ final class NativeVerbs {
     static final int EFADV_QUERY = 2;
     static final int EFADV_CQ = 4;
     static final int EFADV_SRD = 8;
+    static final int EFADV_DEPTH = 16;
 
     @Cast("uint32_t")
     static native int efa_ah_efadv_families();
@@ -131,6 +132,9 @@ final class NativeVerbs {
                                                  @Cast("uint64_t") long recvCq, @Cast("uint32_t") int maxSendWr,
                                                  @Cast("uint32_t") int maxRecvWr, @Cast("uint64_t*") long[] qp,
                                                  @Cast("uint32_t*") int[] qpn);
+
+    static native int efa_ah_efadv_max_depths(@Cast("uint64_t") long context, @Cast("int32_t*") int[] sqDepth,
+                                              @Cast("int32_t*") int[] rqDepth);
 
     @Cast("uint32_t")
     static native int efa_ah_mtu_bytes(@Cast("uint32_t") int ibvMtu);

@@ -54,12 +54,18 @@ import org.efaah.internal.Ranges;
  *                             ("flushed during QP destroy", {@code efa_io_defs.h}); those flushes then
  *                             name a QP libefa no longer knows ({@code efa_destroy_qp} clears its
  *                             {@code qp_table} slot, so {@code efa_poll_sub_cq} fails them with EINVAL)
+ * @param efaMaxSqDepth        EFA devices: what {@code efadv_get_max_sq_depth} reports for an endpoint's QP,
+ *                             or 0 (the default) for not reported, as libefa before rdma-core 63. Where
+ *                             reported, a QP deeper fails EINVAL, as libefa's {@code efa_check_qp_limits}
+ *                             refuses it
+ * @param efaMaxRqDepth        EFA devices: what {@code efadv_get_max_rq_depth} reports, or 0 (the default) for
+ *                             not reported; likewise for receives
  */
 public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, int maxAh,
                          DuplicatePolicy duplicatePolicy, Errno duplicateErrno, long createLatencyNanos,
                          long destroyLatencyNanos, double failureProbability, Errno randomFailureErrno, long seed,
                          boolean efa, int maxPd, List<GidType> gidTypes, int adminQueueDepth, int efaDeviceCaps,
-                         long systemCallNanos, boolean flushOnError) {
+                         long systemCallNanos, boolean flushOnError, int efaMaxSqDepth, int efaMaxRqDepth) {
 
     /** Prefix of the system properties read by {@link #fromSystemProperties()}. */
     public static final String PROPERTY_PREFIX = "efaah.mock.";
@@ -103,6 +109,8 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
      * @param efaDeviceCaps       any set of bits
      * @param systemCallNanos     0..10_000_000_000 ns (10 s)
      * @param flushOnError        flush at the error state (true) or at destroy (false)
+     * @param efaMaxSqDepth       0 (not reported) or 1..8192
+     * @param efaMaxRqDepth       0 (not reported) or 1..8192
      * @throws IllegalArgumentException naming the field, its value and the valid range when one is out
      *                                  of range, or when more {@code gids} are given than
      *                                  {@code gidTableLength}
@@ -129,6 +137,8 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         gids = List.copyOf(gids);
         Ranges.check("maxPd", maxPd, 1, 1 << 24);
         gidTypes = List.copyOf(Objects.requireNonNull(gidTypes, "gidTypes"));
+        Ranges.check("efaMaxSqDepth", efaMaxSqDepth, 0, MockAttributes.MAX_QP_WR);
+        Ranges.check("efaMaxRqDepth", efaMaxRqDepth, 0, MockAttributes.MAX_QP_WR);
     }
 
     /**
@@ -185,6 +195,8 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         b.efaDeviceCaps = efaDeviceCaps;
         b.systemCallNanos = systemCallNanos;
         b.flushOnError = flushOnError;
+        b.efaMaxSqDepth = efaMaxSqDepth;
+        b.efaMaxRqDepth = efaMaxRqDepth;
         return b;
     }
 
@@ -292,6 +304,8 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
                 | EfaDeviceAttributes.CAPS_CQ_WITH_SGID;
         private long systemCallNanos;
         private boolean flushOnError = true;
+        private int efaMaxSqDepth;
+        private int efaMaxRqDepth;
 
         private Builder() {
         }
@@ -513,6 +527,20 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         }
 
         /**
+         * What {@code efadv_get_max_sq_depth} and {@code efadv_get_max_rq_depth} report on EFA
+         * devices; see {@link MockConfig#efaMaxSqDepth()} (default 0 and 0: not reported).
+         *
+         * @param sqDepth 0 (not reported) or 1..8192
+         * @param rqDepth 0 (not reported) or 1..8192
+         * @return this builder
+         */
+        public Builder efaMaxDepths(int sqDepth, int rqDepth) {
+            this.efaMaxSqDepth = sqDepth;
+            this.efaMaxRqDepth = rqDepth;
+            return this;
+        }
+
+        /**
          * The configuration.
          *
          * @return an immutable configuration
@@ -521,7 +549,8 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         public MockConfig build() {
             return new MockConfig(deviceCount, gidTableLength, gids, maxAh, duplicatePolicy, duplicateErrno,
                     createLatencyNanos, destroyLatencyNanos, failureProbability, randomFailureErrno, seed, efa, maxPd,
-                    gidTypes, adminQueueDepth, efaDeviceCaps, systemCallNanos, flushOnError);
+                    gidTypes, adminQueueDepth, efaDeviceCaps, systemCallNanos, flushOnError, efaMaxSqDepth,
+                    efaMaxRqDepth);
         }
     }
 }

@@ -364,6 +364,13 @@ final class MockFabric {
         if (maxSendWr < 1 || maxRecvWr < 1 || maxSendWr > 8192 || maxRecvWr > 8192) {
             throw new VerbsException(verb, Errno.EINVAL, "max_send_wr " + maxSendWr + ", max_recv_wr " + maxRecvWr);
         }
+        // efa_check_qp_limits (rdma-core 63 and later): the depths efadv_get_max_*_depth report.
+        MockConfig c = provider.config();
+        if (c.efa() && ((c.efaMaxSqDepth() > 0 && maxSendWr > c.efaMaxSqDepth())
+                || (c.efaMaxRqDepth() > 0 && maxRecvWr > c.efaMaxRqDepth()))) {
+            throw new VerbsException(verb, Errno.EINVAL, "max_send_wr " + maxSendWr + ", max_recv_wr " + maxRecvWr
+                    + " beyond the device's depths " + c.efaMaxSqDepth() + ", " + c.efaMaxRqDepth());
+        }
         int qpn = nextQpn++ & 0xFFFFFF;
         Qp qp = new Qp(qpn, type, pd, s, r, maxSendWr, maxRecvWr, provider.config().efa());
         long h = provider.newHandle();

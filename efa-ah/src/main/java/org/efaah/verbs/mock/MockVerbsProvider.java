@@ -789,6 +789,21 @@ public final class MockVerbsProvider
         public void activateSrdQp(long qp, int portNum, int qkey, int rnrRetry) {
             fabric.activateSrdQp(qp, portNum, qkey, rnrRetry);
         }
+
+        /** efadv_get_max_sq_depth: MockConfig.efaMaxSqDepth, 0 meaning a libefa before rdma-core 63. */
+        @Override
+        public java.util.OptionalInt maxSqDepth(long context) {
+            context(context, "efadv_get_max_sq_depth");
+            int depth = config.efaMaxSqDepth();
+            return depth > 0 ? java.util.OptionalInt.of(depth) : java.util.OptionalInt.empty();
+        }
+
+        @Override
+        public java.util.OptionalInt maxRqDepth(long context) {
+            context(context, "efadv_get_max_rq_depth");
+            int depth = config.efaMaxRqDepth();
+            return depth > 0 ? java.util.OptionalInt.of(depth) : java.util.OptionalInt.empty();
+        }
     };
 
     /**

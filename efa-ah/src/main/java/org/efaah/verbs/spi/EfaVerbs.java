@@ -1,5 +1,6 @@
 package org.efaah.verbs.spi;
 
+import java.util.OptionalInt;
 import org.efaah.verbs.EfaDeviceAttributes;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.VerbsException;
@@ -91,6 +92,32 @@ public interface EfaVerbs {
      * @throws VerbsException with the errno of {@code ibv_modify_qp}
      */
     void activateSrdQp(long qp, int portNum, int qkey, int rnrRetry);
+
+    /**
+     * {@code efadv_get_max_sq_depth(3)} for the QPs this facet and {@link DatagramVerbs#createUdQp}
+     * make (one send SGE, no RDMA SGE, no inline data): the deepest send queue the device takes,
+     * which libefa holds {@code max_send_wr} to since rdma-core 63. Empty where it is not reported
+     * (libefa before rdma-core 63, a provider that does not say): {@code max_sq_wr} then bounds it.
+     *
+     * @param context a handle {@link VerbsProvider#openDevice} returned
+     * @return the depth, or empty when not reported
+     * @throws VerbsException with the errno where libefa has the call and it fails otherwise
+     */
+    default OptionalInt maxSqDepth(long context) {
+        return OptionalInt.empty();
+    }
+
+    /**
+     * {@code efadv_get_max_rq_depth(3)} for one receive SGE: the deepest receive queue the device
+     * takes, in place of {@code max_rq_wr}; empty where it is not reported, as {@link #maxSqDepth}.
+     *
+     * @param context a handle {@link VerbsProvider#openDevice} returned
+     * @return the depth, or empty when not reported
+     * @throws VerbsException with the errno where libefa has the call and it fails otherwise
+     */
+    default OptionalInt maxRqDepth(long context) {
+        return OptionalInt.empty();
+    }
 
     /** {@link #activateSrdQp}'s {@code rnrRetry} that leaves the device's default (7 on EFA: retry forever). */
     int RNR_RETRY_DEVICE_DEFAULT = -1;
