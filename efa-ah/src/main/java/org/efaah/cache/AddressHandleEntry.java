@@ -95,4 +95,47 @@ public record AddressHandleEntry(String device, String pd, Gid dgid, int portNum
     public static String pdId(ProtectionDomain pd) {
         return "pd@" + Integer.toHexString(System.identityHashCode(pd));
     }
+
+    /*
+     * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+     * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+     * NoObjectMethodsTest). Same meaning and format as the generated ones.
+     */
+    @Override
+    public boolean equals(Object o) {
+        return o == this || o instanceof AddressHandleEntry that && Objects.equals(that.device, device)
+                && Objects.equals(that.pd, pd) && Objects.equals(that.dgid, dgid) && that.portNum == portNum
+                && that.sgidIndex == sgidIndex && that.ahn == ahn && that.references == references
+                && Objects.equals(that.state, state) && that.ageNanos == ageNanos && that.idleNanos == idleNanos
+                && that.invalidated == invalidated && that.destroyFailed == destroyFailed && that.leaks == leaks;
+    }
+
+    @Override
+    public int hashCode() {
+        int h = Objects.hashCode(device);
+        h = 31 * h + Objects.hashCode(pd);
+        h = 31 * h + Objects.hashCode(dgid);
+        h = 31 * h + portNum;
+        h = 31 * h + sgidIndex;
+        h = 31 * h + ahn;
+        h = 31 * h + references;
+        h = 31 * h + Objects.hashCode(state);
+        h = 31 * h + Long.hashCode(ageNanos);
+        h = 31 * h + Long.hashCode(idleNanos);
+        h = 31 * h + Boolean.hashCode(invalidated);
+        h = 31 * h + Boolean.hashCode(destroyFailed);
+        h = 31 * h + leaks;
+        return h;
+    }
+
+    @Override
+    public String toString() {
+        return new StringBuilder("AddressHandleEntry[device=").append(device).append(", pd=").append(pd)
+                .append(", dgid=").append(dgid).append(", portNum=").append(portNum)
+                .append(", sgidIndex=").append(sgidIndex).append(", ahn=").append(ahn)
+                .append(", references=").append(references).append(", state=").append(state)
+                .append(", ageNanos=").append(ageNanos).append(", idleNanos=").append(idleNanos)
+                .append(", invalidated=").append(invalidated).append(", destroyFailed=").append(destroyFailed)
+                .append(", leaks=").append(leaks).append(']').toString();
+    }
 }

@@ -1,5 +1,6 @@
 package org.efaah.cache;
 
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.efaah.verbs.spi.CreatedAh;
@@ -43,6 +44,29 @@ final class AhnIndex {
     private volatile PdPages last;
 
     private record PdPages(ProtectionDomain pd, AtomicReferenceArray<Page> pages) {
+        /*
+         * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+         * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+         * NoObjectMethodsTest). Same meaning and format as the generated ones.
+         */
+        @Override
+        public boolean equals(Object o) {
+            return o == this || o instanceof PdPages that && Objects.equals(that.pd, pd)
+                    && Objects.equals(that.pages, pages);
+        }
+
+        @Override
+        public int hashCode() {
+            int h = Objects.hashCode(pd);
+            h = 31 * h + Objects.hashCode(pages);
+            return h;
+        }
+
+        @Override
+        public String toString() {
+            return new StringBuilder("PdPages[pd=").append(pd).append(", pages=").append(pages)
+                    .append(']').toString();
+        }
     }
 
     /** 256 slots: the entry each AHN maps to. */

@@ -2,6 +2,7 @@ package org.efaah.cache;
 
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.Objects;
 import org.efaah.verbs.Errno;
 
 /**
@@ -204,5 +205,57 @@ public record CacheStats(long hits, long misses, long hardwareCreates, long hard
             }
         });
         return out;
+    }
+
+    /*
+     * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+     * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+     * NoObjectMethodsTest). Same meaning and format as the generated ones.
+     */
+    @Override
+    public boolean equals(Object o) {
+        return o == this || o instanceof CacheStats that && that.hits == hits && that.misses == misses
+                && that.hardwareCreates == hardwareCreates && that.hardwareDestroys == hardwareDestroys
+                && that.createFailures == createFailures && that.destroyFailures == destroyFailures
+                && that.totalCreateNanos == totalCreateNanos && that.maxCreateNanos == maxCreateNanos
+                && that.leaksReported == leaksReported && that.retained == retained && that.revived == revived
+                && that.invalidated == invalidated && Objects.equals(that.destroysByCause, destroysByCause)
+                && Objects.equals(that.createFailuresByErrno, createFailuresByErrno)
+                && that.networkInvalidated == networkInvalidated;
+    }
+
+    @Override
+    public int hashCode() {
+        int h = Long.hashCode(hits);
+        h = 31 * h + Long.hashCode(misses);
+        h = 31 * h + Long.hashCode(hardwareCreates);
+        h = 31 * h + Long.hashCode(hardwareDestroys);
+        h = 31 * h + Long.hashCode(createFailures);
+        h = 31 * h + Long.hashCode(destroyFailures);
+        h = 31 * h + Long.hashCode(totalCreateNanos);
+        h = 31 * h + Long.hashCode(maxCreateNanos);
+        h = 31 * h + Long.hashCode(leaksReported);
+        h = 31 * h + Long.hashCode(retained);
+        h = 31 * h + Long.hashCode(revived);
+        h = 31 * h + Long.hashCode(invalidated);
+        h = 31 * h + Objects.hashCode(destroysByCause);
+        h = 31 * h + Objects.hashCode(createFailuresByErrno);
+        h = 31 * h + Long.hashCode(networkInvalidated);
+        return h;
+    }
+
+    @Override
+    public String toString() {
+        return new StringBuilder("CacheStats[hits=").append(hits).append(", misses=").append(misses)
+                .append(", hardwareCreates=").append(hardwareCreates)
+                .append(", hardwareDestroys=").append(hardwareDestroys)
+                .append(", createFailures=").append(createFailures)
+                .append(", destroyFailures=").append(destroyFailures)
+                .append(", totalCreateNanos=").append(totalCreateNanos)
+                .append(", maxCreateNanos=").append(maxCreateNanos).append(", leaksReported=").append(leaksReported)
+                .append(", retained=").append(retained).append(", revived=").append(revived)
+                .append(", invalidated=").append(invalidated).append(", destroysByCause=").append(destroysByCause)
+                .append(", createFailuresByErrno=").append(createFailuresByErrno)
+                .append(", networkInvalidated=").append(networkInvalidated).append(']').toString();
     }
 }

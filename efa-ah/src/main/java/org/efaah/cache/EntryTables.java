@@ -3,6 +3,7 @@ package org.efaah.cache;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -64,6 +65,30 @@ final class EntryTables {
 
     /** A PD's entries by key, and its device's key policy, chosen once when the table is made. */
     record PdTable(ProtectionDomain pd, ConcurrentHashMap<Object, Entry> table, KeyPolicy keys) {
+        /*
+         * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+         * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+         * NoObjectMethodsTest). Same meaning and format as the generated ones.
+         */
+        @Override
+        public boolean equals(Object o) {
+            return o == this || o instanceof PdTable that && Objects.equals(that.pd, pd)
+                    && Objects.equals(that.table, table) && Objects.equals(that.keys, keys);
+        }
+
+        @Override
+        public int hashCode() {
+            int h = Objects.hashCode(pd);
+            h = 31 * h + Objects.hashCode(table);
+            h = 31 * h + Objects.hashCode(keys);
+            return h;
+        }
+
+        @Override
+        public String toString() {
+            return new StringBuilder("PdTable[pd=").append(pd).append(", table=").append(table)
+                    .append(", keys=").append(keys).append(']').toString();
+        }
     }
 
     EntryTables(StatsCounter stats) {

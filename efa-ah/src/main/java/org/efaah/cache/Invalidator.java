@@ -2,6 +2,7 @@ package org.efaah.cache;
 
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
@@ -51,6 +52,29 @@ final class Invalidator {
     private final Set<Device> fatalDevices = ConcurrentHashMap.newKeySet();
 
     private record Listeners(Consumer<DeviceEvent> events, Consumer<Device> close) {
+        /*
+         * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+         * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+         * NoObjectMethodsTest). Same meaning and format as the generated ones.
+         */
+        @Override
+        public boolean equals(Object o) {
+            return o == this || o instanceof Listeners that && Objects.equals(that.events, events)
+                    && Objects.equals(that.close, close);
+        }
+
+        @Override
+        public int hashCode() {
+            int h = Objects.hashCode(events);
+            h = 31 * h + Objects.hashCode(close);
+            return h;
+        }
+
+        @Override
+        public String toString() {
+            return new StringBuilder("Listeners[events=").append(events).append(", close=").append(close)
+                    .append(']').toString();
+        }
     }
 
     Invalidator(EntryTables tables, Reclaimer reclaimer, StatsCounter stats, CacheEvents events,

@@ -2,6 +2,7 @@ package org.efaah.cache;
 
 import java.util.ArrayDeque;
 import java.util.Map;
+import java.util.Objects;
 import java.util.TreeMap;
 import java.util.function.LongSupplier;
 import org.efaah.verbs.Errno;
@@ -18,6 +19,28 @@ final class RecentFailures {
     static final int CAPACITY = 10_000;
 
     private record Failure(long at, Errno errno) {
+        /*
+         * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+         * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+         * NoObjectMethodsTest). Same meaning and format as the generated ones.
+         */
+        @Override
+        public boolean equals(Object o) {
+            return o == this || o instanceof Failure that && that.at == at && Objects.equals(that.errno, errno);
+        }
+
+        @Override
+        public int hashCode() {
+            int h = Long.hashCode(at);
+            h = 31 * h + Objects.hashCode(errno);
+            return h;
+        }
+
+        @Override
+        public String toString() {
+            return new StringBuilder("Failure[at=").append(at).append(", errno=").append(errno)
+                    .append(']').toString();
+        }
     }
 
     private final LongSupplier ticker;

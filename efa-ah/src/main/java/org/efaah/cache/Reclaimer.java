@@ -3,6 +3,7 @@ package org.efaah.cache;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -500,6 +501,33 @@ final class Reclaimer {
      * report), and the destroys that failed.
      */
     record Teardown(long openHandles, Map<Entry, Long> withOpen, int failed, Throwable firstFailure) {
+        /*
+         * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+         * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+         * NoObjectMethodsTest). Same meaning and format as the generated ones.
+         */
+        @Override
+        public boolean equals(Object o) {
+            return o == this || o instanceof Teardown that && that.openHandles == openHandles
+                    && Objects.equals(that.withOpen, withOpen) && that.failed == failed
+                    && Objects.equals(that.firstFailure, firstFailure);
+        }
+
+        @Override
+        public int hashCode() {
+            int h = Long.hashCode(openHandles);
+            h = 31 * h + Objects.hashCode(withOpen);
+            h = 31 * h + failed;
+            h = 31 * h + Objects.hashCode(firstFailure);
+            return h;
+        }
+
+        @Override
+        public String toString() {
+            return new StringBuilder("Teardown[openHandles=").append(openHandles)
+                    .append(", withOpen=").append(withOpen).append(", failed=").append(failed)
+                    .append(", firstFailure=").append(firstFailure).append(']').toString();
+        }
     }
 
     /**

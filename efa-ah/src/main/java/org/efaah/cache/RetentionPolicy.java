@@ -86,7 +86,8 @@ public record RetentionPolicy(Duration idleTime, int maxUnreferenced) {
      * Written out, not the record's generated ones: those link through java.lang.runtime.ObjectMethods,
      * whose static method handles cache their last asType, for equals to this record's type: a
      * java.base static then keeps the library's class loader (strongly on JDK 17, softly on 25;
-     * RecordLoaderTest). The generated toString, of JDK types only, keeps none.
+     * RecordLoaderTest). toString too, though of JDK types only, so that no class of the library
+     * links through ObjectMethods (NoObjectMethodsTest).
      */
     @Override
     public boolean equals(Object o) {
@@ -96,5 +97,11 @@ public record RetentionPolicy(Duration idleTime, int maxUnreferenced) {
     @Override
     public int hashCode() {
         return 31 * idleTime.hashCode() + maxUnreferenced;
+    }
+
+    @Override
+    public String toString() {
+        return new StringBuilder("RetentionPolicy[idleTime=").append(idleTime)
+                .append(", maxUnreferenced=").append(maxUnreferenced).append(']').toString();
     }
 }

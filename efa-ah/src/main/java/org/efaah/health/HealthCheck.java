@@ -46,4 +46,27 @@ public record HealthCheck(String name, String subject, HealthStatus status, long
     public String toString() {
         return status + " " + name + (subject.isEmpty() ? "" : " " + subject) + ": " + message;
     }
+
+    /*
+     * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+     * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+     * NoObjectMethodsTest). Same meaning as the generated ones; toString is its own.
+     */
+    @Override
+    public boolean equals(Object o) {
+        return o == this || o instanceof HealthCheck that && Objects.equals(that.name, name)
+                && Objects.equals(that.subject, subject) && Objects.equals(that.status, status)
+                && that.value == value && that.limit == limit && Objects.equals(that.message, message);
+    }
+
+    @Override
+    public int hashCode() {
+        int h = Objects.hashCode(name);
+        h = 31 * h + Objects.hashCode(subject);
+        h = 31 * h + Objects.hashCode(status);
+        h = 31 * h + Long.hashCode(value);
+        h = 31 * h + Long.hashCode(limit);
+        h = 31 * h + Objects.hashCode(message);
+        return h;
+    }
 }

@@ -150,4 +150,22 @@ public record HealthReport(HealthStatus status, List<HealthCheck> checks) {
         }
         return sb.toString();
     }
+
+    /*
+     * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+     * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+     * NoObjectMethodsTest). Same meaning as the generated ones; toString is its own.
+     */
+    @Override
+    public boolean equals(Object o) {
+        return o == this || o instanceof HealthReport that && Objects.equals(that.status, status)
+                && Objects.equals(that.checks, checks);
+    }
+
+    @Override
+    public int hashCode() {
+        int h = Objects.hashCode(status);
+        h = 31 * h + Objects.hashCode(checks);
+        return h;
+    }
 }

@@ -96,7 +96,8 @@ public record HealthThresholds(double ahUsage, double pdUsage, Duration failureW
      * Written out, not the record's generated ones: those link through java.lang.runtime.ObjectMethods,
      * whose static method handles cache their last asType, for equals to this record's type: a
      * java.base static then keeps the library's class loader (strongly on JDK 17, softly on 25;
-     * RecordLoaderTest). The generated toString, of JDK types only, keeps none.
+     * RecordLoaderTest). toString too, though of JDK types only, so that no class of the library
+     * links through ObjectMethods (NoObjectMethodsTest).
      */
     @Override
     public boolean equals(Object o) {
@@ -109,5 +110,12 @@ public record HealthThresholds(double ahUsage, double pdUsage, Duration failureW
     public int hashCode() {
         return ((Double.hashCode(ahUsage) * 31 + Double.hashCode(pdUsage)) * 31 + failureWindow.hashCode()) * 31
                 + leakWindow.hashCode();
+    }
+
+    @Override
+    public String toString() {
+        return new StringBuilder("HealthThresholds[ahUsage=").append(ahUsage).append(", pdUsage=").append(pdUsage)
+                .append(", failureWindow=").append(failureWindow).append(", leakWindow=").append(leakWindow)
+                .append(']').toString();
     }
 }

@@ -63,4 +63,34 @@ public record NetworkEvent(Device device, int portNum, Kind kind, Gid dgid, int 
             return this == NEIGHBOUR_CHANGED || this == NEIGHBOUR_DELETED;
         }
     }
+
+    /*
+     * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+     * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+     * NoObjectMethodsTest). Same meaning and format as the generated ones.
+     */
+    @Override
+    public boolean equals(Object o) {
+        return o == this || o instanceof NetworkEvent that && Objects.equals(that.device, device)
+                && that.portNum == portNum && Objects.equals(that.kind, kind) && Objects.equals(that.dgid, dgid)
+                && that.netdev == netdev && Objects.equals(that.detail, detail);
+    }
+
+    @Override
+    public int hashCode() {
+        int h = Objects.hashCode(device);
+        h = 31 * h + portNum;
+        h = 31 * h + Objects.hashCode(kind);
+        h = 31 * h + Objects.hashCode(dgid);
+        h = 31 * h + netdev;
+        h = 31 * h + Objects.hashCode(detail);
+        return h;
+    }
+
+    @Override
+    public String toString() {
+        return new StringBuilder("NetworkEvent[device=").append(device).append(", portNum=").append(portNum)
+                .append(", kind=").append(kind).append(", dgid=").append(dgid).append(", netdev=").append(netdev)
+                .append(", detail=").append(detail).append(']').toString();
+    }
 }

@@ -8,6 +8,7 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.efaah.health.HealthCheck;
 import org.efaah.health.HealthStatus;
@@ -255,6 +256,32 @@ final class NetworkWatcher {
             return (flags & (NetworkChange.IFF_UP | NetworkChange.IFF_RUNNING))
                     == (NetworkChange.IFF_UP | NetworkChange.IFF_RUNNING);
         }
+
+        /*
+         * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+         * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+         * NoObjectMethodsTest). Same meaning and format as the generated ones: arrays by reference.
+         */
+        @Override
+        public boolean equals(Object o) {
+            return o == this || o instanceof Link that && Objects.equals(that.name, name) && that.flags == flags
+                    && that.mtu == mtu && Objects.equals(that.lladdr, lladdr);
+        }
+
+        @Override
+        public int hashCode() {
+            int h = Objects.hashCode(name);
+            h = 31 * h + flags;
+            h = 31 * h + mtu;
+            h = 31 * h + Objects.hashCode(lladdr);
+            return h;
+        }
+
+        @Override
+        public String toString() {
+            return new StringBuilder("Link[name=").append(name).append(", flags=").append(flags)
+                    .append(", mtu=").append(mtu).append(", lladdr=").append(lladdr).append(']').toString();
+        }
     }
 
     private record NeighbourKey(int ifindex, Gid gid) {
@@ -262,7 +289,8 @@ final class NetworkWatcher {
          * Written out, not the record's generated ones: on JDK 17 the first hashCode or equals of
          * a record bootstraps through java.lang.runtime.ObjectMethods, whose static method handles
          * cache their last asType, here to (Gid)int: a java.base static holding a library class
-         * keeps the library's class loader after everything is closed (ThreadLifetimeTest).
+         * keeps the library's class loader after everything is closed (ThreadLifetimeTest). toString
+         * too, so that no class of the library links through ObjectMethods (NoObjectMethodsTest).
          */
         @Override
         public int hashCode() {
@@ -272,6 +300,12 @@ final class NetworkWatcher {
         @Override
         public boolean equals(Object o) {
             return o instanceof NeighbourKey k && k.ifindex == ifindex && k.gid.equals(gid);
+        }
+
+        @Override
+        public String toString() {
+            return new StringBuilder("NeighbourKey[ifindex=").append(ifindex).append(", gid=").append(gid)
+                    .append(']').toString();
         }
     }
 

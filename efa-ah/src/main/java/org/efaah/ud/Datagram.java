@@ -1,5 +1,6 @@
 package org.efaah.ud;
 
+import java.util.Objects;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.WorkCompletion;
 
@@ -30,6 +31,30 @@ public final class Datagram {
     private volatile Source source;
 
     private record Source(Gid gid, SourceOrigin origin, int ahn) {
+        /*
+         * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+         * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+         * NoObjectMethodsTest). Same meaning and format as the generated ones.
+         */
+        @Override
+        public boolean equals(Object o) {
+            return o == this || o instanceof Source that && Objects.equals(that.gid, gid)
+                    && Objects.equals(that.origin, origin) && that.ahn == ahn;
+        }
+
+        @Override
+        public int hashCode() {
+            int h = Objects.hashCode(gid);
+            h = 31 * h + Objects.hashCode(origin);
+            h = 31 * h + ahn;
+            return h;
+        }
+
+        @Override
+        public String toString() {
+            return new StringBuilder("Source[gid=").append(gid).append(", origin=").append(origin)
+                    .append(", ahn=").append(ahn).append(']').toString();
+        }
     }
 
     /** A datagram whose sender is already named. */

@@ -1,5 +1,6 @@
 package org.efaah.ud;
 
+import java.util.Objects;
 import org.efaah.verbs.EfaCompletionStatus;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.WorkCompletion;
@@ -62,5 +63,30 @@ public record SendFailure(int remoteQpn, Gid remoteGid, int status, int vendorEr
             b.append(", outcome unknown (given up when a recovery destroyed the QP: it may have arrived)");
         }
         return b.toString();
+    }
+
+    /*
+     * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+     * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+     * NoObjectMethodsTest). Same meaning as the generated ones; toString is its own.
+     */
+    @Override
+    public boolean equals(Object o) {
+        return o == this || o instanceof SendFailure that && that.remoteQpn == remoteQpn
+                && Objects.equals(that.remoteGid, remoteGid) && that.status == status
+                && that.vendorError == vendorError && Objects.equals(that.efaStatus, efaStatus)
+                && that.rnrRetry == rnrRetry && that.outcomeUnknown == outcomeUnknown;
+    }
+
+    @Override
+    public int hashCode() {
+        int h = remoteQpn;
+        h = 31 * h + Objects.hashCode(remoteGid);
+        h = 31 * h + status;
+        h = 31 * h + vendorError;
+        h = 31 * h + Objects.hashCode(efaStatus);
+        h = 31 * h + rnrRetry;
+        h = 31 * h + Boolean.hashCode(outcomeUnknown);
+        return h;
     }
 }

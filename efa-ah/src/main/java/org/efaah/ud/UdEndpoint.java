@@ -389,6 +389,47 @@ public final class UdEndpoint implements AutoCloseable {
                     unit.toNanos(time), recoveryFlushNanos,
                     rnrResendNanos);
         }
+
+        /*
+         * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+         * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+         * NoObjectMethodsTest). Same meaning and format as the generated ones.
+         */
+        @Override
+        public boolean equals(Object o) {
+            return o == this || o instanceof Options that && that.portNum == portNum && that.sgidIndex == sgidIndex
+                    && that.qkey == qkey && that.sendDepth == sendDepth && that.receiveDepth == receiveDepth
+                    && that.maxMessageSize == maxMessageSize && Objects.equals(that.transport, transport)
+                    && that.rnrRetry == rnrRetry && that.spinNanos == spinNanos
+                    && that.recoveryFlushNanos == recoveryFlushNanos && that.rnrResendNanos == rnrResendNanos;
+        }
+
+        @Override
+        public int hashCode() {
+            int h = portNum;
+            h = 31 * h + sgidIndex;
+            h = 31 * h + Long.hashCode(qkey);
+            h = 31 * h + sendDepth;
+            h = 31 * h + receiveDepth;
+            h = 31 * h + maxMessageSize;
+            h = 31 * h + Objects.hashCode(transport);
+            h = 31 * h + rnrRetry;
+            h = 31 * h + Long.hashCode(spinNanos);
+            h = 31 * h + Long.hashCode(recoveryFlushNanos);
+            h = 31 * h + Long.hashCode(rnrResendNanos);
+            return h;
+        }
+
+        @Override
+        public String toString() {
+            return new StringBuilder("Options[portNum=").append(portNum).append(", sgidIndex=").append(sgidIndex)
+                    .append(", qkey=").append(qkey).append(", sendDepth=").append(sendDepth)
+                    .append(", receiveDepth=").append(receiveDepth)
+                    .append(", maxMessageSize=").append(maxMessageSize).append(", transport=").append(transport)
+                    .append(", rnrRetry=").append(rnrRetry).append(", spinNanos=").append(spinNanos)
+                    .append(", recoveryFlushNanos=").append(recoveryFlushNanos)
+                    .append(", rnrResendNanos=").append(rnrResendNanos).append(']').toString();
+        }
     }
 
     /**
@@ -435,6 +476,45 @@ public final class UdEndpoint implements AutoCloseable {
                         long qpsRemade, long rnrResends, long sendSleeps, long receiveSleeps) {
             this(sent, failedSends, received, receiveErrors, recoveries, qpsRemade, rnrResends, sendSleeps,
                     receiveSleeps, 0);
+        }
+
+        /*
+         * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+         * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+         * NoObjectMethodsTest). Same meaning and format as the generated ones.
+         */
+        @Override
+        public boolean equals(Object o) {
+            return o == this || o instanceof Counters that && that.sent == sent && that.failedSends == failedSends
+                    && that.received == received && that.receiveErrors == receiveErrors
+                    && that.recoveries == recoveries && that.qpsRemade == qpsRemade && that.rnrResends == rnrResends
+                    && that.sendSleeps == sendSleeps && that.receiveSleeps == receiveSleeps
+                    && that.sendsOutcomeUnknown == sendsOutcomeUnknown;
+        }
+
+        @Override
+        public int hashCode() {
+            int h = Long.hashCode(sent);
+            h = 31 * h + Long.hashCode(failedSends);
+            h = 31 * h + Long.hashCode(received);
+            h = 31 * h + Long.hashCode(receiveErrors);
+            h = 31 * h + Long.hashCode(recoveries);
+            h = 31 * h + Long.hashCode(qpsRemade);
+            h = 31 * h + Long.hashCode(rnrResends);
+            h = 31 * h + Long.hashCode(sendSleeps);
+            h = 31 * h + Long.hashCode(receiveSleeps);
+            h = 31 * h + Long.hashCode(sendsOutcomeUnknown);
+            return h;
+        }
+
+        @Override
+        public String toString() {
+            return new StringBuilder("Counters[sent=").append(sent).append(", failedSends=").append(failedSends)
+                    .append(", received=").append(received).append(", receiveErrors=").append(receiveErrors)
+                    .append(", recoveries=").append(recoveries).append(", qpsRemade=").append(qpsRemade)
+                    .append(", rnrResends=").append(rnrResends).append(", sendSleeps=").append(sendSleeps)
+                    .append(", receiveSleeps=").append(receiveSleeps)
+                    .append(", sendsOutcomeUnknown=").append(sendsOutcomeUnknown).append(']').toString();
         }
     }
 

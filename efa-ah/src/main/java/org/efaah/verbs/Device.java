@@ -401,6 +401,28 @@ public final class Device implements AutoCloseable {
 
     /** A RoCE v2 GID of a port's table and its index (sgid_index). */
     private record SourceGid(int index, Gid gid) {
+        /*
+         * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+         * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+         * NoObjectMethodsTest). Same meaning and format as the generated ones.
+         */
+        @Override
+        public boolean equals(Object o) {
+            return o == this || o instanceof SourceGid that && that.index == index && Objects.equals(that.gid, gid);
+        }
+
+        @Override
+        public int hashCode() {
+            int h = index;
+            h = 31 * h + Objects.hashCode(gid);
+            return h;
+        }
+
+        @Override
+        public String toString() {
+            return new StringBuilder("SourceGid[index=").append(index).append(", gid=").append(gid)
+                    .append(']').toString();
+        }
     }
 
     /*

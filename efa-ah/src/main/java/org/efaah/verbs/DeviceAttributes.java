@@ -1,5 +1,7 @@
 package org.efaah.verbs;
 
+import java.util.Objects;
+
 /**
  * What {@code ibv_query_device(3)} (and, on EFA, {@code efadv_query_device}) report about a
  * device: what an AH cache needs first, then the rest of {@code struct ibv_device_attr} as
@@ -69,6 +71,54 @@ public record DeviceAttributes(String name, int vendorId, int vendorPartId, int 
     public record Limits(long maxMrSize, long pageSizeCap, int maxQp, int maxQpWr, int deviceCapFlags, int maxSge,
                          int maxSgeRd, int maxCq, int maxCqe, int maxMr, int maxMw, int maxFmr, int maxMapPerFmr,
                          int maxSrq, int maxSrqWr, int maxSrqSge) {
+        /*
+         * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+         * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+         * NoObjectMethodsTest). Same meaning and format as the generated ones.
+         */
+        @Override
+        public boolean equals(Object o) {
+            return o == this || o instanceof Limits that && that.maxMrSize == maxMrSize
+                    && that.pageSizeCap == pageSizeCap && that.maxQp == maxQp && that.maxQpWr == maxQpWr
+                    && that.deviceCapFlags == deviceCapFlags && that.maxSge == maxSge && that.maxSgeRd == maxSgeRd
+                    && that.maxCq == maxCq && that.maxCqe == maxCqe && that.maxMr == maxMr && that.maxMw == maxMw
+                    && that.maxFmr == maxFmr && that.maxMapPerFmr == maxMapPerFmr && that.maxSrq == maxSrq
+                    && that.maxSrqWr == maxSrqWr && that.maxSrqSge == maxSrqSge;
+        }
+
+        @Override
+        public int hashCode() {
+            int h = Long.hashCode(maxMrSize);
+            h = 31 * h + Long.hashCode(pageSizeCap);
+            h = 31 * h + maxQp;
+            h = 31 * h + maxQpWr;
+            h = 31 * h + deviceCapFlags;
+            h = 31 * h + maxSge;
+            h = 31 * h + maxSgeRd;
+            h = 31 * h + maxCq;
+            h = 31 * h + maxCqe;
+            h = 31 * h + maxMr;
+            h = 31 * h + maxMw;
+            h = 31 * h + maxFmr;
+            h = 31 * h + maxMapPerFmr;
+            h = 31 * h + maxSrq;
+            h = 31 * h + maxSrqWr;
+            h = 31 * h + maxSrqSge;
+            return h;
+        }
+
+        @Override
+        public String toString() {
+            return new StringBuilder("Limits[maxMrSize=").append(maxMrSize)
+                    .append(", pageSizeCap=").append(pageSizeCap).append(", maxQp=").append(maxQp)
+                    .append(", maxQpWr=").append(maxQpWr).append(", deviceCapFlags=").append(deviceCapFlags)
+                    .append(", maxSge=").append(maxSge).append(", maxSgeRd=").append(maxSgeRd)
+                    .append(", maxCq=").append(maxCq).append(", maxCqe=").append(maxCqe)
+                    .append(", maxMr=").append(maxMr).append(", maxMw=").append(maxMw)
+                    .append(", maxFmr=").append(maxFmr).append(", maxMapPerFmr=").append(maxMapPerFmr)
+                    .append(", maxSrq=").append(maxSrq).append(", maxSrqWr=").append(maxSrqWr)
+                    .append(", maxSrqSge=").append(maxSrqSge).append(']').toString();
+        }
     }
 
     /**
@@ -97,5 +147,101 @@ public record DeviceAttributes(String name, int vendorId, int vendorPartId, int 
                            int maxEeInitRdAtom, int atomicCap, int maxEe, int maxRdd, int maxRawIpv6Qp,
                            int maxRawEthyQp, int maxMcastGrp, int maxMcastQpAttach, int maxTotalMcastQpAttach,
                            int maxPkeys, int localCaAckDelay) {
+        /*
+         * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+         * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+         * NoObjectMethodsTest). Same meaning and format as the generated ones.
+         */
+        @Override
+        public boolean equals(Object o) {
+            return o == this || o instanceof IbLimits that && that.maxQpRdAtom == maxQpRdAtom
+                    && that.maxEeRdAtom == maxEeRdAtom && that.maxResRdAtom == maxResRdAtom
+                    && that.maxQpInitRdAtom == maxQpInitRdAtom && that.maxEeInitRdAtom == maxEeInitRdAtom
+                    && that.atomicCap == atomicCap && that.maxEe == maxEe && that.maxRdd == maxRdd
+                    && that.maxRawIpv6Qp == maxRawIpv6Qp && that.maxRawEthyQp == maxRawEthyQp
+                    && that.maxMcastGrp == maxMcastGrp && that.maxMcastQpAttach == maxMcastQpAttach
+                    && that.maxTotalMcastQpAttach == maxTotalMcastQpAttach && that.maxPkeys == maxPkeys
+                    && that.localCaAckDelay == localCaAckDelay;
+        }
+
+        @Override
+        public int hashCode() {
+            int h = maxQpRdAtom;
+            h = 31 * h + maxEeRdAtom;
+            h = 31 * h + maxResRdAtom;
+            h = 31 * h + maxQpInitRdAtom;
+            h = 31 * h + maxEeInitRdAtom;
+            h = 31 * h + atomicCap;
+            h = 31 * h + maxEe;
+            h = 31 * h + maxRdd;
+            h = 31 * h + maxRawIpv6Qp;
+            h = 31 * h + maxRawEthyQp;
+            h = 31 * h + maxMcastGrp;
+            h = 31 * h + maxMcastQpAttach;
+            h = 31 * h + maxTotalMcastQpAttach;
+            h = 31 * h + maxPkeys;
+            h = 31 * h + localCaAckDelay;
+            return h;
+        }
+
+        @Override
+        public String toString() {
+            return new StringBuilder("IbLimits[maxQpRdAtom=").append(maxQpRdAtom)
+                    .append(", maxEeRdAtom=").append(maxEeRdAtom).append(", maxResRdAtom=").append(maxResRdAtom)
+                    .append(", maxQpInitRdAtom=").append(maxQpInitRdAtom)
+                    .append(", maxEeInitRdAtom=").append(maxEeInitRdAtom).append(", atomicCap=").append(atomicCap)
+                    .append(", maxEe=").append(maxEe).append(", maxRdd=").append(maxRdd)
+                    .append(", maxRawIpv6Qp=").append(maxRawIpv6Qp).append(", maxRawEthyQp=").append(maxRawEthyQp)
+                    .append(", maxMcastGrp=").append(maxMcastGrp)
+                    .append(", maxMcastQpAttach=").append(maxMcastQpAttach)
+                    .append(", maxTotalMcastQpAttach=").append(maxTotalMcastQpAttach)
+                    .append(", maxPkeys=").append(maxPkeys).append(", localCaAckDelay=").append(localCaAckDelay)
+                    .append(']').toString();
+        }
+    }
+
+    /*
+     * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+     * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+     * NoObjectMethodsTest). Same meaning and format as the generated ones.
+     */
+    @Override
+    public boolean equals(Object o) {
+        return o == this || o instanceof DeviceAttributes that && Objects.equals(that.name, name)
+                && that.vendorId == vendorId && that.vendorPartId == vendorPartId && that.maxAh == maxAh
+                && that.maxPd == maxPd && that.portCount == portCount && that.efa == efa
+                && that.transportType == transportType && Objects.equals(that.fwVer, fwVer)
+                && that.nodeGuid == nodeGuid && that.sysImageGuid == sysImageGuid && that.hwVer == hwVer
+                && Objects.equals(that.limits, limits) && Objects.equals(that.ibLimits, ibLimits);
+    }
+
+    @Override
+    public int hashCode() {
+        int h = Objects.hashCode(name);
+        h = 31 * h + vendorId;
+        h = 31 * h + vendorPartId;
+        h = 31 * h + maxAh;
+        h = 31 * h + maxPd;
+        h = 31 * h + portCount;
+        h = 31 * h + Boolean.hashCode(efa);
+        h = 31 * h + transportType;
+        h = 31 * h + Objects.hashCode(fwVer);
+        h = 31 * h + Long.hashCode(nodeGuid);
+        h = 31 * h + Long.hashCode(sysImageGuid);
+        h = 31 * h + hwVer;
+        h = 31 * h + Objects.hashCode(limits);
+        h = 31 * h + Objects.hashCode(ibLimits);
+        return h;
+    }
+
+    @Override
+    public String toString() {
+        return new StringBuilder("DeviceAttributes[name=").append(name).append(", vendorId=").append(vendorId)
+                .append(", vendorPartId=").append(vendorPartId).append(", maxAh=").append(maxAh)
+                .append(", maxPd=").append(maxPd).append(", portCount=").append(portCount)
+                .append(", efa=").append(efa).append(", transportType=").append(transportType)
+                .append(", fwVer=").append(fwVer).append(", nodeGuid=").append(nodeGuid)
+                .append(", sysImageGuid=").append(sysImageGuid).append(", hwVer=").append(hwVer)
+                .append(", limits=").append(limits).append(", ibLimits=").append(ibLimits).append(']').toString();
     }
 }

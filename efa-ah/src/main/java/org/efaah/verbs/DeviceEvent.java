@@ -116,4 +116,29 @@ public record DeviceEvent(Device device, Kind kind, int portNum) {
                     || this == SM_CHANGE || this == CLIENT_REREGISTER || this == GID_CHANGE;
         }
     }
+
+    /*
+     * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+     * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+     * NoObjectMethodsTest). Same meaning and format as the generated ones.
+     */
+    @Override
+    public boolean equals(Object o) {
+        return o == this || o instanceof DeviceEvent that && Objects.equals(that.device, device)
+                && Objects.equals(that.kind, kind) && that.portNum == portNum;
+    }
+
+    @Override
+    public int hashCode() {
+        int h = Objects.hashCode(device);
+        h = 31 * h + Objects.hashCode(kind);
+        h = 31 * h + portNum;
+        return h;
+    }
+
+    @Override
+    public String toString() {
+        return new StringBuilder("DeviceEvent[device=").append(device).append(", kind=").append(kind)
+                .append(", portNum=").append(portNum).append(']').toString();
+    }
 }

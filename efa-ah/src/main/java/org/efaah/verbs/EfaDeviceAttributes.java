@@ -62,4 +62,39 @@ public record EfaDeviceAttributes(int maxSqWr, int maxRqWr, int maxSqSge, int ma
     public boolean supportsCqWithSgid() {
         return (deviceCaps & CAPS_CQ_WITH_SGID) != 0;
     }
+
+    /*
+     * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+     * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+     * NoObjectMethodsTest). Same meaning and format as the generated ones.
+     */
+    @Override
+    public boolean equals(Object o) {
+        return o == this || o instanceof EfaDeviceAttributes that && that.maxSqWr == maxSqWr
+                && that.maxRqWr == maxRqWr && that.maxSqSge == maxSqSge && that.maxRqSge == maxRqSge
+                && that.inlineBufferSize == inlineBufferSize && that.deviceCaps == deviceCaps
+                && that.maxRdmaSize == maxRdmaSize && that.inlineBufferSizeEx == inlineBufferSizeEx;
+    }
+
+    @Override
+    public int hashCode() {
+        int h = maxSqWr;
+        h = 31 * h + maxRqWr;
+        h = 31 * h + maxSqSge;
+        h = 31 * h + maxRqSge;
+        h = 31 * h + inlineBufferSize;
+        h = 31 * h + deviceCaps;
+        h = 31 * h + maxRdmaSize;
+        h = 31 * h + inlineBufferSizeEx;
+        return h;
+    }
+
+    @Override
+    public String toString() {
+        return new StringBuilder("EfaDeviceAttributes[maxSqWr=").append(maxSqWr)
+                .append(", maxRqWr=").append(maxRqWr).append(", maxSqSge=").append(maxSqSge)
+                .append(", maxRqSge=").append(maxRqSge).append(", inlineBufferSize=").append(inlineBufferSize)
+                .append(", deviceCaps=").append(deviceCaps).append(", maxRdmaSize=").append(maxRdmaSize)
+                .append(", inlineBufferSizeEx=").append(inlineBufferSizeEx).append(']').toString();
+    }
 }

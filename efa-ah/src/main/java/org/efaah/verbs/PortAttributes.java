@@ -1,5 +1,7 @@
 package org.efaah.verbs;
 
+import java.util.Objects;
+
 /**
  * What {@code ibv_query_port(3)} reports about one port: what AH creation needs first, then the
  * rest as {@code ibv_devinfo} prints it.
@@ -73,5 +75,88 @@ public record PortAttributes(int portNum, int state, int linkLayer, int gidTable
     public record Details(int portCapFlags, int portCapFlags2, int maxVlNum, int badPkeyCntr, int qkeyViolCntr,
                           int smSl, int pkeyTblLen, int subnetTimeout, int initTypeReply, int activeWidth,
                           int activeSpeed, int physState) {
+        /*
+         * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+         * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+         * NoObjectMethodsTest). Same meaning and format as the generated ones.
+         */
+        @Override
+        public boolean equals(Object o) {
+            return o == this || o instanceof Details that && that.portCapFlags == portCapFlags
+                    && that.portCapFlags2 == portCapFlags2 && that.maxVlNum == maxVlNum
+                    && that.badPkeyCntr == badPkeyCntr && that.qkeyViolCntr == qkeyViolCntr && that.smSl == smSl
+                    && that.pkeyTblLen == pkeyTblLen && that.subnetTimeout == subnetTimeout
+                    && that.initTypeReply == initTypeReply && that.activeWidth == activeWidth
+                    && that.activeSpeed == activeSpeed && that.physState == physState;
+        }
+
+        @Override
+        public int hashCode() {
+            int h = portCapFlags;
+            h = 31 * h + portCapFlags2;
+            h = 31 * h + maxVlNum;
+            h = 31 * h + badPkeyCntr;
+            h = 31 * h + qkeyViolCntr;
+            h = 31 * h + smSl;
+            h = 31 * h + pkeyTblLen;
+            h = 31 * h + subnetTimeout;
+            h = 31 * h + initTypeReply;
+            h = 31 * h + activeWidth;
+            h = 31 * h + activeSpeed;
+            h = 31 * h + physState;
+            return h;
+        }
+
+        @Override
+        public String toString() {
+            return new StringBuilder("Details[portCapFlags=").append(portCapFlags)
+                    .append(", portCapFlags2=").append(portCapFlags2).append(", maxVlNum=").append(maxVlNum)
+                    .append(", badPkeyCntr=").append(badPkeyCntr).append(", qkeyViolCntr=").append(qkeyViolCntr)
+                    .append(", smSl=").append(smSl).append(", pkeyTblLen=").append(pkeyTblLen)
+                    .append(", subnetTimeout=").append(subnetTimeout)
+                    .append(", initTypeReply=").append(initTypeReply).append(", activeWidth=").append(activeWidth)
+                    .append(", activeSpeed=").append(activeSpeed).append(", physState=").append(physState)
+                    .append(']').toString();
+        }
+    }
+
+    /*
+     * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+     * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+     * NoObjectMethodsTest). Same meaning and format as the generated ones.
+     */
+    @Override
+    public boolean equals(Object o) {
+        return o == this || o instanceof PortAttributes that && that.portNum == portNum && that.state == state
+                && that.linkLayer == linkLayer && that.gidTableLength == gidTableLength
+                && that.activeMtu == activeMtu && that.lid == lid && that.maxMessageSize == maxMessageSize
+                && that.maxMtu == maxMtu && that.smLid == smLid && that.lmc == lmc
+                && Objects.equals(that.details, details);
+    }
+
+    @Override
+    public int hashCode() {
+        int h = portNum;
+        h = 31 * h + state;
+        h = 31 * h + linkLayer;
+        h = 31 * h + gidTableLength;
+        h = 31 * h + activeMtu;
+        h = 31 * h + lid;
+        h = 31 * h + Long.hashCode(maxMessageSize);
+        h = 31 * h + maxMtu;
+        h = 31 * h + smLid;
+        h = 31 * h + lmc;
+        h = 31 * h + Objects.hashCode(details);
+        return h;
+    }
+
+    @Override
+    public String toString() {
+        return new StringBuilder("PortAttributes[portNum=").append(portNum).append(", state=").append(state)
+                .append(", linkLayer=").append(linkLayer).append(", gidTableLength=").append(gidTableLength)
+                .append(", activeMtu=").append(activeMtu).append(", lid=").append(lid)
+                .append(", maxMessageSize=").append(maxMessageSize).append(", maxMtu=").append(maxMtu)
+                .append(", smLid=").append(smLid).append(", lmc=").append(lmc).append(", details=").append(details)
+                .append(']').toString();
     }
 }

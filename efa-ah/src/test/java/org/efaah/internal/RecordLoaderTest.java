@@ -17,8 +17,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * hashCode and toString link through java.lang.runtime.ObjectMethods, whose static method handles
  * cache their last asType: a type of the library there keeps the library's loader (JDK-8078641
  * and its kin: method handle caches keeping classes reachable). Each kind in a loader of its own,
- * on Java 17 and 25, as {@link ThreadLifetimeTest} loads the library. The library's public records
- * still fail it ({@code IsolatedRecordUse.PINNING}); the cache's keys, classes, hold.
+ * on Java 17 and 25, as {@link ThreadLifetimeTest} loads the library. The library's records write
+ * theirs out ({@link NoObjectMethodsTest} holds every class to that); the cache's keys are classes.
  */
 class RecordLoaderTest {
     private static final long BOUND_NANOS = TimeUnit.SECONDS.toNanos(20);

@@ -1,6 +1,7 @@
 package org.efaah.verbs.ibverbs;
 
 import java.net.URL;
+import java.util.Objects;
 import org.bytedeco.javacpp.Loader;
 
 /**
@@ -33,6 +34,32 @@ final class NativeLibrary {
 
         boolean available() {
             return cause == null;
+        }
+
+        /*
+         * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+         * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+         * NoObjectMethodsTest). Same meaning and format as the generated ones.
+         */
+        @Override
+        public boolean equals(Object o) {
+            return o == this || o instanceof Probe that && Objects.equals(that.libraryPath, libraryPath)
+                    && that.deviceCount == deviceCount && Objects.equals(that.cause, cause);
+        }
+
+        @Override
+        public int hashCode() {
+            int h = Objects.hashCode(libraryPath);
+            h = 31 * h + deviceCount;
+            h = 31 * h + Objects.hashCode(cause);
+            return h;
+        }
+
+        @Override
+        public String toString() {
+            return new StringBuilder("Probe[libraryPath=").append(libraryPath)
+                    .append(", deviceCount=").append(deviceCount).append(", cause=").append(cause)
+                    .append(']').toString();
         }
     }
 

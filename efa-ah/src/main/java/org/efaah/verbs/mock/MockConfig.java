@@ -553,4 +553,63 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
                     efaMaxRqDepth);
         }
     }
+
+    /*
+     * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+     * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+     * NoObjectMethodsTest). Same meaning and format as the generated ones.
+     */
+    @Override
+    public boolean equals(Object o) {
+        return o == this || o instanceof MockConfig that && that.deviceCount == deviceCount
+                && that.gidTableLength == gidTableLength && Objects.equals(that.gids, gids) && that.maxAh == maxAh
+                && Objects.equals(that.duplicatePolicy, duplicatePolicy)
+                && Objects.equals(that.duplicateErrno, duplicateErrno)
+                && that.createLatencyNanos == createLatencyNanos && that.destroyLatencyNanos == destroyLatencyNanos
+                && Double.compare(that.failureProbability, failureProbability) == 0
+                && Objects.equals(that.randomFailureErrno, randomFailureErrno) && that.seed == seed
+                && that.efa == efa && that.maxPd == maxPd && Objects.equals(that.gidTypes, gidTypes)
+                && that.adminQueueDepth == adminQueueDepth && that.efaDeviceCaps == efaDeviceCaps
+                && that.systemCallNanos == systemCallNanos && that.flushOnError == flushOnError;
+    }
+
+    @Override
+    public int hashCode() {
+        int h = deviceCount;
+        h = 31 * h + gidTableLength;
+        h = 31 * h + Objects.hashCode(gids);
+        h = 31 * h + maxAh;
+        h = 31 * h + Objects.hashCode(duplicatePolicy);
+        h = 31 * h + Objects.hashCode(duplicateErrno);
+        h = 31 * h + Long.hashCode(createLatencyNanos);
+        h = 31 * h + Long.hashCode(destroyLatencyNanos);
+        h = 31 * h + Double.hashCode(failureProbability);
+        h = 31 * h + Objects.hashCode(randomFailureErrno);
+        h = 31 * h + Long.hashCode(seed);
+        h = 31 * h + Boolean.hashCode(efa);
+        h = 31 * h + maxPd;
+        h = 31 * h + Objects.hashCode(gidTypes);
+        h = 31 * h + adminQueueDepth;
+        h = 31 * h + efaDeviceCaps;
+        h = 31 * h + Long.hashCode(systemCallNanos);
+        h = 31 * h + Boolean.hashCode(flushOnError);
+        return h;
+    }
+
+    @Override
+    public String toString() {
+        return new StringBuilder("MockConfig[deviceCount=").append(deviceCount)
+                .append(", gidTableLength=").append(gidTableLength).append(", gids=").append(gids)
+                .append(", maxAh=").append(maxAh).append(", duplicatePolicy=").append(duplicatePolicy)
+                .append(", duplicateErrno=").append(duplicateErrno)
+                .append(", createLatencyNanos=").append(createLatencyNanos)
+                .append(", destroyLatencyNanos=").append(destroyLatencyNanos)
+                .append(", failureProbability=").append(failureProbability)
+                .append(", randomFailureErrno=").append(randomFailureErrno).append(", seed=").append(seed)
+                .append(", efa=").append(efa).append(", maxPd=").append(maxPd)
+                .append(", gidTypes=").append(gidTypes).append(", adminQueueDepth=").append(adminQueueDepth)
+                .append(", efaDeviceCaps=").append(efaDeviceCaps)
+                .append(", systemCallNanos=").append(systemCallNanos).append(", flushOnError=").append(flushOnError)
+                .append(']').toString();
+    }
 }

@@ -19,4 +19,47 @@ public record MockCounters(long createCalls, long destroyCalls, long hardwareCre
                            long liveAhs, long peakLiveAhs, long duplicatesRefused, long duplicatesCreated, long kernelCacheHits,
                           
                            long injectedFailures, long userAhs) {
+    /*
+     * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+     * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+     * NoObjectMethodsTest). Same meaning and format as the generated ones.
+     */
+    @Override
+    public boolean equals(Object o) {
+        return o == this || o instanceof MockCounters that && that.createCalls == createCalls
+                && that.destroyCalls == destroyCalls && that.hardwareCreates == hardwareCreates
+                && that.hardwareDestroys == hardwareDestroys && that.liveAhs == liveAhs
+                && that.peakLiveAhs == peakLiveAhs && that.duplicatesRefused == duplicatesRefused
+                && that.duplicatesCreated == duplicatesCreated && that.kernelCacheHits == kernelCacheHits
+                && that.injectedFailures == injectedFailures && that.userAhs == userAhs;
+    }
+
+    @Override
+    public int hashCode() {
+        int h = Long.hashCode(createCalls);
+        h = 31 * h + Long.hashCode(destroyCalls);
+        h = 31 * h + Long.hashCode(hardwareCreates);
+        h = 31 * h + Long.hashCode(hardwareDestroys);
+        h = 31 * h + Long.hashCode(liveAhs);
+        h = 31 * h + Long.hashCode(peakLiveAhs);
+        h = 31 * h + Long.hashCode(duplicatesRefused);
+        h = 31 * h + Long.hashCode(duplicatesCreated);
+        h = 31 * h + Long.hashCode(kernelCacheHits);
+        h = 31 * h + Long.hashCode(injectedFailures);
+        h = 31 * h + Long.hashCode(userAhs);
+        return h;
+    }
+
+    @Override
+    public String toString() {
+        return new StringBuilder("MockCounters[createCalls=").append(createCalls)
+                .append(", destroyCalls=").append(destroyCalls).append(", hardwareCreates=").append(hardwareCreates)
+                .append(", hardwareDestroys=").append(hardwareDestroys).append(", liveAhs=").append(liveAhs)
+                .append(", peakLiveAhs=").append(peakLiveAhs)
+                .append(", duplicatesRefused=").append(duplicatesRefused)
+                .append(", duplicatesCreated=").append(duplicatesCreated)
+                .append(", kernelCacheHits=").append(kernelCacheHits)
+                .append(", injectedFailures=").append(injectedFailures).append(", userAhs=").append(userAhs)
+                .append(']').toString();
+    }
 }

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.SplittableRandom;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.EfaDeviceAttributes;
@@ -109,16 +110,130 @@ final class MockFabric {
      */
     private record Cqe(long token, int status, int opcode, int byteLength, Qp qp, boolean send, int srcQp, int flags,
                        int slid, int vendorError, Gid sourceGid) {
+        /*
+         * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+         * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+         * NoObjectMethodsTest). Same meaning and format as the generated ones.
+         */
+        @Override
+        public boolean equals(Object o) {
+            return o == this || o instanceof Cqe that && that.token == token && that.status == status
+                    && that.opcode == opcode && that.byteLength == byteLength && Objects.equals(that.qp, qp)
+                    && that.send == send && that.srcQp == srcQp && that.flags == flags && that.slid == slid
+                    && that.vendorError == vendorError && Objects.equals(that.sourceGid, sourceGid);
+        }
+
+        @Override
+        public int hashCode() {
+            int h = Long.hashCode(token);
+            h = 31 * h + status;
+            h = 31 * h + opcode;
+            h = 31 * h + byteLength;
+            h = 31 * h + Objects.hashCode(qp);
+            h = 31 * h + Boolean.hashCode(send);
+            h = 31 * h + srcQp;
+            h = 31 * h + flags;
+            h = 31 * h + slid;
+            h = 31 * h + vendorError;
+            h = 31 * h + Objects.hashCode(sourceGid);
+            return h;
+        }
+
+        @Override
+        public String toString() {
+            return new StringBuilder("Cqe[token=").append(token).append(", status=").append(status)
+                    .append(", opcode=").append(opcode).append(", byteLength=").append(byteLength)
+                    .append(", qp=").append(qp).append(", send=").append(send).append(", srcQp=").append(srcQp)
+                    .append(", flags=").append(flags).append(", slid=").append(slid)
+                    .append(", vendorError=").append(vendorError).append(", sourceGid=").append(sourceGid)
+                    .append(']').toString();
+        }
     }
 
     private record Mr(MockVerbsProvider.MockPd pd, ByteBuffer buffer) {
+        /*
+         * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+         * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+         * NoObjectMethodsTest). Same meaning and format as the generated ones.
+         */
+        @Override
+        public boolean equals(Object o) {
+            return o == this || o instanceof Mr that && Objects.equals(that.pd, pd)
+                    && Objects.equals(that.buffer, buffer);
+        }
+
+        @Override
+        public int hashCode() {
+            int h = Objects.hashCode(pd);
+            h = 31 * h + Objects.hashCode(buffer);
+            return h;
+        }
+
+        @Override
+        public String toString() {
+            return new StringBuilder("Mr[pd=").append(pd).append(", buffer=").append(buffer).append(']').toString();
+        }
     }
 
     private record Receive(Mr mr, int offset, int length, long token) {
+        /*
+         * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+         * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+         * NoObjectMethodsTest). Same meaning and format as the generated ones.
+         */
+        @Override
+        public boolean equals(Object o) {
+            return o == this || o instanceof Receive that && Objects.equals(that.mr, mr) && that.offset == offset
+                    && that.length == length && that.token == token;
+        }
+
+        @Override
+        public int hashCode() {
+            int h = Objects.hashCode(mr);
+            h = 31 * h + offset;
+            h = 31 * h + length;
+            h = 31 * h + Long.hashCode(token);
+            return h;
+        }
+
+        @Override
+        public String toString() {
+            return new StringBuilder("Receive[mr=").append(mr).append(", offset=").append(offset)
+                    .append(", length=").append(length).append(", token=").append(token).append(']').toString();
+        }
     }
 
     private record SrdSend(Qp from, MockVerbsProvider.MockAh ah, int remoteQpn, int remoteQkey, byte[] payload,
                            long token) {
+        /*
+         * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+         * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+         * NoObjectMethodsTest). Same meaning and format as the generated ones: arrays by reference.
+         */
+        @Override
+        public boolean equals(Object o) {
+            return o == this || o instanceof SrdSend that && Objects.equals(that.from, from)
+                    && Objects.equals(that.ah, ah) && that.remoteQpn == remoteQpn && that.remoteQkey == remoteQkey
+                    && Objects.equals(that.payload, payload) && that.token == token;
+        }
+
+        @Override
+        public int hashCode() {
+            int h = Objects.hashCode(from);
+            h = 31 * h + Objects.hashCode(ah);
+            h = 31 * h + remoteQpn;
+            h = 31 * h + remoteQkey;
+            h = 31 * h + Objects.hashCode(payload);
+            h = 31 * h + Long.hashCode(token);
+            return h;
+        }
+
+        @Override
+        public String toString() {
+            return new StringBuilder("SrdSend[from=").append(from).append(", ah=").append(ah)
+                    .append(", remoteQpn=").append(remoteQpn).append(", remoteQkey=").append(remoteQkey)
+                    .append(", payload=").append(payload).append(", token=").append(token).append(']').toString();
+        }
     }
 
     /**

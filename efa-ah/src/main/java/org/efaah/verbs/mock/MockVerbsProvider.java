@@ -1001,6 +1001,31 @@ public final class MockVerbsProvider
         MockContext(MockDevice device) {
             this(device, new AtomicInteger(), new AtomicInteger());
         }
+
+        /*
+         * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+         * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+         * NoObjectMethodsTest). Same meaning and format as the generated ones.
+         */
+        @Override
+        public boolean equals(Object o) {
+            return o == this || o instanceof MockContext that && Objects.equals(that.device, device)
+                    && Objects.equals(that.pdCount, pdCount) && Objects.equals(that.cqCount, cqCount);
+        }
+
+        @Override
+        public int hashCode() {
+            int h = Objects.hashCode(device);
+            h = 31 * h + Objects.hashCode(pdCount);
+            h = 31 * h + Objects.hashCode(cqCount);
+            return h;
+        }
+
+        @Override
+        public String toString() {
+            return new StringBuilder("MockContext[device=").append(device).append(", pdCount=").append(pdCount)
+                    .append(", cqCount=").append(cqCount).append(']').toString();
+        }
     }
 
     static final class MockPd {
@@ -1016,6 +1041,29 @@ public final class MockVerbsProvider
     }
 
     private record DestinationKey(long pd, Object destination) {
+        /*
+         * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+         * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+         * NoObjectMethodsTest). Same meaning and format as the generated ones.
+         */
+        @Override
+        public boolean equals(Object o) {
+            return o == this || o instanceof DestinationKey that && that.pd == pd
+                    && Objects.equals(that.destination, destination);
+        }
+
+        @Override
+        public int hashCode() {
+            int h = Long.hashCode(pd);
+            h = 31 * h + Objects.hashCode(destination);
+            return h;
+        }
+
+        @Override
+        public String toString() {
+            return new StringBuilder("DestinationKey[pd=").append(pd).append(", destination=").append(destination)
+                    .append(']').toString();
+        }
     }
 
     static final class HardwareAh {
@@ -1030,5 +1078,29 @@ public final class MockVerbsProvider
     }
 
     record MockAh(MockPd pd, HardwareAh hardware, AddressHandleAttributes attributes) {
+        /*
+         * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+         * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+         * NoObjectMethodsTest). Same meaning and format as the generated ones.
+         */
+        @Override
+        public boolean equals(Object o) {
+            return o == this || o instanceof MockAh that && Objects.equals(that.pd, pd)
+                    && Objects.equals(that.hardware, hardware) && Objects.equals(that.attributes, attributes);
+        }
+
+        @Override
+        public int hashCode() {
+            int h = Objects.hashCode(pd);
+            h = 31 * h + Objects.hashCode(hardware);
+            h = 31 * h + Objects.hashCode(attributes);
+            return h;
+        }
+
+        @Override
+        public String toString() {
+            return new StringBuilder("MockAh[pd=").append(pd).append(", hardware=").append(hardware)
+                    .append(", attributes=").append(attributes).append(']').toString();
+        }
     }
 }

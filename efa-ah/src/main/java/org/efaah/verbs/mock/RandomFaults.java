@@ -53,4 +53,37 @@ public record RandomFaults(double createProbability, List<Errno> createErrnos, d
             throw new IllegalArgumentException(field + ": " + p + " needs at least one errno to fail with");
         }
     }
+
+    /*
+     * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+     * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+     * NoObjectMethodsTest). Same meaning and format as the generated ones.
+     */
+    @Override
+    public boolean equals(Object o) {
+        return o == this || o instanceof RandomFaults that
+                && Double.compare(that.createProbability, createProbability) == 0
+                && Objects.equals(that.createErrnos, createErrnos)
+                && Double.compare(that.destroyProbability, destroyProbability) == 0
+                && Objects.equals(that.destroyErrnos, destroyErrnos) && that.seed == seed;
+    }
+
+    @Override
+    public int hashCode() {
+        int h = Double.hashCode(createProbability);
+        h = 31 * h + Objects.hashCode(createErrnos);
+        h = 31 * h + Double.hashCode(destroyProbability);
+        h = 31 * h + Objects.hashCode(destroyErrnos);
+        h = 31 * h + Long.hashCode(seed);
+        return h;
+    }
+
+    @Override
+    public String toString() {
+        return new StringBuilder("RandomFaults[createProbability=").append(createProbability)
+                .append(", createErrnos=").append(createErrnos)
+                .append(", destroyProbability=").append(destroyProbability)
+                .append(", destroyErrnos=").append(destroyErrnos).append(", seed=").append(seed)
+                .append(']').toString();
+    }
 }

@@ -11,4 +11,27 @@ package org.efaah.verbs.spi;
 public record CreatedAh(long handle, int ahn) {
     /** The {@code ahn} of an AH on a device that has no AH numbers. */
     public static final int NO_AHN = -1;
+
+    /*
+     * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+     * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+     * NoObjectMethodsTest). Same meaning and format as the generated ones.
+     */
+    @Override
+    public boolean equals(Object o) {
+        return o == this || o instanceof CreatedAh that && that.handle == handle && that.ahn == ahn;
+    }
+
+    @Override
+    public int hashCode() {
+        int h = Long.hashCode(handle);
+        h = 31 * h + ahn;
+        return h;
+    }
+
+    @Override
+    public String toString() {
+        return new StringBuilder("CreatedAh[handle=").append(handle).append(", ahn=").append(ahn)
+                .append(']').toString();
+    }
 }

@@ -138,4 +138,38 @@ public record NetworkChange(Type type, int ifindex, String ifname, int state, in
          */
         DUMP_INTERRUPTED
     }
+
+    /*
+     * Written out, not generated: the generated ones link through java.lang.runtime.ObjectMethods,
+     * whose shared method handles keep the library's class loader (issue 34, RecordLoaderTest,
+     * NoObjectMethodsTest). Same meaning and format as the generated ones: arrays by reference.
+     */
+    @Override
+    public boolean equals(Object o) {
+        return o == this || o instanceof NetworkChange that && Objects.equals(that.type, type)
+                && that.ifindex == ifindex && Objects.equals(that.ifname, ifname) && that.state == state
+                && that.mtu == mtu && Objects.equals(that.address, address) && Objects.equals(that.lladdr, lladdr)
+                && that.fromDump == fromDump;
+    }
+
+    @Override
+    public int hashCode() {
+        int h = Objects.hashCode(type);
+        h = 31 * h + ifindex;
+        h = 31 * h + Objects.hashCode(ifname);
+        h = 31 * h + state;
+        h = 31 * h + mtu;
+        h = 31 * h + Objects.hashCode(address);
+        h = 31 * h + Objects.hashCode(lladdr);
+        h = 31 * h + Boolean.hashCode(fromDump);
+        return h;
+    }
+
+    @Override
+    public String toString() {
+        return new StringBuilder("NetworkChange[type=").append(type).append(", ifindex=").append(ifindex)
+                .append(", ifname=").append(ifname).append(", state=").append(state).append(", mtu=").append(mtu)
+                .append(", address=").append(address).append(", lladdr=").append(lladdr)
+                .append(", fromDump=").append(fromDump).append(']').toString();
+    }
 }
