@@ -47,6 +47,24 @@ class RecordMethodsTest {
         assertTrue(checked.size() >= 30, "too few records made: " + checked);
     }
 
+    /*
+     * MockConfig's constructor refuses the sampled values (its ranges), so the sweep above skips it;
+     * built by its builder, every component must reach toString, equals and hashCode (two fields
+     * added beside the written-out methods once reached none of them).
+     */
+    @Test
+    void mockConfigsMethodsSeeEveryComponent() {
+        org.efaah.verbs.mock.MockConfig base = org.efaah.verbs.mock.MockConfig.builder().build();
+        String text = base.toString();
+        for (RecordComponent c : org.efaah.verbs.mock.MockConfig.class.getRecordComponents()) {
+            assertTrue(text.contains(", " + c.getName() + "=") || text.contains("[" + c.getName() + "="),
+                    "MockConfig's toString lacks " + c.getName() + ": " + text);
+        }
+        org.efaah.verbs.mock.MockConfig deeper = org.efaah.verbs.mock.MockConfig.builder().efaMaxDepths(512, 256).build();
+        assertNotEquals(base, deeper);
+        assertNotEquals(base.hashCode(), deeper.hashCode());
+    }
+
     /** Checks {@code c} if it can be made from plain values; false if its constructor refuses them. */
     private static boolean check(Class<?> c) throws Exception {
         RecordComponent[] rc = c.getRecordComponents();

@@ -570,7 +570,8 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
                 && Objects.equals(that.randomFailureErrno, randomFailureErrno) && that.seed == seed
                 && that.efa == efa && that.maxPd == maxPd && Objects.equals(that.gidTypes, gidTypes)
                 && that.adminQueueDepth == adminQueueDepth && that.efaDeviceCaps == efaDeviceCaps
-                && that.systemCallNanos == systemCallNanos && that.flushOnError == flushOnError;
+                && that.systemCallNanos == systemCallNanos && that.flushOnError == flushOnError
+                && that.efaMaxSqDepth == efaMaxSqDepth && that.efaMaxRqDepth == efaMaxRqDepth;
     }
 
     @Override
@@ -593,6 +594,8 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
         h = 31 * h + efaDeviceCaps;
         h = 31 * h + Long.hashCode(systemCallNanos);
         h = 31 * h + Boolean.hashCode(flushOnError);
+        h = 31 * h + Integer.hashCode(efaMaxSqDepth);
+        h = 31 * h + Integer.hashCode(efaMaxRqDepth);
         return h;
     }
 
@@ -610,6 +613,7 @@ public record MockConfig(int deviceCount, int gidTableLength, List<Gid> gids, in
                 .append(", gidTypes=").append(gidTypes).append(", adminQueueDepth=").append(adminQueueDepth)
                 .append(", efaDeviceCaps=").append(efaDeviceCaps)
                 .append(", systemCallNanos=").append(systemCallNanos).append(", flushOnError=").append(flushOnError)
+                .append(", efaMaxSqDepth=").append(efaMaxSqDepth).append(", efaMaxRqDepth=").append(efaMaxRqDepth)
                 .append(']').toString();
     }
 }
