@@ -697,6 +697,8 @@ static void *receiver_main(void *arg)
  * programs are measured on the same datagrams. The wait parks 20 us at a time without spinning, so
  * that a sender held back by a slower receiver burns no CPU for it.
  */
+static uint64_t pace_parks;
+
 static void wait_for_credit(struct endpoint *e, uint32_t rx_depth)
 {
     uint64_t limit = rx_depth > 3 * BATCH ? rx_depth - 3 * BATCH : 1;
@@ -710,6 +712,7 @@ static void wait_for_credit(struct endpoint *e, uint32_t rx_depth)
         }
         struct timespec park = {0, PARK_NS};
         nanosleep(&park, NULL);
+        pace_parks++;
     }
 }
 
@@ -835,12 +838,12 @@ int main(int argc, char **argv)
     pthread_join(t, NULL);
     uint64_t last = res.counter.last > end ? res.counter.last : end;
     printf("sent=%llu delivered=%llu announced=%lld wall_ns=%llu sender_cpu_ns=%llu receiver_cpu_ns=%llu "
-           "rnr_resends=%llu send_failures_rnr=%llu send_failures_other=%llu send_sleeps=%llu receive_sleeps=%llu\n",
+           "rnr_resends=%llu send_failures_rnr=%llu send_failures_other=%llu send_sleeps=%llu receive_sleeps=%llu pace_parks=%llu\n",
            (unsigned long long)sent, (unsigned long long)res.counter.datagrams, (long long)res.counter.announced,
            (unsigned long long)(last - start), (unsigned long long)sender_cpu, (unsigned long long)res.cpu_ns,
            (unsigned long long)sender.rnr_resends, (unsigned long long)sender.failed_rnr,
            (unsigned long long)sender.failed_other, (unsigned long long)sender.send_wait.sleeps,
-           (unsigned long long)receiver.recv_wait.sleeps);
+           (unsigned long long)receiver.recv_wait.sleeps, (unsigned long long)pace_parks);
     /* The verbs objects go with the process, as the double and libibverbs allow. */
     return sender.failed_other > 0 ? 1 : 0;
 }

@@ -4,6 +4,7 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -122,17 +123,15 @@ public final class StreamBench {
                  UdEndpoint sender = UdEndpoint.open(pd, cache, sending);
                  AddressHandle ah = cache.acquire(pd, AddressHandleAttributes.builder()
                          .dgid(receiver.address().gid()).sgidIndex(0).build())) {
-                for (int i = 0; i < warmup; i++) {
-                    streamOnce(sender, receiver, ah);
-                }
+                warmUp(sender, receiver, ah, warmup, reference);
                 for (int pair = 0; pair < pairs; pair++) {
                     // The order alternates, so that a drift of the machine's load favours neither side.
                     if (pair % 2 == 0) {
-                        print("c", pair, runReference(reference));
-                        print("efa-ah", pair, streamOnce(sender, receiver, ah));
+                        print("c", pair, jitDuring(() -> runReference(reference)));
+                        print("efa-ah", pair, jitDuring(() -> streamOnce(sender, receiver, ah)));
                     } else {
-                        print("efa-ah", pair, streamOnce(sender, receiver, ah));
-                        print("c", pair, runReference(reference));
+                        print("efa-ah", pair, jitDuring(() -> streamOnce(sender, receiver, ah)));
+                        print("c", pair, jitDuring(() -> runReference(reference)));
                     }
                 }
             } finally {
@@ -140,6 +139,61 @@ public final class StreamBench {
                 pd.close();
             }
         }
+    }
+
+    /*
+     * Warm means the JIT has done: at least `warmup` runs, then more until the JIT has finished no
+     * compilation for QUIET_NANOS of running the stream (the JIT's total time grows only as a
+     * compilation ends, so one quiet run can hide a long compilation in progress), at most
+     * MAX_WARMUP_NANOS. A fixed count of runs was not enough under load: on 2 cores at load 2 to 6
+     * the C2 thread was still compiling the datapath through the first measured pairs (perf: C2
+     * busy for a second after 3 warm-up runs; 150 KB allocated per run, interpreted or
+     * deoptimised code), taking a core from efa-ah's two threads and from the C program run beside
+     * it. Once past `warmup`, the warm-up runs whole pairs, C included, so that the JVM's side of a
+     * C run (a process started, its line read and formatted) is compiled too: without it, C2 still
+     * compiled for 120 ms during the first measured efa-ah run. Each line carries the JIT's time
+     * during that run (jit_ms), so that a pair still compiling shows.
+     */
+    private static final long QUIET_NANOS = TimeUnit.MILLISECONDS.toNanos(1_000);
+    private static final long MAX_WARMUP_NANOS = TimeUnit.SECONDS.toNanos(60);
+
+    private void warmUp(UdEndpoint sender, UdEndpoint receiver, AddressHandle ah, int warmup, List<String> reference)
+            throws IOException, InterruptedException {
+        if (warmup == 0) {
+            return; // asked for none (StreamBenchNativeTest's one quick pair)
+        }
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        long start = System.nanoTime();
+        long compiled = jit.getTotalCompilationTime();
+        long quietSince = start;
+        for (int i = 0; ; i++) {
+            streamOnce(sender, receiver, ah);
+            if (i + 1 >= warmup) {
+                // the pair's other half too, once the stream is warm: what the JVM runs around the C
+                // program (a process started, its line read) is compiled before the pairs, not in them
+                jitDuring(() -> runReference(reference));
+            }
+            long now = System.nanoTime();
+            long total = jit.getTotalCompilationTime();
+            if (total != compiled) {
+                compiled = total;
+                quietSince = now;
+            }
+            if (i + 1 >= warmup && (now - quietSince >= QUIET_NANOS || now - start >= MAX_WARMUP_NANOS)) {
+                return;
+            }
+        }
+    }
+
+    private interface Run {
+        String run() throws IOException, InterruptedException;
+    }
+
+    private static String jitDuring(Run run) throws IOException, InterruptedException {
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        long before = jit.getTotalCompilationTime();
+        String figures = run.run();
+        return figures + " jit_ms=" + (jit.getTotalCompilationTime() - before);
     }
 
     private void print(String side, int pair, String figures) throws IOException {
@@ -225,6 +279,9 @@ public final class StreamBench {
             batch[i] = message.duplicate();
         }
         long failedRnr = 0;
+        long sendSleepsBefore = sender.counters().sendSleeps();
+        long receiveSleepsBefore = receiver.counters().receiveSleeps();
+        long paceParks = 0;
         long resendsBefore = sender.counters().rnrResends();
         long postedBefore = sender.counters().sent();
         long cpu = threads.getCurrentThreadCpuTime();
@@ -233,17 +290,18 @@ public final class StreamBench {
         for (long i = 0; i < count; ) {
             int n = (int) Math.min(batch.length, count - i);
             if (pace) {
-                waitForCredit(counter, i);
+                paceParks += waitForCredit(counter, i);
             }
             for (int j = 0; j < n; j++) {
                 batch[j].clear();
             }
             try {
                 sender.sendBatch(ah, receiver.address(), batch, 0, n);
+                i += n; // as the C reference's e->sent: no Counters snapshot per batch
             } catch (WorkCompletionException e) {
                 failedRnr += receiverNotReady(e);
+                i = sender.counters().sent() - postedBefore;
             }
-            i = sender.counters().sent() - postedBefore;
         }
         for (;;) {
             try {
@@ -281,24 +339,29 @@ public final class StreamBench {
         long wall = Math.max(end, counter.last) - start;
         return String.format(Locale.ROOT, "sent=%d delivered=%d announced=%d wall_ns=%d sender_cpu_ns=%d "
                         + "receiver_cpu_ns=%d sender_allocated_bytes=%d receiver_allocated_bytes=%d rnr_resends=%d "
-                        + "send_failures_rnr=%d", sent, counter.datagrams, counter.announced, wall, senderCpu,
+                        + "send_failures_rnr=%d send_sleeps=%d receive_sleeps=%d pace_parks=%d", sent, counter.datagrams, counter.announced, wall, senderCpu,
                 figures.cpuNanos(), senderAllocated, figures.allocatedBytes(),
-                sender.counters().rnrResends() - resendsBefore, failedRnr);
+                sender.counters().rnrResends() - resendsBefore, failedRnr,
+                sender.counters().sendSleeps() - sendSleepsBefore,
+                receiver.counters().receiveSleeps() - receiveSleepsBefore, paceParks);
     }
 
     /** As the C reference's wait_for_credit: room for a batch and a margin in the receiver's ring; parks, never spins. */
-    private static void waitForCredit(Counter counter, long sent) {
+    private static long waitForCredit(Counter counter, long sent) {
         long limit = RX_DEPTH - 3L * BATCH;
         long giveUp = 0;
+        long parks = 0;
         while (sent - counter.published.getAcquire() > limit) {
             long now = System.nanoTime();
             if (giveUp == 0) {
                 giveUp = now + TimeUnit.SECONDS.toNanos(1);
             } else if (now - giveUp > 0) {
-                return; // a datagram lost after all: go on rather than wait for ever
+                return parks; // a datagram lost after all: go on rather than wait for ever
             }
             LockSupport.parkNanos(20_000);
+            parks++;
         }
+        return parks;
     }
 
     private static long receiverNotReady(WorkCompletionException e) {
