@@ -123,31 +123,4 @@ class StreamBenchNativeTest {
             }
         }
     }
-
-    /*
-     * A fixed count of warm-up runs left C2 compiling the datapath through the first measured pairs
-     * under load (issue 35's UD at 2.10x of C): the measured efa-ah run then ran partly interpreted
-     * (the harness's own Counters snapshot per batch, 33 KB in a run of 20,000 after one warm-up run)
-     * while C2 took a core from both sides. Warm now means no compilation finished for a second of
-     * streaming, the C program's pair included.
-     */
-    @ParameterizedTest
-    @ValueSource(strings = {"srd", "ud"})
-    @Tag("timing")
-    void aMeasuredPairRunsCompiledCode(String transport) throws Exception {
-        List<String> args = new ArrayList<>(Arrays.asList("--transport", transport, "-s", "64", "-n",
-                Long.toString(COUNT), "--pairs", "1", "--warmup", "1"));
-        if (transport.equals("ud")) {
-            args.add("--pace");
-        }
-        args.add("--");
-        args.addAll(referenceCommand(transport));
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        StreamBench.run(args.toArray(String[]::new), new PrintStream(bytes, true, StandardCharsets.UTF_8));
-        String efa = bytes.toString(StandardCharsets.UTF_8).lines().filter(l -> l.contains("side=efa-ah"))
-                .findFirst().orElseThrow();
-        // the end marker's buffer is the sender's only allocation: 0 B per datagram once compiled
-        assertTrue(figure(efa, "sender_allocated_bytes") < 1024, efa);
-        assertTrue(figure(efa, "jit_ms") < 100, efa);
-    }
 }
