@@ -369,6 +369,24 @@ int efa_ah_efadv_poll_cq(uint64_t cq, struct efa_ah_wc *wc, uint32_t capacity, u
     return 0;
 }
 
+int efa_ah_efadv_poll_cq_records(uint64_t cq, uint64_t *records, uint32_t capacity, uint8_t *sgids)
+{
+    if (capacity > 64 || (capacity > 0 && records == NULL)) {
+        return -EINVAL;
+    }
+    struct efa_ah_wc wc[64];
+    uint64_t valid = 0;
+    uint32_t n = 0;
+    int rc = efa_ah_efadv_poll_cq(cq, wc, capacity, sgids, &valid, &n);
+    if (rc != 0) {
+        return rc;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        efa_ah_cqe_pack(&wc[i], (valid >> i) & 1u, records + (size_t)i * EFA_AH_CQE_WORDS);
+    }
+    return (int)n;
+}
+
 int efa_ah_efadv_create_srd_qp(uint64_t pd, uint64_t send_cq, uint64_t recv_cq, uint32_t max_send_wr,
                                uint32_t max_recv_wr, uint64_t *qp, uint32_t *qpn)
 {

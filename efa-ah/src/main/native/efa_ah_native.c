@@ -685,6 +685,35 @@ int efa_ah_poll_cq(uint64_t cq, struct efa_ah_wc *wc, uint32_t capacity, uint32_
     return 0;
 }
 
+void efa_ah_cqe_pack(const struct efa_ah_wc *wc, int sgid_valid, uint64_t *record)
+{
+    record[0] = wc->wr_id;
+    record[1] = (uint64_t)wc->byte_len | (uint64_t)(wc->status & 0xFFu) << 32
+                | (uint64_t)(wc->opcode & 0xFFu) << 40 | (uint64_t)(wc->wc_flags & 0xFFFFu) << 48;
+    record[2] = (uint64_t)(wc->qp_num & EFA_AH_MAX_QPN) | (uint64_t)(wc->src_qp & EFA_AH_MAX_QPN) << 24
+                | (uint64_t)(wc->slid & 0xFFFFu) << 48;
+    record[3] = (uint64_t)wc->vendor_err | (uint64_t)(wc->pkey_index & 0xFFFFu) << 32
+                | (uint64_t)(wc->dlid_path_bits & 0xFFu) << 48 | (uint64_t)(wc->sl & 0xFu) << 56
+                | (sgid_valid ? EFA_AH_CQE_SGID_VALID : 0);
+}
+
+int efa_ah_poll_cq_records(uint64_t cq, uint64_t *records, uint32_t capacity)
+{
+    if (capacity > 64 || (records == NULL && capacity > 0)) {
+        return -EINVAL;
+    }
+    struct efa_ah_wc wc[64];
+    uint32_t n = 0;
+    int rc = efa_ah_poll_cq(cq, wc, capacity, &n);
+    if (rc != 0) {
+        return rc;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        efa_ah_cqe_pack(&wc[i], 0, records + (size_t)i * EFA_AH_CQE_WORDS);
+    }
+    return (int)n;
+}
+
 int efa_ah_init_ah_from_wc(uint64_t context, uint32_t port_num, const struct efa_ah_wc *wc, uint64_t mr,
                            uint64_t grh_offset, struct efa_ah_ah_attr *attr)
 {

@@ -254,6 +254,28 @@ int efa_ah_post_recv(uint64_t qp, uint64_t mr, uint64_t offset, uint32_t length,
 int efa_ah_poll_cq(uint64_t cq, struct efa_ah_wc *wc, uint32_t capacity, uint32_t *count);
 
 /*
+ * A completion as the Java side reads it: EFA_AH_CQE_WORDS native-order 64-bit words, one long
+ * read each (issue 35: one pass, as efa_process_cqe fills one ibv_wc per CQE; no field read on its own).
+ *   word 0: wr_id
+ *   word 1: byte_len (bits 0-31) | status (32-39) | opcode (40-47) | wc_flags (48-63)
+ *   word 2: qp_num (0-23) | src_qp (24-47) | slid (48-63)
+ *   word 3: vendor_err (0-31) | pkey_index (32-47) | dlid_path_bits (48-55) | sl (56-59)
+ *           | EFA_AH_CQE_SGID_VALID (63): the sender's GID is at sgids + 16 * i
+ * Every verbs value fits its field (ibv_wc_status and ibv_wc_opcode end below 256, ibv_wc_flags below
+ * 1 << 16, QPNs are 24 bits, sl 4); a wider one is cut to the field, never spills into the next.
+ */
+#define EFA_AH_CQE_WORDS 4u
+#define EFA_AH_CQE_SGID_VALID (1ull << 63)
+void efa_ah_cqe_pack(const struct efa_ah_wc *wc, int sgid_valid, uint64_t *record);
+
+/*
+ * efa_ah_poll_cq into records (EFA_AH_CQE_WORDS words each, capacity at most 64): returns how many
+ * completions were read (0 when none was ready) or a negative errno, so that no count is read back
+ * through a pointer.
+ */
+int efa_ah_poll_cq_records(uint64_t cq, uint64_t *records, uint32_t capacity);
+
+/*
  * ibv_init_ah_from_wc: the AH attributes that reach the sender of the received completion *wc,
  * whose EFA_AH_GRH_LEN bytes of GRH are at grh_offset in mr (read there, not copied by the
  * caller). -EINVAL if the GRH would leave the MR or a field of *wc does not fit ibv_wc.
@@ -426,6 +448,9 @@ int efa_ah_efadv_create_cq_on_channel(uint64_t context, uint64_t channel, uint32
  */
 int efa_ah_efadv_poll_cq(uint64_t cq, struct efa_ah_wc *wc, uint32_t capacity, uint8_t *sgids,
                          uint64_t *sgid_valid, uint32_t *count);
+
+/* efa_ah_efadv_poll_cq into records, as efa_ah_poll_cq_records; a GID read sets EFA_AH_CQE_SGID_VALID. */
+int efa_ah_efadv_poll_cq_records(uint64_t cq, uint64_t *records, uint32_t capacity, uint8_t *sgids);
 
 /*
  * efadv_create_qp_ex of driver type EFADV_QP_DRIVER_TYPE_SRD, one SGE each way, in RESET; the

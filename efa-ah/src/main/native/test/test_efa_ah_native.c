@@ -508,6 +508,51 @@ static void gid_type_and_async_calls_check_their_arguments(void)
     CHECK_EQ(-EINVAL, efa_ah_async_close(0));
 }
 
+/* Every field reaches its place in the record at its extremes, and none spills into its neighbour. */
+static void completion_records_hold_every_field(void)
+{
+    struct efa_ah_wc wc;
+    memset(&wc, 0, sizeof(wc));
+    wc.wr_id = UINT64_MAX - 1;
+    wc.status = IBV_WC_GENERAL_ERR;
+    wc.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+    wc.vendor_err = UINT32_MAX;
+    wc.byte_len = UINT32_MAX;
+    wc.qp_num = EFA_AH_MAX_QPN;
+    wc.src_qp = EFA_AH_MAX_QPN - 1;
+    wc.wc_flags = IBV_WC_GRH | IBV_WC_WITH_IMM;
+    wc.pkey_index = 0xFFFF;
+    wc.slid = 0xFFFE;
+    wc.sl = 15;
+    wc.dlid_path_bits = 0xFF;
+    uint64_t r[EFA_AH_CQE_WORDS];
+    efa_ah_cqe_pack(&wc, 1, r);
+    CHECK_EQ(1, r[0] == UINT64_MAX - 1);
+    CHECK_EQ(UINT32_MAX, (uint32_t)r[1]);
+    CHECK_EQ(IBV_WC_GENERAL_ERR, (int)(r[1] >> 32 & 0xFF));
+    CHECK_EQ(IBV_WC_RECV_RDMA_WITH_IMM, (int)(r[1] >> 40 & 0xFF));
+    CHECK_EQ(IBV_WC_GRH | IBV_WC_WITH_IMM, (int)(r[1] >> 48));
+    CHECK_EQ(EFA_AH_MAX_QPN, (uint32_t)(r[2] & 0xFFFFFF));
+    CHECK_EQ(EFA_AH_MAX_QPN - 1, (uint32_t)(r[2] >> 24 & 0xFFFFFF));
+    CHECK_EQ(0xFFFE, (int)(r[2] >> 48));
+    CHECK_EQ(UINT32_MAX, (uint32_t)r[3]);
+    CHECK_EQ(0xFFFF, (int)(r[3] >> 32 & 0xFFFF));
+    CHECK_EQ(0xFF, (int)(r[3] >> 48 & 0xFF));
+    CHECK_EQ(15, (int)(r[3] >> 56 & 0xF));
+    CHECK_EQ(1, (r[3] & EFA_AH_CQE_SGID_VALID) != 0);
+    CHECK_EQ(0, (int)(r[3] >> 60 & 0x7));
+
+    /* Zeros stay zeros: nothing set leaks into a field. */
+    memset(&wc, 0, sizeof(wc));
+    efa_ah_cqe_pack(&wc, 0, r);
+    CHECK_EQ(1, r[0] == 0 && r[1] == 0 && r[2] == 0 && r[3] == 0);
+
+    /* Out of range: capacity above 64, or no records. */
+    CHECK_EQ(-EINVAL, efa_ah_poll_cq_records(1, r, 65));
+    CHECK_EQ(-EINVAL, efa_ah_poll_cq_records(1, NULL, 1));
+    CHECK_EQ(-EINVAL, efa_ah_poll_cq_records(0, r, 1));
+}
+
 int main(void)
 {
     null_device_list_means_no_devices();
@@ -525,6 +570,7 @@ int main(void)
     older_libefa_offers_what_it_has();
     async_channel_restores_the_fd_flags();
     gid_type_and_async_calls_check_their_arguments();
+    completion_records_hold_every_field();
     if (failures != 0) {
         fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;

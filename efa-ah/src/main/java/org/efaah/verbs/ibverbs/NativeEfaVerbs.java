@@ -99,18 +99,14 @@ final class NativeEfaVerbs implements EfaVerbs {
             return 0;
         }
         NativeVerbsProvider.Scratch scratch = NativeVerbsProvider.Scratch.get();
-        int rc = NativeVerbs.efa_ah_efadv_poll_cq(cq, scratch.wc, capacity, scratch.sgids, scratch.sgidValid,
-                scratch.count);
-        if (rc != 0) {
-            throw failure("ibv_start_poll", rc, NativeVerbs.EFADV_CQ, "CQ with source GID");
+        int n = NativeVerbs.efa_ah_efadv_poll_cq_records(cq, scratch.records, capacity, scratch.sgids);
+        if (n < 0) {
+            throw failure("ibv_start_poll", n, NativeVerbs.EFADV_CQ, "CQ with source GID");
         }
-        int n = scratch.count.get();
-        long valid = scratch.sgidValid.get();
-        ByteBuffer view = scratch.view;
+        ByteBuffer records = scratch.recordView;
         for (int i = 0; i < n; i++) {
             WorkCompletion wc = into[i];
-            NativeVerbsProvider.readCompletion(view, i, wc);
-            wc.hasSourceGid = (valid & (1L << i)) != 0;
+            wc.hasSourceGid = NativeVerbsProvider.readRecord(records, i, wc);
             if (wc.hasSourceGid) {
                 scratch.sgids.position(i * 16L).get(wc.sourceGid, 0, 16);
                 scratch.sgids.position(0);

@@ -92,8 +92,12 @@ final class NativeVerbs {
                                        @Cast("uint64_t") long offset, @Cast("uint32_t") int length,
                                        @Cast("uint64_t") long wrId);
 
-    static native int efa_ah_poll_cq(@Cast("uint64_t") long cq, Wc wc, @Cast("uint32_t") int capacity,
-                                     @Cast("uint32_t*") IntPointer count);
+    /** {@code EFA_AH_CQE_WORDS}: 64-bit words of one completion record (layout in efa_ah_native.h). */
+    static final int CQE_WORDS = 4;
+
+    /** Returns the count of completions written to {@code records}, or a negative errno. */
+    static native int efa_ah_poll_cq_records(@Cast("uint64_t") long cq, @Cast("uint64_t*") LongPointer records,
+                                             @Cast("uint32_t") int capacity);
 
     static native int efa_ah_init_ah_from_wc(@Cast("uint64_t") long context, @Cast("uint32_t") int portNum,
                                              @Cast("const efa_ah_wc*") Wc wc, @Cast("uint64_t") long mr,
@@ -124,9 +128,8 @@ final class NativeVerbs {
                                                         @Cast("uint64_t") long channel, @Cast("uint32_t") int cqe,
                                                         @Cast("uint64_t*") long[] cq);
 
-    static native int efa_ah_efadv_poll_cq(@Cast("uint64_t") long cq, Wc wc, @Cast("uint32_t") int capacity,
-                                           @Cast("uint8_t*") BytePointer sgids, @Cast("uint64_t*") LongPointer sgidValid,
-                                           @Cast("uint32_t*") IntPointer count);
+    static native int efa_ah_efadv_poll_cq_records(@Cast("uint64_t") long cq, @Cast("uint64_t*") LongPointer records,
+                                                   @Cast("uint32_t") int capacity, @Cast("uint8_t*") BytePointer sgids);
 
     static native int efa_ah_efadv_create_srd_qp(@Cast("uint64_t") long pd, @Cast("uint64_t") long sendCq,
                                                  @Cast("uint64_t") long recvCq, @Cast("uint32_t") int maxSendWr,
