@@ -61,17 +61,29 @@ public final class SendRequests {
         buffer.putInt(at + LENGTH, length);
     }
 
-    /** {@return request {@code i}'s byte offset} @param i 0..capacity-1 */
+    /**
+     * {@return request {@code i}'s byte offset}
+     *
+     * @param i 0..capacity-1
+     */
     public int offset(int i) {
         return buffer.getInt(java.util.Objects.checkIndex(i, capacity) * STRIDE + OFFSET);
     }
 
-    /** {@return request {@code i}'s length} @param i 0..capacity-1 */
+    /**
+     * {@return request {@code i}'s length}
+     *
+     * @param i 0..capacity-1
+     */
     public int length(int i) {
         return buffer.getInt(java.util.Objects.checkIndex(i, capacity) * STRIDE + LENGTH);
     }
 
-    /** {@return request {@code i}'s {@code wr_id}} @param i 0..capacity-1 */
+    /**
+     * {@return request {@code i}'s {@code wr_id}}
+     *
+     * @param i 0..capacity-1
+     */
     public long wrId(int i) {
         return buffer.getLong(java.util.Objects.checkIndex(i, capacity) * STRIDE);
     }
