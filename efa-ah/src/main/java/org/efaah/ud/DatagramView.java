@@ -30,7 +30,8 @@ public final class DatagramView {
     private final ByteBuffer memory;
     /** Bytes in front of the payload: the 40-byte area on UD, 0 on SRD. */
     private final int prefix;
-    final WorkCompletion completion = new WorkCompletion();
+    /** The datagram's completion: the poll's own holder, handed over by {@link #fill} (receive lock held). */
+    WorkCompletion completion = new WorkCompletion();
     private final SourceResolver resolver;
     private int length;
     private boolean valid;
@@ -71,16 +72,19 @@ public final class DatagramView {
     /**
      * When its completion leaves the CQ, receive lock held: the view will show {@code wc}'s datagram
      * of {@code payloadLength} bytes, once {@link #lendFilled} lends it out; {@code arrivalMark} as
-     * {@link SourceResolver#resolve} takes it.
+     * {@link SourceResolver#resolve} takes it. The view keeps {@code wc} itself, no copy, and returns
+     * the holder it kept before, for the poller to reuse.
      */
-    void fill(WorkCompletion wc, int payloadLength, long arrivalMark) {
-        completion.copyFrom(wc);
+    WorkCompletion fill(WorkCompletion wc, int payloadLength, long arrivalMark) {
+        WorkCompletion previous = completion;
+        completion = wc;
         length = payloadLength;
         this.arrivalMark = arrivalMark;
         resolved = false;
         sourceGid = null;
         origin = null;
         sourceAhn = Datagram.NO_AHN;
+        return previous;
     }
 
     /** At lending, receive lock held: a view {@link #fill filled} before, or a copied datagram's. */

@@ -48,14 +48,20 @@ final class ReceiveSlots implements QpRecovery.Side {
     private final ArrivalMarks marks;
     /** Receive completions one poll takes at most: the native stub's 64 ({@code EFA_AH_MAX_BATCH}). */
     static final int POLL_BATCH = 64;
-    /** One poll's holders, swapped into {@link #taken} (no copy). */
-    private final WorkCompletion[] batch;
     /**
-     * Completions taken off the CQ and not yet handed out, in CQ order: {@link #count} from
-     * {@link #head}, in a ring of {@code depth} (never full before the CQ is empty: each holds a
-     * receive, and the CQ holds at most the receives still posted).
+     * One poll's holders. A datagram's holder is handed to its slot's view, which gives back the one
+     * it held (a swap, no copy): the view reads the fields the poll decoded, where they were decoded.
      */
-    private final WorkCompletion[] taken;
+    private final WorkCompletion[] batch;
+    /*
+     * Completions taken off the CQ and not yet handed out, in CQ order: count from head, in a ring
+     * of depth (never full before the CQ is empty: each holds a receive, and the CQ holds at most
+     * the receives still posted). The ring keeps what handing out needs: the slot (wr_id), the
+     * status and vendor_err; a datagram's other fields are already in its slot's view.
+     */
+    private final int[] takenSlot;
+    private final int[] takenStatus;
+    private final int[] takenVendorError;
     private int head;
     private int count;
     /** Slots copied out and not yet reposted; reposted {@link #repostBatch} at a time, in one call. */
@@ -101,10 +107,9 @@ final class ReceiveSlots implements QpRecovery.Side {
         for (int i = 0; i < batch.length; i++) {
             batch[i] = new WorkCompletion();
         }
-        this.taken = new WorkCompletion[depth];
-        for (int i = 0; i < depth; i++) {
-            taken[i] = new WorkCompletion();
-        }
+        this.takenSlot = new int[depth];
+        this.takenStatus = new int[depth];
+        this.takenVendorError = new int[depth];
         // At most a quarter of the ring waits for its repost, so three quarters stay posted.
         this.repostBatch = Math.max(1, Math.min(POLL_BATCH, depth / 4));
         this.repostOffsets = new int[repostBatch];
@@ -290,13 +295,14 @@ final class ReceiveSlots implements QpRecovery.Side {
                     return null;
                 }
             }
-            WorkCompletion wc = taken[head];
-            if (wc.status != WorkCompletion.SUCCESS && errorWaits) {
+            int at = head;
+            int status = takenStatus[at];
+            if (status != WorkCompletion.SUCCESS && errorWaits) {
                 return null;
             }
-            head = head + 1 == taken.length ? 0 : head + 1;
+            head = at + 1 == takenSlot.length ? 0 : at + 1;
             count--;
-            DatagramView v = take(wc);
+            DatagramView v = take(takenSlot[at], status, takenVendorError[at]);
             if (v != null) {
                 return v;
             }
@@ -330,14 +336,17 @@ final class ReceiveSlots implements QpRecovery.Side {
             for (int i = 0; i < n; i++) {
                 WorkCompletion wc = batch[i];
                 int at = at(count);
-                batch[i] = taken[at];
-                taken[at] = wc;
+                int slot = (int) wc.wrId;
+                takenSlot[at] = slot;
+                takenStatus[at] = wc.status;
+                takenVendorError[at] = wc.vendorError;
                 count++;
                 posted--;
+                long mark = marks.take();
                 if (wc.status == WorkCompletion.SUCCESS) {
-                    views[(int) wc.wrId].fill(wc, Math.max(0, wc.byteLength - prefix), marks.take());
-                } else {
-                    marks.take();
+                    // The slot is not posted again before its view is given back: no other completion
+                    // names it meanwhile, so the holder stays the view's until its next fill.
+                    batch[i] = views[slot].fill(wc, Math.max(0, wc.byteLength - prefix), mark);
                 }
             }
             // With no receive left posted the CQ is as empty as after a short poll.
@@ -351,26 +360,25 @@ final class ReceiveSlots implements QpRecovery.Side {
 
     /** The ring index of the {@code i}th completion from the head. */
     private int at(int i) {
-        return head + i < taken.length ? head + i : head + i - taken.length;
+        return head + i < takenSlot.length ? head + i : head + i - takenSlot.length;
     }
 
-    private DatagramView take(WorkCompletion wc) {
-        int slot = (int) wc.wrId;
-        if (wc.status != WorkCompletion.SUCCESS) {
+    private DatagramView take(int slot, int status, int vendorError) {
+        if (status != WorkCompletion.SUCCESS) {
             boolean inError;
             try {
-                inError = recovery.inErrorAfterReceive(wc.status, wc.vendorError);
+                inError = recovery.inErrorAfterReceive(status, vendorError);
             } catch (RuntimeException queryFailed) {
-                throw stateUnknown(wc, slot, queryFailed);
+                throw stateUnknown(status, vendorError, slot, queryFailed);
             }
-            if (wc.status == WorkCompletion.WR_FLUSH_ERR && inError) {
+            if (status == WorkCompletion.WR_FLUSH_ERR && inError) {
                 return null;
             }
             receiveErrors.setOpaque(receiveErrors.getOpaque() + 1);
             if (!inError) {
                 repost(slot);
             }
-            throw new WorkCompletionException("receive", wc.status, wc.vendorError, efa);
+            throw new WorkCompletionException("receive", status, vendorError, efa);
         }
         DatagramView v = views[slot];
         v.lendFilled();
@@ -384,9 +392,9 @@ final class ReceiveSlots implements QpRecovery.Side {
      * error is counted and thrown, the query's failure with it, and the slot is reposted, not lost
      * from the ring (were the QP in error, that repost's flush asks again).
      */
-    private WorkCompletionException stateUnknown(WorkCompletion wc, int slot, RuntimeException queryFailed) {
+    private WorkCompletionException stateUnknown(int status, int vendorError, int slot, RuntimeException queryFailed) {
         receiveErrors.setOpaque(receiveErrors.getOpaque() + 1);
-        WorkCompletionException e = new WorkCompletionException("receive", wc.status, wc.vendorError, efa);
+        WorkCompletionException e = new WorkCompletionException("receive", status, vendorError, efa);
         e.addSuppressed(queryFailed);
         try {
             repost(slot);

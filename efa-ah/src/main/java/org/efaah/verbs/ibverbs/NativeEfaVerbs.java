@@ -99,7 +99,7 @@ final class NativeEfaVerbs implements EfaVerbs {
             return 0;
         }
         NativeVerbsProvider.Scratch scratch = NativeVerbsProvider.Scratch.get();
-        int n = NativeVerbs.efa_ah_efadv_poll_cq_records(cq, scratch.records, capacity, scratch.sgids);
+        int n = NativeVerbs.efa_ah_efadv_poll_cq_records(cq, scratch.recordsAddress, capacity, scratch.sgidsAddress);
         if (n < 0) {
             throw failure("ibv_start_poll", n, NativeVerbs.EFADV_CQ, "CQ with source GID");
         }
@@ -108,8 +108,7 @@ final class NativeEfaVerbs implements EfaVerbs {
             WorkCompletion wc = into[i];
             wc.hasSourceGid = NativeVerbsProvider.readRecord(records, i, wc);
             if (wc.hasSourceGid) {
-                scratch.sgids.position(i * 16L).get(wc.sourceGid, 0, 16);
-                scratch.sgids.position(0);
+                scratch.sgidView.get(i * 16, wc.sourceGid, 0, 16); // a copy in Java, no JNI call
             }
         }
         return n;

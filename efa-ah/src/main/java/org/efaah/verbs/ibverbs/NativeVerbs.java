@@ -2,7 +2,6 @@ package org.efaah.verbs.ibverbs;
 
 import org.bytedeco.javacpp.BytePointer;
 import org.bytedeco.javacpp.IntPointer;
-import org.bytedeco.javacpp.LongPointer;
 import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.javacpp.annotation.Cast;
 import org.bytedeco.javacpp.annotation.MemberGetter;
@@ -95,8 +94,12 @@ final class NativeVerbs {
     /** {@code EFA_AH_CQE_WORDS}: 64-bit words of one completion record (layout in efa_ah_native.h). */
     static final int CQE_WORDS = 4;
 
-    /** Returns the count of completions written to {@code records}, or a negative errno. */
-    static native int efa_ah_poll_cq_records(@Cast("uint64_t") long cq, @Cast("uint64_t*") LongPointer records,
+    /**
+     * Returns the count of completions written to {@code records}, or a negative errno. The array is
+     * passed as its address, a plain {@code long}: JavaCPP reads a {@link Pointer} argument's address
+     * and position with a JNI field read each, on every poll (issue 35).
+     */
+    static native int efa_ah_poll_cq_records(@Cast("uint64_t") long cq, @Cast("uint64_t*") long records,
                                              @Cast("uint32_t") int capacity);
 
     static native int efa_ah_init_ah_from_wc(@Cast("uint64_t") long context, @Cast("uint32_t") int portNum,
@@ -128,8 +131,9 @@ final class NativeVerbs {
                                                         @Cast("uint64_t") long channel, @Cast("uint32_t") int cqe,
                                                         @Cast("uint64_t*") long[] cq);
 
-    static native int efa_ah_efadv_poll_cq_records(@Cast("uint64_t") long cq, @Cast("uint64_t*") LongPointer records,
-                                                   @Cast("uint32_t") int capacity, @Cast("uint8_t*") BytePointer sgids);
+    /** As {@link #efa_ah_poll_cq_records}, both arrays passed as their addresses. */
+    static native int efa_ah_efadv_poll_cq_records(@Cast("uint64_t") long cq, @Cast("uint64_t*") long records,
+                                                   @Cast("uint32_t") int capacity, @Cast("uint8_t*") long sgids);
 
     static native int efa_ah_efadv_create_srd_qp(@Cast("uint64_t") long pd, @Cast("uint64_t") long sendCq,
                                                  @Cast("uint64_t") long recvCq, @Cast("uint32_t") int maxSendWr,

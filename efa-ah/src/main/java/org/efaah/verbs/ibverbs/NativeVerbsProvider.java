@@ -452,7 +452,7 @@ final class NativeVerbsProvider
             return 0;
         }
         Scratch scratch = Scratch.get();
-        int n = NativeVerbs.efa_ah_poll_cq_records(cq, scratch.records, capacity);
+        int n = NativeVerbs.efa_ah_poll_cq_records(cq, scratch.recordsAddress, capacity);
         if (n < 0) {
             throw error("ibv_poll_cq", n, null);
         }
@@ -591,6 +591,14 @@ final class NativeVerbsProvider
         final org.bytedeco.javacpp.LongPointer records =
                 new org.bytedeco.javacpp.LongPointer((long) CAPACITY * NativeVerbs.CQE_WORDS);
         final ByteBuffer recordView = records.asByteBuffer().order(ByteOrder.nativeOrder());
+        /*
+         * The arrays' addresses, passed to the poll stubs as plain longs (no JNI field reads). The
+         * memory lives as long as this object, which the thread's ThreadLocal holds while the thread
+         * polls.
+         */
+        final long recordsAddress = records.address();
+        final long sgidsAddress = sgids.address();
+        final ByteBuffer sgidView = sgids.asByteBuffer();
 
         static Scratch get() {
             return PER_THREAD.get();
