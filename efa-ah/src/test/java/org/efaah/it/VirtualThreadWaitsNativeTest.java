@@ -40,6 +40,13 @@ class VirtualThreadWaitsNativeTest {
         VirtualThreadSendWaits.runInChild("native", Map.of(), kind, policy);
     }
 
+    /** A failed epoll_wait, epoll_ctl or epoll_create1 in the poller (see {@link VirtualThreadPollerFailure}). */
+    @Test
+    void thePollerThreadSurvivesItsFailedCallsAndNoReceiveHangs() throws Exception {
+        assumeEfa();
+        VirtualThreadPollerFailure.runInChild();
+    }
+
     private static void assumeEfa() {
         try (Device device = NativeDevice.open(NativeDevice.provider())) {
             Assumptions.assumeTrue(device.attributes().vendorId() == DeviceAttributes.AMAZON_VENDOR_ID,
