@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReference;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
@@ -148,17 +149,21 @@ final class VirtualThreadSendWaits {
                                              String deviceName, String policy) throws InterruptedException {
             List<AtomicReference<Object>> got = new ArrayList<>();
             List<Thread> waiters = new ArrayList<>();
+            AtomicLongArray waited = new AtomicLongArray(senders.size());
             for (int i = 0; i < senders.size(); i++) {
                 UdEndpoint s = senders.get(i);
                 AtomicReference<Object> slot = new AtomicReference<>();
                 got.add(slot);
                 String payload = "second " + i;
+                int index = i;
                 waiters.add(startVirtual(() -> {
+                    long begun = System.nanoTime();
                     try {
                         slot.set(waitOnce(kind, s, receiver, ah, payload));
                     } catch (RuntimeException e) {
                         slot.set(e);
                     }
+                    waited.set(index, System.nanoTime() - begun);
                 }));
             }
             if (!kind.equals("close")) {
@@ -223,6 +228,14 @@ final class VirtualThreadSendWaits {
             for (int i = 0; i < SENDERS; i++) {
                 Object r = got.get(i).get();
                 check(expectedResult.equals(r), kind + " " + i + " returned " + r);
+            }
+            if (kind.equals("close")) {
+                // Each close waited for its send in flight: its drain ran to its bound (a load only lengthens it).
+                for (int i = 0; i < SENDERS; i++) {
+                    long millis = waited.get(i) / 1_000_000;
+                    check(millis >= CLOSE_DRAIN_MILLIS * 9 / 10, "close " + i + " returned after " + millis
+                            + " ms: it did not wait for its send in flight (its drain's bound: " + CLOSE_DRAIN_MILLIS + " ms)");
+                }
             }
             check(read.get() == expected, "the receiver read " + read + " of " + expected + " datagrams");
             System.out.printf("FIGURE %s, %d virtual threads in %s (RNR: %s) on 2 carriers: the ticker made %d ticks "
