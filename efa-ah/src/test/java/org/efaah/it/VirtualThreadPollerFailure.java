@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
 import org.efaah.fixture.Jdks;
@@ -141,8 +142,14 @@ final class VirtualThreadPollerFailure {
                         Thread poller = round("epoll_wait failing", sender, ah, receivers, () -> { }, () -> {
                             provider.failWaits.set(3);
                             provider.wakePoller();
-                        }, () -> check(provider.failedWaits.get() == 3, "epoll_wait failed "
-                                + provider.failedWaits.get() + " times, not 3"), null);
+                        }, () -> {
+                            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(BOUND_SECONDS);
+                            while (provider.failedWaits.get() < 3 && System.nanoTime() - end < 0) {
+                                LockSupport.parkNanos(1_000_000); // the poller's backoffs, 70 ms in all, may outlast the receives
+                            }
+                            check(provider.failedWaits.get() == 3, "epoll_wait failed " + provider.failedWaits.get()
+                                    + " times, not 3");
+                        }, null);
                         // Every arm failing: the receivers park in short steps instead.
                         round("epoll_ctl failing", sender, ah, receivers, () -> provider.failArms = true, () -> { },
                                 () -> check(provider.failedArms.get() > 0, "no arm failed"), poller);
