@@ -45,9 +45,8 @@ import org.junit.jupiter.api.Assumptions;
  * </ul>
  * The receiver then reads what came and every wait returns as it should. Then an interrupt and a
  * close each end one such wait (for {@code close}: an interrupt ends its drain at once, and a second
- * close, waiting for the first, parks and returns with it or at an interrupt). A wait that held its
- * carrier (a virtual thread in {@code poll(2)}, or in a monitor on JDK 21 to 23) leaves the ticker
- * none of its 2 s.
+ * close, waiting for the first, parks and returns with it or at an interrupt). Waits that held their
+ * carriers (a virtual thread in {@code poll(2)}) would leave the ticker none of its 2 s.
  */
 final class VirtualThreadSendWaits {
     static final int SENDERS = 8;
