@@ -7,12 +7,15 @@ import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import org.efaah.internal.BackgroundReader;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.spi.CompletionChannelVerbs;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Where a virtual thread waits for a completion channel without holding its carrier: it parks, and
@@ -34,6 +37,11 @@ final class ChannelPoller implements BackgroundReader.Agent {
      * failure unparks every parked waiter (onStart), so none waits on an arm the failed set lost,
      * and a waiter that parks while the poller is degraded parks for short steps only.
      *
+     * A failed arm (epoll_ctl) leaves that waiter's readiness unwatched: it parks for short steps
+     * instead, as in a degraded round, and the failure is logged, once a run of failures (WARN,
+     * then INFO when an arm works again); EBADF is no failure of the poller but an fd closed under
+     * the wait (the endpoint's close, a recovery's new CQ), which the waiter's next look sees.
+     *
      * A waiter is found by its fd: one waiter sleeps on a channel at a time (CompletionWaiter's
      * turn). A readiness whose waiter already left (its deadline, an interrupt) unparks nobody, or
      * the next waiter on that fd early; both are harmless, as a waiter steps again after any return.
@@ -41,6 +49,7 @@ final class ChannelPoller implements BackgroundReader.Agent {
     static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final int ROUND_MILLIS = (int) TimeUnit.NANOSECONDS.toMillis(IDLE_NANOS);
     private static final long DEGRADED_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    private static final Logger LOG = LoggerFactory.getLogger(ChannelPoller.class);
     private static final MethodHandle IS_VIRTUAL = isVirtualHandle();
     private static final ReentrantLock LOCK = new ReentrantLock();
     /** The poller of each provider whose waiters park now; guarded by LOCK. */
@@ -52,6 +61,8 @@ final class ChannelPoller implements BackgroundReader.Agent {
     private final Map<Integer, Thread> parked = new ConcurrentHashMap<>();
     /** The poller thread's: fds found readable in a round. */
     private final int[] ready = new int[64];
+    /** Whether the last arm failed (other than EBADF): its WARN is out, an INFO follows the next arm that works. */
+    private final AtomicBoolean armFailing = new AtomicBoolean();
     /** Waiters inside {@link #park}; guarded by LOCK. */
     private int users;
     /** When the last waiter left {@link #park}, {@link System#nanoTime}; guarded by LOCK. */
@@ -104,9 +115,16 @@ final class ChannelPoller implements BackgroundReader.Agent {
             try {
                 verbs.armChannelPoller(p.handle, fd);
             } catch (VerbsException e) {
-                // The fd closed under this wait (the endpoint's close): the caller's next look says so.
+                if (e.errno() != Errno.EBADF && p.armFailing.compareAndSet(false, true)) {
+                    LOG.warn("efa-ah-poller: arming a completion channel's fd: {}; waits on virtual threads park for "
+                            + "{} ms steps until an arm works", e.getMessage(),
+                            TimeUnit.NANOSECONDS.toMillis(DEGRADED_PARK_NANOS), e);
+                }
                 LockSupport.parkNanos(p, Math.min(nanos, DEGRADED_PARK_NANOS));
                 return true;
+            }
+            if (p.armFailing.get() && p.armFailing.compareAndSet(true, false)) {
+                LOG.info("efa-ah-poller: the poller arms again");
             }
             LockSupport.parkNanos(p, p.reader.degraded() ? Math.min(nanos, DEGRADED_PARK_NANOS) : nanos);
             return true;

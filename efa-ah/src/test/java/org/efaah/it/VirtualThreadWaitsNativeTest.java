@@ -6,6 +6,8 @@ import org.efaah.verbs.DeviceAttributes;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * Issue 35 item 4 through the native provider (over the EFA double here, an EFA device elsewhere):
@@ -26,11 +28,30 @@ class VirtualThreadWaitsNativeTest {
      */
     @Test
     void receivesOnVirtualThreadsParkAndThePollerUnparksThem() throws Exception {
+        assumeEfa();
+        VirtualThreadWaits.runInChild("native", Map.of());
+    }
+
+    /** A send waiting for a slot, a flush and a close, each kept waiting by SRD's RNR (see {@link VirtualThreadSendWaits}). */
+    @ParameterizedTest(name = "{0}, RNR kept by the {1}")
+    @CsvSource({"send, device", "send, resends", "flush, device", "flush, resends", "close, device"})
+    void sendSideWaitsOnVirtualThreadsPark(String kind, String policy) throws Exception {
+        assumeEfa();
+        VirtualThreadSendWaits.runInChild("native", Map.of(), kind, policy);
+    }
+
+    /** A failed epoll_wait, epoll_ctl or epoll_create1 in the poller (see {@link VirtualThreadPollerFailure}). */
+    @Test
+    void thePollerThreadSurvivesItsFailedCallsAndNoReceiveHangs() throws Exception {
+        assumeEfa();
+        VirtualThreadPollerFailure.runInChild();
+    }
+
+    private static void assumeEfa() {
         try (Device device = NativeDevice.open(NativeDevice.provider())) {
             Assumptions.assumeTrue(device.attributes().vendorId() == DeviceAttributes.AMAZON_VENDOR_ID,
                     "EFA-only: " + device.name() + " has vendor id 0x"
                             + Integer.toHexString(device.attributes().vendorId()) + ", not 0x1d0f");
         }
-        VirtualThreadWaits.runInChild("native", Map.of());
     }
 }
