@@ -340,12 +340,14 @@ final class VirtualThreadSendWaits {
             });
             String what = "a close waiting for another thread's close";
             long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(BOUND_SECONDS);
-            while (second.getState() != Thread.State.TIMED_WAITING && second.isAlive() && first.isAlive()
+            Thread.State state = second.getState(); // one read per look, as awaitParked
+            while (state != Thread.State.TIMED_WAITING && second.isAlive() && first.isAlive()
                     && System.nanoTime() - end < 0) {
                 Thread.sleep(1);
+                state = second.getState();
             }
-            check(!first.isAlive() || second.getState() == Thread.State.TIMED_WAITING || !second.isAlive(),
-                    what + " is " + second.getState() + ", not parked");
+            check(!first.isAlive() || state == Thread.State.TIMED_WAITING || !second.isAlive(),
+                    what + " is " + state + ", not parked");
             if (interrupt && first.isAlive()) {
                 second.interrupt();
                 second.join(TimeUnit.SECONDS.toMillis(BOUND_SECONDS));
@@ -375,11 +377,15 @@ final class VirtualThreadSendWaits {
         private static void awaitParked(Thread t, String what) throws InterruptedException {
             Thread.sleep(100); // past the arm, into the sleep itself
             long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(BOUND_SECONDS);
-            while (t.getState() != Thread.State.TIMED_WAITING && t.isAlive() && System.nanoTime() - end < 0) {
+            // One read of the state per look: a wait that parks in 20 us steps is RUNNABLE between
+            // them, so a second read after the loop saw it parked may not (seen on a quiet machine).
+            Thread.State state = t.getState();
+            while (state != Thread.State.TIMED_WAITING && t.isAlive() && System.nanoTime() - end < 0) {
                 Thread.sleep(1);
+                state = t.getState();
             }
             check(t.isAlive(), what + " ended before it was interrupted or closed");
-            check(t.getState() == Thread.State.TIMED_WAITING, what + " is " + t.getState() + ", never parked, in its wait");
+            check(state == Thread.State.TIMED_WAITING, what + " is " + state + ", never parked, in its wait");
         }
     }
 }
