@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import org.efaah.internal.BackgroundReader;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.VerbsException;
@@ -37,6 +38,12 @@ final class ChannelPoller implements BackgroundReader.Agent {
      * failure unparks every parked waiter (onStart), so none waits on an arm the failed set lost,
      * and a waiter that parks while the poller is degraded parks for short steps only.
      *
+     * A poller is in RUNNING only while its thread runs: one whose thread did not start (the
+     * process's thread limit, a refusal) is freed at once and never registered, its waiter parks
+     * short and a later wait tries again after a backoff; one whose thread ends otherwise than by
+     * retiring (a failure escaping the reader's loop) leaves RUNNING in onClose. Either way no
+     * waiter arms a set that no thread waits on, where it would sleep its whole slice.
+     *
      * A failed arm (epoll_ctl) leaves that waiter's readiness unwatched: it parks for short steps
      * instead, as in a degraded round, and the failure is logged, once a run of failures (WARN,
      * then INFO when an arm works again); EBADF is no failure of the poller but an fd closed under
@@ -52,8 +59,22 @@ final class ChannelPoller implements BackgroundReader.Agent {
     private static final Logger LOG = LoggerFactory.getLogger(ChannelPoller.class);
     private static final MethodHandle IS_VIRTUAL = isVirtualHandle();
     private static final ReentrantLock LOCK = new ReentrantLock();
+    private static final long FIRST_START_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    private static final long MAX_START_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** What {@link #enter} returns while no poller thread can be started: its waiters park in short steps. */
+    private static final ChannelPoller NOT_STARTED = new ChannelPoller();
+    /**
+     * Failed starts of a poller thread in a row, and when a wait may try again; guarded by LOCK. For
+     * every provider at once: what fails a thread's start (the process's thread limit, memory, a
+     * refusal) is the JVM's, and a map by provider would keep a provider nobody uses any more.
+     */
+    private static int startFailures;
+    private static long startRetryAt;
     /** The poller of each provider whose waiters park now; guarded by LOCK. */
     private static final Map<CompletionChannelVerbs, ChannelPoller> RUNNING = new IdentityHashMap<>();
+
+    /** Starts a poller's thread: {@link Thread#start}; a test's seam to fail the start. */
+    static volatile Consumer<Thread> threadStarter = Thread::start;
 
     private final CompletionChannelVerbs verbs;
     private final long handle;
@@ -63,6 +84,8 @@ final class ChannelPoller implements BackgroundReader.Agent {
     private final int[] ready = new int[64];
     /** Whether the last arm failed (other than EBADF): its WARN is out, an INFO follows the next arm that works. */
     private final AtomicBoolean armFailing = new AtomicBoolean();
+    /** Whether the thread has ended (onClose): no waiter arms the set, the last to leave frees it; written under LOCK. */
+    private volatile boolean ended;
     /** Waiters inside {@link #park}; guarded by LOCK. */
     private int users;
     /** When the last waiter left {@link #park}, {@link System#nanoTime}; guarded by LOCK. */
@@ -73,6 +96,13 @@ final class ChannelPoller implements BackgroundReader.Agent {
         this.handle = handle;
         this.reader = BackgroundReader.of(this, "efa-ah-poller", "the poller of parked completion waits");
         this.idleSince = System.nanoTime();
+    }
+
+    /** {@link #NOT_STARTED}'s: no provider, no set, no thread. */
+    private ChannelPoller() {
+        this.verbs = null;
+        this.handle = 0;
+        this.reader = null;
     }
 
     /** {@code Thread::isVirtual} on Java 21 and later; null before (no thread is virtual there). */
@@ -109,9 +139,17 @@ final class ChannelPoller implements BackgroundReader.Agent {
         if (p == null) {
             return false;
         }
+        if (p == NOT_STARTED) {
+            LockSupport.parkNanos(Math.min(nanos, DEGRADED_PARK_NANOS));
+            return true;
+        }
         Thread self = Thread.currentThread();
         try {
             p.parked.put(fd, self);
+            if (p.ended) { // its thread ended under this wait (onClose): nobody would unpark it
+                LockSupport.parkNanos(p, Math.min(nanos, DEGRADED_PARK_NANOS));
+                return true;
+            }
             try {
                 verbs.armChannelPoller(p.handle, fd);
             } catch (VerbsException e) {
@@ -134,12 +172,18 @@ final class ChannelPoller implements BackgroundReader.Agent {
         }
     }
 
-    /** The provider's running poller, made and started if none runs, with this waiter counted; null without one. */
+    /**
+     * The provider's running poller, made and started if none runs, with this waiter counted; null
+     * without one (EOPNOTSUPP); {@link #NOT_STARTED} when its thread could not be started.
+     */
     private static ChannelPoller enter(CompletionChannelVerbs verbs) {
         LOCK.lock();
         try {
             ChannelPoller p = RUNNING.get(verbs);
             if (p == null) {
+                if (startFailures > 0 && System.nanoTime() - startRetryAt < 0) {
+                    return NOT_STARTED; // backing off after a failed start: no thread to ask for now
+                }
                 long handle;
                 try {
                     handle = verbs.createChannelPoller();
@@ -149,9 +193,18 @@ final class ChannelPoller implements BackgroundReader.Agent {
                     }
                     throw e;
                 }
-                p = new ChannelPoller(verbs, handle);
+                try {
+                    p = new ChannelPoller(verbs, handle);
+                    threadStarter.accept(p.reader.thread());
+                } catch (Throwable t) { // OutOfMemoryError "unable to create native thread", a refusal, no heap for the Thread
+                    startFailed(verbs, handle, t);
+                    return NOT_STARTED;
+                }
+                if (startFailures > 0) {
+                    LOG.info("efa-ah-poller: started again after {} failed start(s)", startFailures);
+                    startFailures = 0;
+                }
                 RUNNING.put(verbs, p);
-                p.reader.start();
             }
             p.users++;
             return p;
@@ -160,14 +213,34 @@ final class ChannelPoller implements BackgroundReader.Agent {
         }
     }
 
+    /** Frees the set of a poller whose thread did not start, logs the first of a run, backs off; under LOCK. */
+    private static void startFailed(CompletionChannelVerbs verbs, long handle, Throwable failure) {
+        try {
+            verbs.destroyChannelPoller(handle);
+        } catch (Throwable e) {
+            failure.addSuppressed(e);
+        }
+        long backoff = Math.min(MAX_START_BACKOFF_NANOS, FIRST_START_BACKOFF_NANOS << Math.min(startFailures, 10));
+        startRetryAt = System.nanoTime() + backoff;
+        if (startFailures++ == 0) {
+            LOG.warn("efa-ah-poller: could not start the poller thread; waits on virtual threads park for {} ms steps, "
+                    + "and a later wait starts it again", TimeUnit.NANOSECONDS.toMillis(DEGRADED_PARK_NANOS), failure);
+        }
+    }
+
     private void leave() {
+        boolean free;
         LOCK.lock();
         try {
             if (--users == 0) {
                 idleSince = System.nanoTime();
             }
+            free = ended && users == 0; // the last waiter on a poller whose thread ended frees its set
         } finally {
             LOCK.unlock();
+        }
+        if (free) {
+            verbs.destroyChannelPoller(handle);
         }
     }
 
@@ -182,7 +255,7 @@ final class ChannelPoller implements BackgroundReader.Agent {
         int n;
         try {
             n = verbs.awaitChannelPoller(handle, ROUND_MILLIS, ready);
-        } catch (VerbsException e) {
+        } catch (RuntimeException | Error e) { // a failed epoll_wait, or any other failure of the round
             if (retireIfIdle()) {
                 return false; // failing with nobody to serve: end, rather than retry for ever
             }
@@ -216,9 +289,32 @@ final class ChannelPoller implements BackgroundReader.Agent {
         verbs.wakeChannelPoller(handle);
     }
 
+    /**
+     * The thread's end, whatever ended it: retired when idle, or an unexpected failure that escaped
+     * the reader's loop. In the second case this poller is still registered, maybe with waiters
+     * inside park(): it leaves RUNNING, so that the next park makes a new one rather than arming a
+     * set nobody waits on; every waiter parked now looks again (one that comes later sees ended and
+     * parks short); and the set is freed by the last waiter's leave(), none arming it after.
+     */
     @Override
     public void onClose() {
-        verbs.destroyChannelPoller(handle);
+        boolean unexpected;
+        boolean free;
+        LOCK.lock();
+        try {
+            unexpected = RUNNING.remove(verbs, this);
+            ended = true;
+            free = users == 0;
+        } finally {
+            LOCK.unlock();
+        }
+        if (unexpected) {
+            LOG.warn("efa-ah-poller: the poller thread ended unexpectedly; the next wait on a virtual thread starts another");
+            parked.values().forEach(LockSupport::unpark);
+        }
+        if (free) {
+            verbs.destroyChannelPoller(handle);
+        }
     }
 
     /** The poller thread of {@code verbs}, or null when none runs; for tests. */

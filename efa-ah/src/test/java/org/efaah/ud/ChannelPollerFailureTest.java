@@ -3,12 +3,14 @@ package org.efaah.ud;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ch.qos.logback.classic.Level;
+import java.util.Arrays;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
@@ -17,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.efaah.fixture.LogCapture;
 import org.efaah.internal.BackgroundReader;
 import org.efaah.verbs.Errno;
@@ -25,7 +28,10 @@ import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockVerbsProvider;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The poller thread of parked waits ({@link ChannelPoller}) when its readiness set fails: a failed
@@ -37,6 +43,7 @@ import org.junit.jupiter.api.Test;
  * exactly where the test puts it; the waits are platform threads calling {@link ChannelPoller#park}
  * (what a virtual thread's wait calls), so this runs on Java 17.
  */
+@Tag("timing") // each wait has a bound, and a start after a failure waits out a backoff
 class ChannelPollerFailureTest {
     /** Far beyond what any step here takes: a wait that lasts it has been lost. */
     private static final long LOST_NANOS = TimeUnit.SECONDS.toNanos(60);
@@ -45,8 +52,10 @@ class ChannelPollerFailureTest {
 
     @AfterEach
     void pollerEnds() throws InterruptedException {
+        ChannelPoller.threadStarter = Thread::start;
         epoll.failWaits.set(0);
-        epoll.failAlways = false;
+        epoll.failAlways = null;
+        epoll.failNext = null;
         Thread t = ChannelPoller.thread(epoll);
         if (t != null) {
             t.join(BOUND_MILLIS);
@@ -82,9 +91,13 @@ class ChannelPollerFailureTest {
         }
     }
 
-    @Test
-    void aPollerWhoseEveryEpollWaitFailsLetsEachWaiterReturnAndEndsWhenIdle() throws Exception {
-        epoll.failAlways = true;
+    /** A VerbsException (a failed epoll_wait) and any other failure of a round (a provider's bug). */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"VerbsException", "IllegalStateException"})
+    void aPollerWhoseEveryEpollWaitFailsLetsEachWaiterReturnAndEndsWhenIdle(String failure) throws Exception {
+        epoll.failAlways = failure.equals("VerbsException")
+                ? () -> new VerbsException("epoll_wait", Errno.EIO, "injected")
+                : () -> new IllegalStateException("injected: a provider's bug");
         try (LogCapture log = LogCapture.of(BackgroundReader.class, ChannelPoller.class)) {
             Thread poller = null;
             for (int i = 0; i < 20; i++) {
@@ -153,6 +166,94 @@ class ChannelPollerFailureTest {
         assertTrue(w.returned.get(), "the wait after the failed create");
     }
 
+    @Test
+    void aPollerThreadThatCannotStartLeavesNothingBehindAndALaterWaitStartsOne() throws Exception {
+        AtomicInteger starts = new AtomicInteger();
+        ChannelPoller.threadStarter = t -> {
+            starts.incrementAndGet();
+            throw new OutOfMemoryError("unable to create native thread: possibly out of memory or process/resource limits reached");
+        };
+        try (LogCapture log = LogCapture.of(BackgroundReader.class, ChannelPoller.class)) {
+            Waiter failed = new Waiter(epoll, 7);
+            failed.awaitEnd();
+            Thread left = ChannelPoller.thread(epoll);
+            int created = epoll.creates.get();
+            int destroyed = epoll.destroys.get();
+            // A later wait, its fd readable meanwhile: it returns at once, never armed on a poller
+            // with no thread (where it would sleep its whole wait).
+            epoll.ready(8);
+            Waiter later = new Waiter(epoll, 8);
+            later.join();
+            assertTrue(later.returned.get(), "the wait after a failed start");
+            assertNull(failed.failure.get(), () -> "a failed start of the poller thread reached the wait as " + failed.failure.get());
+            assertTrue(failed.returned.get(), "the wait whose poller did not start");
+            assertNull(left, "a poller whose thread did not start stays registered");
+            assertEquals(created, destroyed, "a poller whose thread did not start kept its set");
+            // While it fails, each later wait may try again (after a backoff), and the run is logged once.
+            long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(BOUND_MILLIS);
+            while (starts.get() < 3 && System.nanoTime() - end < 0) {
+                new Waiter(epoll, 7).join();
+            }
+            assertTrue(starts.get() >= 3, "no later wait tried to start the poller again: " + starts.get() + " start(s)");
+            assertNull(ChannelPoller.thread(epoll), "a poller whose thread did not start stays registered");
+            assertEquals(epoll.creates.get(), epoll.destroys.get(), "a poller whose thread did not start kept its set");
+            assertEquals(1, log.count(Level.WARN, "could not start"), "a run of failed starts is logged once: " + log.lines());
+            // A start that works brings the poller back, and says so.
+            ChannelPoller.threadStarter = Thread::start;
+            end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(BOUND_MILLIS);
+            while (ChannelPoller.thread(epoll) == null && System.nanoTime() - end < 0) {
+                ChannelPoller.park(epoll, 99, TimeUnit.MILLISECONDS.toNanos(1)); // a wait's short step, started poller or not
+            }
+            assertNotNull(ChannelPoller.thread(epoll), "no later wait started the poller once starts worked");
+            epoll.startPoller();
+            Waiter woken = new Waiter(epoll, 9);
+            woken.awaitArmed();
+            epoll.ready(9);
+            woken.join();
+            assertTrue(woken.returned.get(), "the wait on the poller started again");
+            assertEquals(1, log.count(Level.INFO, "started again"), log.lines().toString());
+            assertEquals(1, log.count(Level.WARN, "could not start"), log.lines().toString());
+        }
+    }
+
+    @Test
+    void aPollerThreadThatDiesLeavesNoRegistrationAndTheNextWaitStartsAnother() throws Exception {
+        AtomicReference<Throwable> uncaught = new AtomicReference<>();
+        ChannelPoller.threadStarter = t -> {
+            t.setUncaughtExceptionHandler((thread, e) -> uncaught.set(e)); // not printed: a passing build is silent
+            t.start();
+        };
+        try (LogCapture log = LogCapture.of(BackgroundReader.class, ChannelPoller.class)) {
+            epoll.startPoller();
+            Thread poller = ChannelPoller.thread(epoll);
+            Waiter parked = new Waiter(epoll, 7);
+            parked.awaitArmed();
+            // A failure whose own report fails (its message cannot be had, as when the log's
+            // allocation fails): it escapes the reader's loop, and the poller thread dies.
+            epoll.failNext = new IllegalStateException() {
+                @Override
+                public String getMessage() {
+                    throw new IllegalStateException("injected: the failure's report fails");
+                }
+            };
+            epoll.wakeChannelPoller(0);
+            poller.join(BOUND_MILLIS);
+            assertFalse(poller.isAlive(), "the injected failure did not end the poller thread");
+            assertNotNull(uncaught.get(), "the poller thread ended without a failure");
+            parked.join();
+            assertTrue(parked.returned.get(), "a waiter parked when the poller thread died was not unparked");
+            assertNotSame(poller, ChannelPoller.thread(epoll), "a dead poller thread stays registered");
+            epoll.startPoller();
+            assertNotNull(ChannelPoller.thread(epoll), "the wait after the poller's death started no poller");
+            Waiter next = new Waiter(epoll, 8);
+            next.awaitArmed();
+            epoll.ready(8);
+            next.join();
+            assertTrue(next.returned.get(), "the wait after the poller's death");
+            assertEquals(1, log.count(Level.WARN, "ended unexpectedly"), log.lines().toString());
+        }
+    }
+
     private static void awaitLogged(LogCapture log, Level level, String text) throws InterruptedException {
         long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(BOUND_MILLIS);
         while (log.count(level, text) == 0 && System.nanoTime() - end < 0) {
@@ -192,6 +293,12 @@ class ChannelPollerFailureTest {
             assertEquals(Thread.State.TIMED_WAITING, thread.getState(), "the waiter on fd " + fd + " is not parked");
         }
 
+        /** Until the waiter returns, whatever it returned or threw. */
+        void awaitEnd() throws InterruptedException {
+            thread.join(BOUND_MILLIS);
+            assertFalse(thread.isAlive(), "the waiter on fd " + fd + " still parked " + BOUND_MILLIS + " ms on: lost");
+        }
+
         void join() throws InterruptedException {
             thread.join(BOUND_MILLIS);
             assertFalse(thread.isAlive(), "the waiter on fd " + fd + " still parked " + BOUND_MILLIS + " ms on: lost");
@@ -206,7 +313,10 @@ class ChannelPollerFailureTest {
     static final class FakeEpoll extends ForwardingVerbsProvider {
         private static final int WAKE = -1;
         final AtomicInteger failWaits = new AtomicInteger();
-        volatile boolean failAlways;
+        /** When set, every epoll_wait throws what it makes. */
+        volatile Supplier<RuntimeException> failAlways;
+        /** When set, the next epoll_wait throws it. */
+        volatile RuntimeException failNext;
         volatile Errno failArms;
         volatile int failCreate;
         final Set<Integer> armed = ConcurrentHashMap.newKeySet();
@@ -226,12 +336,16 @@ class ChannelPollerFailureTest {
          */
         void startPoller() throws InterruptedException {
             int before = waits.get();
-            ChannelPoller.park(this, 99, 1);
             long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(BOUND_MILLIS);
-            while (waits.get() == before && System.nanoTime() - end < 0) {
+            // Parks again until a round begins: a round in progress may end past IDLE_NANOS after
+            // a park on a loaded host and retire its poller, and the next park then makes another.
+            do {
+                ChannelPoller.park(this, 99, 1);
                 Thread.sleep(1);
-            }
-            assertTrue(waits.get() > before, "the poller never began a round");
+            } while (waits.get() == before && System.nanoTime() - end < 0);
+            Thread t = ChannelPoller.thread(this);
+            assertTrue(waits.get() > before, () -> "the poller never began a round: " + t
+                    + (t == null ? "" : " " + t.getState() + " " + Arrays.toString(t.getStackTrace())));
         }
 
         /** {@code fd} becomes readable (and stays so: level-triggered). */
@@ -264,7 +378,16 @@ class ChannelPollerFailureTest {
         @Override
         public int awaitChannelPoller(long poller, int timeoutMillis, int[] ready) {
             waits.incrementAndGet();
-            if (failAlways || failWaits.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+            Supplier<RuntimeException> always = failAlways;
+            if (always != null) {
+                throw always.get();
+            }
+            RuntimeException next = failNext;
+            if (next != null) {
+                failNext = null;
+                throw next;
+            }
+            if (failWaits.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
                 throw new VerbsException("epoll_wait", Errno.EIO, "injected");
             }
             Integer fd;
