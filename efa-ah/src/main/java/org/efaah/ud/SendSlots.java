@@ -75,6 +75,9 @@ final class SendSlots implements QpRecovery.Side {
     private long nextResendAt;
     /** The last {@link #takeDueResends} left a due resend to another destination than the one it took. */
     private boolean dueElsewhere;
+    /** {@link #stepNanos()}: the clock as read once in this step, if read; a step begins at each lock. */
+    private long stepNanos;
+    private boolean stepClockRead;
     /** Slots waiting to be resent; written under the lock, read without it by the send waiter. */
     private volatile int awaitingResend;
     /** The last poll took a full batch: completions may still be queued. Written under the lock. */
@@ -172,6 +175,7 @@ final class SendSlots implements QpRecovery.Side {
     boolean tryPost(AddressHandle ah, int remoteQpn, long remoteQkey, ByteBuffer payload, int length) {
         lock.lock();
         try {
+            stepClockRead = false;
             closeFlag.checkOpen();
             throwFailures();
             if (awaitingResend > 0) {
@@ -202,6 +206,7 @@ final class SendSlots implements QpRecovery.Side {
     int tryPostBatch(AddressHandle ah, int remoteQpn, long remoteQkey, ByteBuffer[] payloads, int from, int count) {
         lock.lock();
         try {
+            stepClockRead = false;
             closeFlag.checkOpen();
             throwFailures();
             // Until enough slots are free or the CQ is empty; the resends due wait for the post below.
@@ -362,7 +367,6 @@ final class SendSlots implements QpRecovery.Side {
         // Every completion taken is accounted for before anything is thrown: one left behind in
         // the array would keep its slot and its AH reference for ever.
         RuntimeException queryFailed = null;
-        long now = 0; // read once per poll, at its first RNR
         for (int i = 0; i < n; i++) {
             WorkCompletion wc = completions[i];
             int slot = (int) wc.wrId;
@@ -371,10 +375,7 @@ final class SendSlots implements QpRecovery.Side {
                 throw new IllegalStateException("send completion for slot " + slot + ", which has no send in flight");
             }
             if (wc.status == WorkCompletion.RNR_RETRY_EXC_ERR && rnrBudgetNanos != 0) {
-                if (now == 0) {
-                    now = System.nanoTime() | 1; // never 0: 0 is "not read yet"
-                }
-                if (keepForResend(slot, now)) {
+                if (keepForResend(slot, stepNanos())) {
                     continue;
                 }
             }
@@ -481,7 +482,7 @@ final class SendSlots implements QpRecovery.Side {
      */
     private int takeDueResends(HeldAh h, int remoteQpn, long remoteQkey) {
         dueElsewhere = false;
-        long now = System.nanoTime();
+        long now = stepNanos();
         if (now - nextResendAt < 0) {
             return 0;
         }
@@ -523,9 +524,23 @@ final class SendSlots implements QpRecovery.Side {
         return k;
     }
 
+    /*
+     * The clock, read once per step (lock held) at its first need, not at each RNR, reap and scan:
+     * a step does not wait and lasts microseconds, against backoffs of 64 µs and more and a budget
+     * of a second; and a clock read is dear where the TSC is virtualised (a VM's vDSO
+     * clock_gettime took a sixth of the warm stream's sender samples over the double).
+     */
+    private long stepNanos() {
+        if (!stepClockRead) {
+            stepNanos = System.nanoTime();
+            stepClockRead = true;
+        }
+        return stepNanos;
+    }
+
     /** A resend not posted, lock held: waits again, due at once. */
     private void waitAgain(int slot) {
-        long now = System.nanoTime();
+        long now = stepNanos();
         resendAt[slot] = now;
         waitingResend[slot] = true;
         if (awaitingResend == 0 || now - nextResendAt < 0) {
@@ -608,6 +623,7 @@ final class SendSlots implements QpRecovery.Side {
     boolean flushStep() {
         lock.lock();
         try {
+            stepClockRead = false;
             closeFlag.checkOpen();
             // Until the CQ is empty: a caller that sleeps after a false must have left nothing queued,
             // as queued completions raise no event.
@@ -632,6 +648,7 @@ final class SendSlots implements QpRecovery.Side {
     boolean drainStep() {
         lock.lock();
         try {
+            stepClockRead = false;
             if (sendCq.isClosed()) {
                 return true;
             }
@@ -648,6 +665,7 @@ final class SendSlots implements QpRecovery.Side {
      */
     @Override
     public boolean drainedLocked() {
+        stepClockRead = false; // the recovery's step
         dropResends(); // not on the QP: nothing of theirs can complete after the reset
         while (pollSends(true) == completions.length) {
             // more may be queued
