@@ -73,6 +73,11 @@ final class SendSlots implements QpRecovery.Side {
     private final boolean[] waitingResend;
     /** The earliest {@link #resendAt} of the slots waiting (valid while {@link #awaitingResend} > 0): no scan before it. */
     private long nextResendAt;
+    /** The last {@link #takeDueResends} left a due resend to another destination than the one it took. */
+    private boolean dueElsewhere;
+    /** {@link #stepNanos()}: the clock as read once in this step, if read; a step begins at each lock. */
+    private long stepNanos;
+    private boolean stepClockRead;
     /** Slots waiting to be resent; written under the lock, read without it by the send waiter. */
     private volatile int awaitingResend;
     /** The last poll took a full batch: completions may still be queued. Written under the lock. */
@@ -170,13 +175,14 @@ final class SendSlots implements QpRecovery.Side {
     boolean tryPost(AddressHandle ah, int remoteQpn, long remoteQkey, ByteBuffer payload, int length) {
         lock.lock();
         try {
+            stepClockRead = false;
             closeFlag.checkOpen();
             throwFailures();
             if (awaitingResend > 0) {
                 resendDue();
             }
             if (freeCount == 0) {
-                pollSends();
+                pollSends(false);
                 throwFailures();
             }
             if (freeCount > 0 && !recovery.needsRecovery()) {
@@ -193,56 +199,99 @@ final class SendSlots implements QpRecovery.Side {
      * One attempt to post up to {@code count} payloads from {@code payloads[from]} on, in one
      * provider call: as {@link #tryPost}, but returns how many were posted (each consumed), 0 having
      * waited for nothing when no slot is free or the QP is being recovered. Reaps completions when
-     * fewer slots are free than asked for.
+     * fewer slots are free than asked for. The resends due to the same destination go in the same
+     * call, ahead of the new sends (they are older): a stream whose receiver runs short of receives
+     * makes no provider call per resend.
      */
     int tryPostBatch(AddressHandle ah, int remoteQpn, long remoteQkey, ByteBuffer[] payloads, int from, int count) {
         lock.lock();
         try {
+            stepClockRead = false;
             closeFlag.checkOpen();
             throwFailures();
-            // Until enough slots are free or the CQ is empty.
-            while (freeCount < count && pollSends() == completions.length) {
+            // Until enough slots are free or the CQ is empty; the resends due wait for the post below.
+            while (freeCount < count && pollSends(false) == completions.length) {
                 // more may be queued
             }
             throwFailures();
+            if (freeCount == 0 && awaitingResend > 0) {
+                // No post to carry the resends due: they go on their own, each poll after them, so that
+                // what they met at once is reaped here: a resend that meets RNR again keeps the wait
+                // from sleeping (mayIdle) rather than leaving its completion to an armed CQ's event.
+                while (pollSends(true) == completions.length) {
+                    // more may be queued
+                }
+                throwFailures();
+            }
             if (freeCount == 0 || recovery.needsRecovery()) {
                 return 0;
             }
             int n = Math.min(count, freeCount);
             HardwareAddressHandle hardware = ah.hardware();
             HeldAh h = hold(ah, hardware);
+            dueElsewhere = false;
+            int k = awaitingResend > 0 ? takeDueResends(h, remoteQpn, remoteQkey) : 0;
             ByteBuffer memory = sendMemory.buffer();
             for (int i = 0; i < n; i++) {
                 ByteBuffer payload = payloads[from + i];
                 int slot = freeSlots[--freeCount];
                 int length = payload.remaining();
-                batch.set(i, slot * maxMessageSize, length, slot);
+                batch.set(k + i, slot * maxMessageSize, length, slot);
                 lengths[slot] = length;
                 memory.put(slot * maxMessageSize, payload, payload.position(), length);
             }
             h.sends += n;
             int posted = 0;
+            boolean threw = true;
             try {
-                posted = qp.postSends(hardware, remoteQpn, remoteQkey, sendMemory, batch, n);
+                posted = qp.postSends(hardware, remoteQpn, remoteQkey, sendMemory, batch, k + n);
+                threw = false;
             } finally {
-                // Those not posted (all, if it threw) give their slots and their share of the AH back.
-                for (int i = posted; i < n; i++) {
-                    release(h);
-                    freeSlots[freeCount++] = (int) batch.wrId(i);
-                }
+                // Those not posted (all, if it threw): resends wait again (the first reported as the
+                // RNR it met, if the call threw), new sends give their slots and their share back.
+                unposted(h, k, posted, k + n, threw);
             }
-            for (int i = 0; i < posted; i++) {
+            int resent = Math.min(posted, k);
+            if (resent > 0) {
+                rnrResends.setOpaque(rnrResends.getOpaque() + resent);
+            }
+            for (int i = k; i < posted; i++) {
                 int slot = (int) batch.wrId(i);
                 inFlight[slot] = h;
                 remoteQpns[slot] = remoteQpn;
                 remoteQkeys[slot] = remoteQkey;
-                ByteBuffer payload = payloads[from + i];
+                ByteBuffer payload = payloads[from + i - k];
                 payload.position(payload.position() + lengths[slot]);
             }
-            sent.setOpaque(sent.getOpaque() + posted);
-            return posted;
+            int sentNow = Math.max(0, posted - k);
+            sent.setOpaque(sent.getOpaque() + sentNow);
+            if (dueElsewhere) {
+                resendDue(); // due resends to another destination: their own call
+            }
+            return sentNow;
         } finally {
             lock.unlock();
+        }
+    }
+
+    /**
+     * After a batched post of {@code total} requests, lock held: request {@code i} from
+     * {@code posted} on was not posted. A resend (the first {@code resends}) waits to go again, due
+     * at once (the next call meets the provider's refusal again, or not); when the call threw, the
+     * first was the one refused, and is reported as the RNR it met, as a single resend that throws.
+     * A new send gives its slot and its share of {@code h} back.
+     */
+    private void unposted(HeldAh h, int resends, int posted, int total, boolean threw) {
+        for (int i = posted; i < total; i++) {
+            int slot = (int) batch.wrId(i);
+            if (i >= resends) {
+                release(h);
+                freeSlots[freeCount++] = slot;
+            } else if (threw && i == 0) {
+                failRnr(slot);
+            } else {
+                waitAgain(slot);
+            }
         }
     }
 
@@ -300,13 +349,14 @@ final class SendSlots implements QpRecovery.Side {
     /**
      * Reaps one batch of send completions (lock held): frees their slots, drops the endpoint's AH
      * references, and keeps every failure, flushes included (a flushed send never went out), for
-     * the next caller. Returns how many it reaped.
+     * the next caller. First posts the resends due, if {@code resend}; a caller that posts next
+     * passes false and takes them into its own post. Returns how many it reaped.
      */
-    private int pollSends() {
+    private int pollSends(boolean resend) {
         if (detached) {
             return 0;
         }
-        if (awaitingResend > 0) {
+        if (resend && awaitingResend > 0) {
             resendDue();
         }
         int n = sendCq.poll(completions);
@@ -324,8 +374,10 @@ final class SendSlots implements QpRecovery.Side {
             if (h == null) {
                 throw new IllegalStateException("send completion for slot " + slot + ", which has no send in flight");
             }
-            if (wc.status == WorkCompletion.RNR_RETRY_EXC_ERR && keepForResend(slot)) {
-                continue;
+            if (wc.status == WorkCompletion.RNR_RETRY_EXC_ERR && rnrBudgetNanos != 0) {
+                if (keepForResend(slot, stepNanos())) {
+                    continue;
+                }
             }
             inFlight[slot] = null;
             rnrTries[slot] = 0;
@@ -369,12 +421,8 @@ final class SendSlots implements QpRecovery.Side {
     private static final long FIRST_BACKOFF_NANOS = 64_000;
     private static final long MAX_BACKOFF_NANOS = 100_000_000;
 
-    /** An RNR completion of {@code slot}, lock held: true when it is to be resent (budget left), its time set. */
-    private boolean keepForResend(int slot) {
-        if (rnrBudgetNanos == 0) {
-            return false;
-        }
-        long now = System.nanoTime();
+    /** An RNR completion of {@code slot} polled at {@code now}, lock held: true when it is to be resent, its time set. */
+    private boolean keepForResend(int slot, long now) {
         int tries = rnrTries[slot];
         if (tries == 0) {
             rnrSince[slot] = now;
@@ -397,51 +445,109 @@ final class SendSlots implements QpRecovery.Side {
     }
 
     /**
-     * Posts again, lock held, the sends whose backoff has passed; none while the QP is being
-     * recovered. Scans the slots only once the earliest is due ({@link #nextResendAt}), and keeps
-     * the earliest of those left for the next call; a resend that throws leaves the rest for it.
+     * Posts again, lock held, the sends whose backoff has passed, those to one destination in one
+     * provider call; none while the QP is being recovered. Scans the slots only once the earliest
+     * is due ({@link #nextResendAt}). A resend that is refused waits again, due at once; one whose
+     * call throws is reported as the RNR it met and the exception thrown, the rest left for the next
+     * call.
      */
     private void resendDue() {
         if (recovery.needsRecovery()) {
             return;
         }
-        long now = System.nanoTime();
+        int k;
+        while ((k = takeDueResends(null, 0, 0)) > 0) {
+            int slot = (int) batch.wrId(0);
+            HeldAh h = inFlight[slot];
+            int posted = 0;
+            boolean threw = true;
+            try {
+                posted = qp.postSends(h.hardware, remoteQpns[slot], remoteQkeys[slot], sendMemory, batch, k);
+                threw = false;
+            } finally {
+                unposted(h, k, posted, k, threw);
+            }
+            rnrResends.setOpaque(rnrResends.getOpaque() + posted);
+            if (posted < k || !dueElsewhere) {
+                return; // refused ones wait for the next call; or none due is left
+            }
+        }
+    }
+
+    /**
+     * Moves the resends due now to one destination into {@link #batch}, from request 0, lock held,
+     * and returns how many: to ({@code h}, {@code remoteQpn}, {@code remoteQkey}), or with {@code h}
+     * null to that of the first due. Leaves {@link #dueElsewhere} set when a due one to another
+     * destination was left, and {@link #nextResendAt} at the earliest of those left.
+     */
+    private int takeDueResends(HeldAh h, int remoteQpn, long remoteQkey) {
+        dueElsewhere = false;
+        long now = stepNanos();
         if (now - nextResendAt < 0) {
-            return;
+            return 0;
         }
         long next = Long.MAX_VALUE;
         boolean later = false;
-        try {
-            for (int slot = 0; slot < waitingResend.length && awaitingResend > 0; slot++) {
-                if (!waitingResend[slot]) {
-                    continue;
-                }
-                if (now - resendAt[slot] < 0) {
-                    if (!later || resendAt[slot] - next < 0) {
-                        next = resendAt[slot];
-                        later = true;
-                    }
-                    continue;
-                }
-                waitingResend[slot] = false;
-                awaitingResend--;
-                HeldAh h = inFlight[slot];
-                try {
-                    qp.postSend(h.hardware, remoteQpns[slot], remoteQkeys[slot], sendMemory, slot * maxMessageSize,
-                            lengths[slot], slot);
-                } catch (RuntimeException e) {
-                    failRnr(slot); // reported as the RNR it met; why the resend failed is thrown
+        int k = 0;
+        int left = awaitingResend;
+        for (int slot = 0; slot < waitingResend.length && left > 0; slot++) {
+            if (!waitingResend[slot]) {
+                continue;
+            }
+            left--;
+            if (now - resendAt[slot] < 0) {
+                if (!later || resendAt[slot] - next < 0) {
+                    next = resendAt[slot];
                     later = true;
-                    next = now; // those not yet looked at: the next call scans again
-                    throw e;
                 }
-                rnrResends.setOpaque(rnrResends.getOpaque() + 1);
+                continue;
             }
-        } finally {
-            if (later) {
-                nextResendAt = next;
+            if (h == null) {
+                h = inFlight[slot];
+                remoteQpn = remoteQpns[slot];
+                remoteQkey = remoteQkeys[slot];
+            } else if (inFlight[slot] != h || remoteQpns[slot] != remoteQpn || remoteQkeys[slot] != remoteQkey) {
+                dueElsewhere = true;
+                next = now;
+                later = true;
+                continue;
             }
+            waitingResend[slot] = false;
+            batch.set(k++, slot * maxMessageSize, lengths[slot], slot);
         }
+        if (k > 0) {
+            awaitingResend -= k; // one volatile write for the lot
+        }
+        if (later) {
+            nextResendAt = next;
+        }
+        return k;
+    }
+
+    /*
+     * The clock, read once per step (lock held) at its first need, not at each RNR, reap and scan:
+     * a step does not wait and lasts microseconds, against backoffs of 64 µs and more and a budget
+     * of a second; and a clock read is dear where the TSC is virtualised (a VM's vDSO
+     * clock_gettime took a sixth of the warm stream's sender samples over the double).
+     */
+    private long stepNanos() {
+        if (!stepClockRead) {
+            stepNanos = System.nanoTime();
+            stepClockRead = true;
+        }
+        return stepNanos;
+    }
+
+    /** A resend not posted, lock held: waits again, due at once. */
+    private void waitAgain(int slot) {
+        long now = stepNanos();
+        resendAt[slot] = now;
+        waitingResend[slot] = true;
+        if (awaitingResend == 0 || now - nextResendAt < 0) {
+            nextResendAt = now;
+        }
+        awaitingResend++;
+        resendQueued.wake(); // as keepForResend: a wait asleep on the send CQ would get no event for it
     }
 
     /** Lock held: every send waiting to be resent is reported as the RNR failure it met, its slot freed. */
@@ -517,10 +623,11 @@ final class SendSlots implements QpRecovery.Side {
     boolean flushStep() {
         lock.lock();
         try {
+            stepClockRead = false;
             closeFlag.checkOpen();
             // Until the CQ is empty: a caller that sleeps after a false must have left nothing queued,
             // as queued completions raise no event.
-            while (pollSends() == completions.length) {
+            while (pollSends(true) == completions.length) {
                 // more may be queued
             }
             if (freeCount == freeSlots.length) {
@@ -541,10 +648,11 @@ final class SendSlots implements QpRecovery.Side {
     boolean drainStep() {
         lock.lock();
         try {
+            stepClockRead = false;
             if (sendCq.isClosed()) {
                 return true;
             }
-            pollSends();
+            pollSends(true);
             return freeCount == freeSlots.length;
         } finally {
             lock.unlock();
@@ -557,8 +665,9 @@ final class SendSlots implements QpRecovery.Side {
      */
     @Override
     public boolean drainedLocked() {
+        stepClockRead = false; // the recovery's step
         dropResends(); // not on the QP: nothing of theirs can complete after the reset
-        while (pollSends() == completions.length) {
+        while (pollSends(true) == completions.length) {
             // more may be queued
         }
         return freeCount == freeSlots.length;
