@@ -59,11 +59,9 @@ public final class Main {
         // Signalled: returning lets the hook's join end; the JVM is already exiting with 130.
     }
 
-    /** Logback reads the command line's configuration unless the user named another. */
+    /** Logback takes the command line's configuration ({@link CliLogging}) unless the user named a file. */
     static void useCliLogging() {
-        if (System.getProperty("logback.configurationFile") == null) {
-            System.setProperty("logback.configurationFile", "org/efaah/cli/logback-cli.xml");
-        }
+        CliLogging.ask();
     }
 
     /**
