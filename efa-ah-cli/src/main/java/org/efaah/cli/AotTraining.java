@@ -16,10 +16,13 @@ import org.efaah.verbs.VerbsProviders;
  * Not the user's own command: a training JVM prints the JDK's lines about the recording on stdout,
  * which a --json run must not carry, and a command such as `pingpong --server` waits for a peer. So it
  * runs what users run most, in one process: the streams and the ping-pongs over SRD and UD and the
- * device listing, first on the provider that auto chooses here (the device, or the EFA double when
- * LD_LIBRARY_PATH names it: JavaCPP's and the native provider's classes), then on the mock when auto
- * is not the mock already. Their
- * output is discarded; a failure (no device) only leaves those classes out of the cache.
+ * device listing, on the provider that auto chooses here (the device, or the EFA double when
+ * LD_LIBRARY_PATH names it: JavaCPP's and the native provider's classes; else the mock), and on it
+ * alone: the cache's method profiles are then of the code a user's command runs, where a second
+ * provider's run made every call into the provider look polymorphic to the JIT (over the double, a
+ * fresh stream of 500,000 with a cache trained on both providers used about 0.9x the CPU of one
+ * trained on auto alone, docs/benchmarks.md "A first run"). Their output is discarded; a failure (no
+ * device) only leaves those classes out of the cache.
  */
 final class AotTraining {
     /** Enough for the datapath's methods to be compiled in the training JVM, and a few seconds in all. */
@@ -37,15 +40,10 @@ final class AotTraining {
         Main.useCliLogging();
         PrintWriter discard = new PrintWriter(Writer.nullWriter());
         Map<String, String> environment = System.getenv();
-        // Where auto finds no device it is the mock already.
-        List<String> providers = VerbsProviders.factory(VerbsProviders.AUTO).name().equals("mock")
-                ? List.of("mock") : List.of(VerbsProviders.AUTO, "mock");
-        for (String provider : providers) {
-            for (List<String> command : COMMANDS) {
-                String[] line = java.util.stream.Stream.concat(command.stream(), java.util.stream.Stream.of(
-                        "--provider", provider)).toArray(String[]::new);
-                Main.run(discard, discard, environment, line);
-            }
+        for (List<String> command : COMMANDS) {
+            String[] line = java.util.stream.Stream.concat(command.stream(), java.util.stream.Stream.of(
+                    "--provider", VerbsProviders.AUTO)).toArray(String[]::new);
+            Main.run(discard, discard, environment, line);
         }
         System.exit(0);
     }

@@ -1,6 +1,7 @@
 package org.efaah.cli;
 
 import java.io.PrintWriter;
+import java.util.List;
 import java.util.Map;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -14,10 +15,19 @@ import picocli.CommandLine.ScopeType;
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:done; every check passed", "1:failed: the reason is printed on one line (--verbose adds the trace)",
                 "2:usage error: a bad option or value (also a device name that is not present)",
-                "130:interrupted (Ctrl-C): the summary so far is printed first"},
-        subcommands = {DevicesCommand.class, DemoCommand.class, StressCommand.class, PingpongCommand.class,
-                StreamCommand.class, HealthCommand.class, EntriesCommand.class})
+                "130:interrupted (Ctrl-C): the summary so far is printed first"})
 public final class Main {
+    /*
+     * The commands, in the order the usage lists them. picocli builds a command's model by
+     * reflection over its options and mixins at every start; a command line that names its command
+     * first (every run but the top-level usage, --version and a mistyped name) gets that command's
+     * model only: the seven together were about a third of a second of a fresh JVM's start on 2
+     * cores (docs/benchmarks.md, "A first run").
+     */
+    private static final List<Class<?>> COMMANDS = List.of(DevicesCommand.class, DemoCommand.class,
+            StressCommand.class, PingpongCommand.class, StreamCommand.class, HealthCommand.class,
+            EntriesCommand.class);
+
     /** Exit code when the command ran and failed (a device error, a violation, no answer). */
     static final int FAILED = 1;
     /** Exit code for a bad option or value. */
@@ -59,11 +69,9 @@ public final class Main {
         // Signalled: returning lets the hook's join end; the JVM is already exiting with 130.
     }
 
-    /** Logback reads the command line's configuration unless the user named another. */
+    /** Logback takes the command line's configuration ({@link CliLogging}) unless the user named a file. */
     static void useCliLogging() {
-        if (System.getProperty("logback.configurationFile") == null) {
-            System.setProperty("logback.configurationFile", "org/efaah/cli/logback-cli.xml");
-        }
+        CliLogging.ask();
     }
 
     /**
@@ -103,7 +111,7 @@ public final class Main {
                         : CommandLine.defaultFactory().create(type);
             }
         };
-        CommandLine cli = new CommandLine(new Main(), factory);
+        CommandLine cli = commandLine(factory, args);
         cli.setCaseInsensitiveEnumValuesAllowed(true);
         cli.setOut(out);
         cli.setErr(err);
@@ -143,6 +151,23 @@ public final class Main {
             out.flush();
         }
         return exit;
+    }
+
+    /** The command line for {@code args}: the command they name, or all of them when they name none first. */
+    static CommandLine commandLine(CommandLine.IFactory factory, String... args) {
+        CommandLine cli = new CommandLine(new Main(), factory);
+        Class<?> named = null;
+        for (Class<?> command : COMMANDS) {
+            if (args.length > 0 && command.getAnnotation(Command.class).name().equals(args[0])) {
+                named = command;
+            }
+        }
+        for (Class<?> command : COMMANDS) {
+            if (named == null || command == named) {
+                cli.addSubcommand(command);
+            }
+        }
+        return cli;
     }
 
     /** A writer that remembers whether anything went through it, and the last line that did. */

@@ -107,7 +107,7 @@ class DocumentedCommandsTest {
     }
 
     private static void parses(String[] args) {
-        CommandLine cli = new CommandLine(Main.class);
+        CommandLine cli = Main.commandLine(CommandLine.defaultFactory(), args);
         cli.setCaseInsensitiveEnumValuesAllowed(true);
         try {
             CommandLine.ParseResult result = cli.parseArgs(args);

@@ -4,6 +4,7 @@ import jdk.jfr.Category;
 import jdk.jfr.Description;
 import jdk.jfr.Event;
 import jdk.jfr.EventType;
+import jdk.jfr.FlightRecorder;
 import jdk.jfr.Label;
 import jdk.jfr.Name;
 import jdk.jfr.StackTrace;
@@ -13,9 +14,8 @@ import org.efaah.verbs.Errno;
 /**
  * The cache's JDK Flight Recorder events, one small class per occurrence, each committed only
  * while a recording enables it ({@code shouldCommit()}), each with the duration of what it
- * reports; none is ever made on the hit path. Names
- * are {@code org.efaah.*}, category "efa-ah". Off, an event costs a check of a static flag that
- * the JIT folds.
+ * reports; none is ever made on the hit path. Names are {@code org.efaah.*}, category "efa-ah".
+ * Off, an event costs a read of the recorder's flag and, once a recorder exists, of its type's.
  */
 final class JfrEvents {
     private JfrEvents() {
@@ -25,26 +25,38 @@ final class JfrEvents {
     // Each event times what it reports (begin() before the work, end() after), so a recording's
     // threshold applies to it. begin*() makes no event while its type is off: a miss then
     // allocates nothing here, the event being handed from the begin to the commit.
-    private static final EventType CREATE = EventType.getEventType(AhCreate.class);
-    private static final EventType DESTROY = EventType.getEventType(AhDestroy.class);
-    private static final EventType EVICTION = EventType.getEventType(AhEnomemEviction.class);
-    private static final EventType INVALIDATION = EventType.getEventType(AhInvalidation.class);
+    // No event type is looked up before the JDK's recorder exists (a recording started, by
+    // -XX:StartFlightRecording, jcmd JFR.start or new Recording()): EventType.getEventType builds
+    // JFR's whole metadata, about 200 classes and a tenth of a second of a command line's start,
+    // and until then no type can be on.
 
     /** Before a provider create: its event, begun, or null while the type is off. */
     static AhCreate beginCreate() {
-        return CREATE.isEnabled() ? begun(new AhCreate()) : null;
+        return FlightRecorder.isInitialized() && Types.CREATE.isEnabled() ? begun(new AhCreate()) : null;
     }
 
     static AhDestroy beginDestroy() {
-        return DESTROY.isEnabled() ? begun(new AhDestroy()) : null;
+        return FlightRecorder.isInitialized() && Types.DESTROY.isEnabled() ? begun(new AhDestroy()) : null;
     }
 
     static AhEnomemEviction beginEviction() {
-        return EVICTION.isEnabled() ? begun(new AhEnomemEviction()) : null;
+        return FlightRecorder.isInitialized() && Types.EVICTION.isEnabled() ? begun(new AhEnomemEviction()) : null;
     }
 
     static AhInvalidation beginInvalidation() {
-        return INVALIDATION.isEnabled() ? begun(new AhInvalidation()) : null;
+        return FlightRecorder.isInitialized() && Types.INVALIDATION.isEnabled()
+                ? begun(new AhInvalidation()) : null;
+    }
+
+    /** The event types, looked up on first use once the recorder exists. */
+    private static final class Types {
+        static final EventType CREATE = EventType.getEventType(AhCreate.class);
+        static final EventType DESTROY = EventType.getEventType(AhDestroy.class);
+        static final EventType EVICTION = EventType.getEventType(AhEnomemEviction.class);
+        static final EventType INVALIDATION = EventType.getEventType(AhInvalidation.class);
+
+        private Types() {
+        }
     }
 
     private static <T extends Event> T begun(T ev) {

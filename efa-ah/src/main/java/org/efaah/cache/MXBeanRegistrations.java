@@ -76,6 +76,12 @@ final class MXBeanRegistrations {
      */
     synchronized void unregisterAll() {
         closed = true;
+        if (beans.isEmpty()) {
+            // Asking for the platform MBean server makes it, and registers every JDK MXBean (JFR's
+            // among them): about 200 classes and a tenth of a second for a command line that
+            // registered nothing.
+            return;
+        }
         MBeanServer server = ManagementFactory.getPlatformMBeanServer();
         CLOSING.set(this);
         try {

@@ -18,8 +18,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Issue 35: scripts/efa-ah runs a command on Java 25 with the JDK's ahead-of-time cache, made on first
  * use under the user's cache directory, and prints nothing of it (no JVM warning, first run or next);
- * on Java 17 it runs as before and writes nothing. Needs the CLI jar built (scripts/efa-ah would build
- * it: Maven is stubbed here, so a stale jar skips the test).
+ * on Java 17 a dynamic class-data-sharing archive, made and used the same way. Needs the CLI jar
+ * built (scripts/efa-ah would build it: Maven is stubbed here, so a stale jar skips the test).
  */
 class LauncherAotCacheTest {
     private static final Path LAUNCHER = Path.of("..", "scripts", "efa-ah");
@@ -117,12 +117,34 @@ class LauncherAotCacheTest {
     }
 
     @Test
-    void java17RunsAsBeforeAndWritesNothing() throws Exception {
+    void java17RunsWithAClassDataArchiveAndPrintsNoWarning() throws Exception {
+        // Java 17 to 24 have no ahead-of-time cache: a dynamic CDS archive (-XX:ArchiveClassesAtExit,
+        // then -XX:SharedArchiveFile) made the same way takes its place.
         Path home = Files.createDirectories(dir.resolve("home17"));
-        String[] result = run(Path.of("/usr/lib/jvm/java-17-openjdk-amd64"), home);
-        assertEquals("0", result[0], result[1] + result[2]);
-        assertEquals("", result[2], "stderr");
-        assertFalse(Files.exists(home.resolve(".cache/efa-ah")), "Java 17 wrote " + files(home));
+        Path jdk17 = Path.of("/usr/lib/jvm/java-17-openjdk-amd64");
+        for (String run : List.of("first (trains)", "second (uses the archive)")) {
+            String[] result = run(jdk17, home);
+            String said = run.startsWith("first")
+                    ? "efa-ah: making Java 17's start-up cache, once for this jar and JVM (about 10 s of CPU;"
+                            + " EFA_AH_AOT=off skips it)...\n"
+                    : "";
+            assertEquals(said, result[2], run + " run's stderr");
+            assertEquals("0", result[0], run + ": " + result[1]);
+            assertTrue(result[1].contains("efa_0"), run + " listed no mock device: " + result[1]);
+            List<Path> archives = files(home).stream().filter(p -> p.toString().endsWith(".jsa")).toList();
+            assertEquals(1, archives.size(), run + ": one archive under ~/.cache/efa-ah/aot, found " + files(home));
+            assertTrue(archives.get(0).startsWith(home.resolve(".cache/efa-ah/aot")), archives.toString());
+        }
+        Path archive = files(home).stream().filter(p -> p.toString().endsWith(".jsa")).findFirst().orElseThrow();
+        assertTrue(archive.toFile().setWritable(true));
+        Files.writeString(archive, "not an archive");
+        String[] result = run(jdk17, home);
+        assertEquals("", result[2], "a damaged archive: stderr");
+        assertEquals("0", result[0], result[1]);
+        Path off = Files.createDirectories(dir.resolve("home17-off"));
+        result = run(jdk17, off, "off");
+        assertEquals("", result[2], "EFA_AH_AOT=off: stderr");
+        assertFalse(Files.exists(off.resolve(".cache/efa-ah")), "EFA_AH_AOT=off wrote " + files(off));
     }
 
     @Test
