@@ -17,7 +17,9 @@
  *   (SendSlots.tryPostBatch); with no slot free it waits;
  * - SRD RNR as SendSlots: a send that completes IBV_WC_RNR_RETRY_EXC_ERR keeps its slot and is
  *   posted again at once the first time, then after 64 us doubling to 100 ms, for 1 s from its
- *   first RNR; then it counts as failed. Due resends are posted before each poll of the send CQ;
+ *   first RNR; then it counts as failed. The resends due go in the batch's own ibv_post_send,
+ *   ahead of its new sends; with no slot free (and in a flush) they go before each poll of the
+ *   send CQ, all due in one ibv_post_send (SendSlots.tryPostBatch, resendDue);
  * - the receiver (a second thread) polls its receive CQ 64 at a time with ibv_start_poll and
  *   ibv_next_poll, reading every field the stub reads and the GID of each receive
  *   (efa_ah_efadv_poll_cq), until a poll comes back short, then hands out up to 64 per call to a
@@ -368,36 +370,60 @@ static void open_endpoint(struct endpoint *e, uint32_t send_depth, uint32_t recv
 static struct ibv_ah *ah;
 static uint32_t remote_qpn;
 
-static void post_one(struct endpoint *e, uint32_t slot)
+static void fill_wr(struct ibv_send_wr *wr, uint32_t slot, struct ibv_sge *sge)
 {
-    struct ibv_sge sge = {.addr = (uintptr_t)(e->send_mem + (size_t)slot * e->max_msg), .length = e->lengths[slot],
-                          .lkey = e->send_mr->lkey};
-    struct ibv_send_wr wr, *bad;
-    memset(&wr, 0, sizeof(wr));
-    wr.wr_id = slot;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_SEND;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.wr.ud.ah = ah;
-    wr.wr.ud.remote_qpn = remote_qpn;
-    wr.wr.ud.remote_qkey = QKEY;
-    if (ibv_post_send(e->qp, &wr, &bad) != 0) {
-        die("ibv_post_send");
-    }
+    memset(wr, 0, sizeof(*wr));
+    wr->wr_id = slot;
+    wr->sg_list = sge;
+    wr->num_sge = 1;
+    wr->opcode = IBV_WR_SEND;
+    wr->send_flags = IBV_SEND_SIGNALED;
+    wr->wr.ud.ah = ah;
+    wr->wr.ud.remote_qpn = remote_qpn;
+    wr->wr.ud.remote_qkey = QKEY;
 }
 
-static void resend_due(struct endpoint *e)
+/* SendSlots.takeDueResends: the due resends into wrs[0..k), their slots no longer waiting; returns k. */
+static uint32_t take_due_resends(struct endpoint *e, struct ibv_send_wr *wrs, struct ibv_sge *sges)
 {
     uint64_t now = now_ns();
+    uint32_t k = 0;
     for (uint32_t slot = 0; slot < e->send_depth && e->awaiting > 0; slot++) {
         if (!e->waiting[slot] || now < e->resend_at[slot]) {
             continue;
         }
         e->waiting[slot] = 0;
         e->awaiting--;
-        post_one(e, slot);
-        e->rnr_resends++;
+        sges[k].addr = (uintptr_t)(e->send_mem + (size_t)slot * e->max_msg);
+        sges[k].length = e->lengths[slot];
+        sges[k].lkey = e->send_mr->lkey;
+        fill_wr(&wrs[k], slot, &sges[k]);
+        k++;
+    }
+    return k;
+}
+
+/* posts wrs[0..n) chained, in one ibv_post_send */
+static void post_chain(struct endpoint *e, struct ibv_send_wr *wrs, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        wrs[i].next = i + 1 < n ? &wrs[i + 1] : NULL;
+    }
+    struct ibv_send_wr *bad = NULL;
+    if (ibv_post_send(e->qp, wrs, &bad) != 0) {
+        die("ibv_post_send");
+    }
+}
+
+/* SendSlots.resendDue: the resends due, to the one destination, in one ibv_post_send. */
+static void resend_due(struct endpoint *e)
+{
+    struct ibv_sge sges[e->send_depth];
+    struct ibv_send_wr wrs[e->send_depth];
+    uint32_t k = take_due_resends(e, wrs, sges);
+    if (k > 0) {
+        post_chain(e, wrs, k);
+        e->rnr_resends += k;
     }
 }
 
@@ -424,9 +450,10 @@ static int keep_for_resend(struct endpoint *e, uint32_t slot)
     return 1;
 }
 
-static int poll_sends(struct endpoint *e)
+/* SendSlots.pollSends: with resend, the due resends go first; a caller that posts next passes 0. */
+static int poll_sends(struct endpoint *e, int resend)
 {
-    if (e->awaiting > 0) {
+    if (resend && e->awaiting > 0) {
         resend_due(e);
     }
     struct ibv_wc wc[SEND_POLL];
@@ -467,37 +494,33 @@ struct batch {
 static int try_post_batch(struct endpoint *e, void *arg)
 {
     struct batch *b = arg;
-    while (e->free_count < b->count && poll_sends(e) == SEND_POLL) {
+    while (e->free_count < b->count && poll_sends(e, 0) == SEND_POLL) {
+    }
+    if (e->free_count == 0 && e->awaiting > 0) {
+        /* no post to carry the resends due: they go on their own, each poll after them */
+        while (poll_sends(e, 1) == SEND_POLL) {
+        }
     }
     if (e->free_count == 0) {
         b->posted = 0;
         return 0;
     }
     uint32_t n = b->count < e->free_count ? b->count : e->free_count;
-    struct ibv_sge sges[BATCH];
-    struct ibv_send_wr wrs[BATCH];
+    struct ibv_sge sges[e->send_depth];
+    struct ibv_send_wr wrs[e->send_depth];
+    /* the resends due first (they are older), then the new sends, in one ibv_post_send */
+    uint32_t k = e->awaiting > 0 ? take_due_resends(e, wrs, sges) : 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t slot = e->free_slots[--e->free_count];
         memcpy(e->send_mem + (size_t)slot * e->max_msg, b->payload, b->length);
         e->lengths[slot] = b->length;
-        sges[i].addr = (uintptr_t)(e->send_mem + (size_t)slot * e->max_msg);
-        sges[i].length = b->length;
-        sges[i].lkey = e->send_mr->lkey;
-        memset(&wrs[i], 0, sizeof(wrs[i]));
-        wrs[i].wr_id = slot;
-        wrs[i].sg_list = &sges[i];
-        wrs[i].num_sge = 1;
-        wrs[i].opcode = IBV_WR_SEND;
-        wrs[i].send_flags = IBV_SEND_SIGNALED;
-        wrs[i].wr.ud.ah = ah;
-        wrs[i].wr.ud.remote_qpn = remote_qpn;
-        wrs[i].wr.ud.remote_qkey = QKEY;
-        wrs[i].next = i + 1 < n ? &wrs[i + 1] : NULL;
+        sges[k + i].addr = (uintptr_t)(e->send_mem + (size_t)slot * e->max_msg);
+        sges[k + i].length = b->length;
+        sges[k + i].lkey = e->send_mr->lkey;
+        fill_wr(&wrs[k + i], slot, &sges[k + i]);
     }
-    struct ibv_send_wr *bad = NULL;
-    if (ibv_post_send(e->qp, wrs, &bad) != 0) {
-        die("ibv_post_send");
-    }
+    post_chain(e, wrs, k + n);
+    e->rnr_resends += k;
     e->sent += n;
     b->posted = n;
     return 1;
@@ -520,7 +543,7 @@ static void send_batch(struct endpoint *e, const uint8_t *payload, uint32_t leng
 static int flush_step(struct endpoint *e, void *arg)
 {
     (void)arg;
-    while (poll_sends(e) == SEND_POLL) {
+    while (poll_sends(e, 1) == SEND_POLL) {
     }
     return e->free_count == e->send_depth;
 }
