@@ -87,63 +87,50 @@ class LauncherAotCacheTest {
     void java25RunsWithTheCacheAndPrintsNoWarning() throws Exception {
         Path jdk = jdk25();
         assumeTrue(jdk != null, "no JDK 25 under /usr/lib/jvm (EFA_AH_JDK25)");
-        Path home = Files.createDirectories(dir.resolve("home"));
-        for (String run : List.of("first (trains)", "second (uses the cache)")) {
-            String[] result = run(jdk, home);
-            // The first run says, in one line, that it makes the cache; the second says nothing.
-            String said = run.startsWith("first")
-                    ? "efa-ah: making Java 25's start-up cache, once for this jar and JVM (about 10 s of CPU;"
-                            + " EFA_AH_AOT=off skips it)...\n"
-                    : "";
-            assertEquals(said, result[2], run + " run's stderr");
-            assertEquals("0", result[0], run + ": " + result[1]);
-            assertTrue(result[1].contains("efa_0"), run + " listed no mock device: " + result[1]);
-            List<Path> caches = files(home).stream().filter(p -> p.toString().endsWith(".aot")).toList();
-            assertEquals(1, caches.size(), run + ": one cache under ~/.cache/efa-ah/aot, found " + files(home));
-            assertTrue(caches.get(0).startsWith(home.resolve(".cache/efa-ah/aot")), caches.toString());
-        }
-        // A cache the JVM cannot map (one left half-written) must not make it print its refusal.
-        Path cache = files(home).stream().filter(p -> p.toString().endsWith(".aot")).findFirst().orElseThrow();
-        Files.writeString(cache, "not a cache");
-        String[] result = run(jdk, home);
-        assertEquals("", result[2], "a damaged cache: stderr");
-        assertEquals("0", result[0], result[1]);
-        // EFA_AH_AOT=off: no cache made, nothing said.
-        Path off = Files.createDirectories(dir.resolve("home-off"));
-        result = run(jdk, off, "off");
-        assertEquals("", result[2], "EFA_AH_AOT=off: stderr");
-        assertEquals("0", result[0], result[1]);
-        assertFalse(Files.exists(off.resolve(".cache/efa-ah")), "EFA_AH_AOT=off wrote " + files(off));
+        trainsOnceThenUsesItsCache(jdk, "25", ".aot", "cache");
     }
 
     @Test
     void java17RunsWithAClassDataArchiveAndPrintsNoWarning() throws Exception {
         // Java 17 to 24 have no ahead-of-time cache: a dynamic CDS archive (-XX:ArchiveClassesAtExit,
         // then -XX:SharedArchiveFile) made the same way takes its place.
-        Path home = Files.createDirectories(dir.resolve("home17"));
-        Path jdk17 = Path.of("/usr/lib/jvm/java-17-openjdk-amd64");
-        for (String run : List.of("first (trains)", "second (uses the archive)")) {
-            String[] result = run(jdk17, home);
+        Path jdk17 = Runtime.version().feature() == 17 ? Path.of(System.getProperty("java.home"))
+                : Path.of("/usr/lib/jvm/java-17-openjdk-amd64");
+        assumeTrue(Files.isExecutable(jdk17.resolve("bin/java")), "no Java 17 at " + jdk17);
+        trainsOnceThenUsesItsCache(jdk17, "17", ".jsa", "archive");
+    }
+
+    /*
+     * The launcher on one JVM: the first run says in one line that it makes the cache and makes
+     * exactly one under ~/.cache/efa-ah/aot, the second uses it and says nothing; a damaged cache
+     * (one left half-written) must not make the JVM print its refusal; EFA_AH_AOT=off makes none
+     * and says nothing.
+     */
+    private void trainsOnceThenUsesItsCache(Path jdk, String feature, String suffix, String kind) throws Exception {
+        Path home = Files.createDirectories(dir.resolve("home" + feature));
+        for (String run : List.of("first (trains)", "second (uses the " + kind + ")")) {
+            String[] result = run(jdk, home);
             String said = run.startsWith("first")
-                    ? "efa-ah: making Java 17's start-up cache, once for this jar and JVM (about 10 s of CPU;"
+                    ? "efa-ah: making Java " + feature + "'s start-up cache, once for this jar and JVM (about 10 s of CPU;"
                             + " EFA_AH_AOT=off skips it)...\n"
                     : "";
             assertEquals(said, result[2], run + " run's stderr");
             assertEquals("0", result[0], run + ": " + result[1]);
             assertTrue(result[1].contains("efa_0"), run + " listed no mock device: " + result[1]);
-            List<Path> archives = files(home).stream().filter(p -> p.toString().endsWith(".jsa")).toList();
-            assertEquals(1, archives.size(), run + ": one archive under ~/.cache/efa-ah/aot, found " + files(home));
-            assertTrue(archives.get(0).startsWith(home.resolve(".cache/efa-ah/aot")), archives.toString());
+            List<Path> made = files(home).stream().filter(p -> p.toString().endsWith(suffix)).toList();
+            assertEquals(1, made.size(), run + ": one " + kind + " under ~/.cache/efa-ah/aot, found " + files(home));
+            assertTrue(made.get(0).startsWith(home.resolve(".cache/efa-ah/aot")), made.toString());
         }
-        Path archive = files(home).stream().filter(p -> p.toString().endsWith(".jsa")).findFirst().orElseThrow();
-        assertTrue(archive.toFile().setWritable(true));
-        Files.writeString(archive, "not an archive");
-        String[] result = run(jdk17, home);
-        assertEquals("", result[2], "a damaged archive: stderr");
+        Path made = files(home).stream().filter(p -> p.toString().endsWith(suffix)).findFirst().orElseThrow();
+        assertTrue(made.toFile().setWritable(true));
+        Files.writeString(made, "not a " + kind);
+        String[] result = run(jdk, home);
+        assertEquals("", result[2], "a damaged " + kind + ": stderr");
         assertEquals("0", result[0], result[1]);
-        Path off = Files.createDirectories(dir.resolve("home17-off"));
-        result = run(jdk17, off, "off");
+        Path off = Files.createDirectories(dir.resolve("home" + feature + "-off"));
+        result = run(jdk, off, "off");
         assertEquals("", result[2], "EFA_AH_AOT=off: stderr");
+        assertEquals("0", result[0], result[1]);
         assertFalse(Files.exists(off.resolve(".cache/efa-ah")), "EFA_AH_AOT=off wrote " + files(off));
     }
 

@@ -13,9 +13,7 @@ import org.efaah.cache.AddressHandleCache;
 import org.efaah.cache.LeakDetection;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
-import org.efaah.verbs.ForwardingVerbsProvider;
 import org.efaah.verbs.ProtectionDomain;
-import org.efaah.verbs.SendRequests;
 import org.efaah.verbs.WorkCompletion;
 import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockVerbsProvider;
@@ -27,36 +25,13 @@ import org.junit.jupiter.api.Test;
  */
 class DatagramCrossingsTest {
     /** Counts the datapath calls that cross to the provider. */
-    private static final class Counting extends ForwardingVerbsProvider {
-        final AtomicLong posts = new AtomicLong();
+    private static final class Counting extends PostCountingVerbs {
         final AtomicLong reposts = new AtomicLong();
         final AtomicLong polls = new AtomicLong();
         final AtomicLong waits = new AtomicLong();
 
         Counting(MockVerbsProvider mock) {
             super(mock);
-        }
-
-        @Override
-        public void postSend(long qp, long ah, int remoteQpn, int remoteQkey, long mr, int offset, int length,
-                             long wrId) {
-            posts.incrementAndGet();
-            super.postSend(qp, ah, remoteQpn, remoteQkey, mr, offset, length, wrId);
-        }
-
-        @Override
-        public int postSends(long qp, long ah, int remoteQpn, int remoteQkey, long mr, int[] offsets, int[] lengths,
-                             long[] wrIds, int count) {
-            posts.incrementAndGet();
-            // Past the count: the mock's own loop of single posts, not counted again.
-            return delegate().datagrams().postSends(qp, ah, remoteQpn, remoteQkey, mr, offsets, lengths, wrIds, count);
-        }
-
-        @Override
-        public int postSends(long qp, long ah, int remoteQpn, int remoteQkey, long mr, SendRequests requests,
-                             int count) {
-            posts.incrementAndGet();
-            return delegate().datagrams().postSends(qp, ah, remoteQpn, remoteQkey, mr, requests, count);
         }
 
         @Override

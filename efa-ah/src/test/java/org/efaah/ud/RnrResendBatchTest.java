@@ -13,9 +13,7 @@ import org.efaah.cache.AddressHandleCache;
 import org.efaah.cache.LeakDetection;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
-import org.efaah.verbs.ForwardingVerbsProvider;
 import org.efaah.verbs.ProtectionDomain;
-import org.efaah.verbs.SendRequests;
 import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockVerbsProvider;
 import org.junit.jupiter.api.AfterEach;
@@ -31,8 +29,7 @@ import org.junit.jupiter.api.Test;
  */
 class RnrResendBatchTest {
     /** Counts send posts (one per provider call, single or chained) and CQ arms. */
-    private static final class Counting extends ForwardingVerbsProvider {
-        final AtomicLong posts = new AtomicLong();
+    private static final class Counting extends PostCountingVerbs {
         final AtomicLong arms = new AtomicLong();
 
         @Override
@@ -43,27 +40,6 @@ class RnrResendBatchTest {
 
         Counting(MockVerbsProvider mock) {
             super(mock);
-        }
-
-        @Override
-        public void postSend(long qp, long ah, int remoteQpn, int remoteQkey, long mr, int offset, int length,
-                             long wrId) {
-            posts.incrementAndGet();
-            super.postSend(qp, ah, remoteQpn, remoteQkey, mr, offset, length, wrId);
-        }
-
-        @Override
-        public int postSends(long qp, long ah, int remoteQpn, int remoteQkey, long mr, int[] offsets, int[] lengths,
-                             long[] wrIds, int count) {
-            posts.incrementAndGet();
-            return delegate().datagrams().postSends(qp, ah, remoteQpn, remoteQkey, mr, offsets, lengths, wrIds, count);
-        }
-
-        @Override
-        public int postSends(long qp, long ah, int remoteQpn, int remoteQkey, long mr, SendRequests requests,
-                             int count) {
-            posts.incrementAndGet();
-            return delegate().datagrams().postSends(qp, ah, remoteQpn, remoteQkey, mr, requests, count);
         }
     }
 
