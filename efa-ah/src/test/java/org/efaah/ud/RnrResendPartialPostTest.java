@@ -1,0 +1,227 @@
+package org.efaah.ud;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.efaah.cache.AddressHandle;
+import org.efaah.cache.AddressHandleCache;
+import org.efaah.cache.LeakDetection;
+import org.efaah.verbs.AddressHandleAttributes;
+import org.efaah.verbs.Device;
+import org.efaah.verbs.Errno;
+import org.efaah.verbs.ForwardingVerbsProvider;
+import org.efaah.verbs.ProtectionDomain;
+import org.efaah.verbs.SendRequests;
+import org.efaah.verbs.VerbsException;
+import org.efaah.verbs.WorkCompletion;
+import org.efaah.verbs.mock.MockConfig;
+import org.efaah.verbs.mock.MockVerbsProvider;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The batch's own post carries the SRD resends due ahead of its new sends (issue 35 item 2): what
+ * happens when the provider takes only part of that post, or refuses its first request
+ * ({@code ibv_post_send} stops at the first it refuses; the SPI's postSends returns how many it
+ * took, or throws when it took none). Every send goes out once, none is lost or kept, the counters
+ * count what went, and the new sends not taken keep their payloads' positions. On the mock's EFA
+ * devices, whose SRD QPs complete a send that finds no receive with an RNR error.
+ */
+class RnrResendPartialPostTest {
+    /** The mock, whose next batched post of more than {@link #takeOnly} requests takes only that many (0: throws). */
+    private static final class Refusing extends ForwardingVerbsProvider {
+        volatile int takeOnly = -1;
+        /** The size of the post that was refused in part or whole. */
+        volatile int refusedCount;
+
+        Refusing(MockVerbsProvider mock) {
+            super(mock);
+        }
+
+        @Override
+        public int postSends(long qp, long ah, int remoteQpn, int remoteQkey, long mr, SendRequests requests,
+                             int count) {
+            int only = takeOnly;
+            if (only >= 0 && count > only) {
+                takeOnly = -1;
+                refusedCount = count;
+                if (only == 0) {
+                    throw new VerbsException("ibv_post_send", Errno.ENOMEM, "injected: the send queue is full");
+                }
+                return delegate().datagrams().postSends(qp, ah, remoteQpn, remoteQkey, mr, requests, only);
+            }
+            return delegate().datagrams().postSends(qp, ah, remoteQpn, remoteQkey, mr, requests, count);
+        }
+    }
+
+    private final Refusing provider = new Refusing(new MockVerbsProvider(MockConfig.builder().deviceCount(3).build()));
+    private final AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID).build();
+    private final List<AutoCloseable> opened = new ArrayList<>();
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (AutoCloseable c : opened) {
+            c.close();
+        }
+        cache.close();
+    }
+
+    private UdEndpoint endpoint(int device, int sendDepth, int receiveDepth) {
+        Device d = Device.open(provider, provider.deviceNames().get(device));
+        ProtectionDomain pd = d.allocatePd();
+        UdEndpoint e = UdEndpoint.open(pd, cache, MockEndpoints.srd().withDepths(sendDepth, receiveDepth));
+        opened.add(0, d);
+        opened.add(0, pd);
+        opened.add(0, e);
+        return e;
+    }
+
+    private static ByteBuffer[] payloads(char tag, int count) {
+        ByteBuffer[] p = new ByteBuffer[count];
+        for (int i = 0; i < count; i++) {
+            p[i] = ByteBuffer.wrap(new byte[] {(byte) tag, (byte) i});
+        }
+        return p;
+    }
+
+    /** Reads {@code count} datagrams of {@code b}, as "tag index" words in arrival order. */
+    private static List<String> read(UdEndpoint b, int count) {
+        List<String> got = new ArrayList<>();
+        while (got.size() < count) {
+            int n = b.receive(d -> got.add((char) d.payload().get(0) + "" + d.payload().get(1)), count - got.size(), 5,
+                    TimeUnit.SECONDS);
+            assertTrue(n > 0, "datagrams within 5 s; so far " + got);
+        }
+        assertEquals(0, b.receive(d -> got.add("extra " + (char) d.payload().get(0)), 1, 50, TimeUnit.MILLISECONDS),
+                "no datagram twice: " + got);
+        return got;
+    }
+
+    private static void fill(UdEndpoint a, AddressHandle to, UdEndpoint b, int count) {
+        a.sendBatch(to, b.address(), payloads('X', count), 0, count);
+        assertTrue(a.flush(5, TimeUnit.SECONDS), "the X completed");
+    }
+
+    private static long count(List<String> words, char tag) {
+        return words.stream().filter(w -> w.charAt(0) == tag).count();
+    }
+
+    private static long distinct(List<String> words, char tag) {
+        return words.stream().filter(w -> w.charAt(0) == tag).distinct().count();
+    }
+
+    /**
+     * a holds 8 resends due to b (their RNRs queued on a's CQ, b's receives posted again), and a
+     * batch of 16 new sends goes out in a's 8 free slots: its first post is 8 resends and 8 new.
+     */
+    private void partial(int takeOnly) {
+        UdEndpoint a = endpoint(0, 16, 16);
+        UdEndpoint b = endpoint(1, 16, 32);
+        try (AddressHandle toB = cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
+            fill(a, toB, b, 16);
+            fill(a, toB, b, 16);
+            a.sendBatch(toB, b.address(), payloads('R', 8), 0, 8); // all 8 meet RNR
+            assertEquals(32, count(read(b, 32), 'X'));
+            UdEndpoint.Counters before = a.counters();
+            ByteBuffer[] n = payloads('N', 16);
+            provider.takeOnly = takeOnly;
+            a.sendBatch(toB, b.address(), n, 0, 16);
+            assertTrue(a.flush(5, TimeUnit.SECONDS), "every send completed");
+            assertEquals(-1, provider.takeOnly, "the post that was to be refused in part never came");
+            assertEquals(16, provider.refusedCount, "the refused post: 8 resends and 8 new sends");
+            for (ByteBuffer p : n) {
+                assertEquals(0, p.remaining(), "a new send's payload not consumed");
+            }
+            List<String> got = read(b, 24);
+            assertEquals(8, distinct(got, 'R'), "each R once: " + got);
+            assertEquals(16, distinct(got, 'N'), "each N once: " + got);
+            UdEndpoint.Counters after = a.counters();
+            assertEquals(8, after.rnrResends() - before.rnrResends(), "resends counted: " + after);
+            assertEquals(16, after.sent() - before.sent(), "new sends counted: " + after);
+            assertEquals(0, after.failedSends(), after.toString());
+            assertEquals(0, a.sendsInFlight());
+        }
+    }
+
+    @Test
+    void aPostTakingPartOfItsResendsLosesNone() {
+        partial(3);
+    }
+
+    @Test
+    void aPostTakingItsResendsAndPartOfItsNewSendsLosesNone() {
+        partial(10);
+    }
+
+    @Test
+    void aPostTakingExactlyItsResends() {
+        partial(8);
+    }
+
+    @Test
+    void aPostRefusedAtItsFirstResendReportsThatResendAndLosesNoOther() {
+        UdEndpoint a = endpoint(0, 16, 16);
+        UdEndpoint b = endpoint(1, 16, 32);
+        try (AddressHandle toB = cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
+            fill(a, toB, b, 16);
+            fill(a, toB, b, 16);
+            a.sendBatch(toB, b.address(), payloads('R', 8), 0, 8);
+            assertEquals(32, count(read(b, 32), 'X'));
+            UdEndpoint.Counters before = a.counters();
+            ByteBuffer[] n = payloads('N', 16);
+            provider.takeOnly = 0;
+            VerbsException refused = assertThrows(VerbsException.class, () -> a.sendBatch(toB, b.address(), n, 0, 16));
+            assertEquals(Errno.ENOMEM, refused.errno());
+            assertEquals(16, provider.refusedCount, "the refused post: 8 resends and 8 new sends");
+            for (ByteBuffer p : n) {
+                assertEquals(2, p.remaining(), "a payload consumed by a post that threw");
+            }
+            WorkCompletionException rnr = assertThrows(WorkCompletionException.class, () -> a.flush(5, TimeUnit.SECONDS));
+            assertEquals(1, rnr.failures().size(), rnr.failures().toString());
+            assertEquals(WorkCompletion.RNR_RETRY_EXC_ERR, rnr.failures().get(0).status());
+            a.sendBatch(toB, b.address(), n, 0, 16);
+            assertTrue(a.flush(5, TimeUnit.SECONDS), "every send completed");
+            List<String> got = read(b, 23);
+            assertEquals(7, distinct(got, 'R'), "each R but the refused one once: " + got);
+            assertEquals(16, distinct(got, 'N'), "each N once: " + got);
+            UdEndpoint.Counters after = a.counters();
+            assertEquals(7, after.rnrResends() - before.rnrResends(), after.toString());
+            assertEquals(16, after.sent() - before.sent(), after.toString());
+            assertEquals(1, after.failedSends() - before.failedSends(), after.toString());
+            assertEquals(0, a.sendsInFlight());
+        }
+    }
+
+    /** Resends due to b and to c when a batch to b goes out: b's in its post, c's in a call of their own. */
+    @Test
+    void resendsDueElsewhereGoInTheirOwnCall() {
+        UdEndpoint a = endpoint(0, 32, 16);
+        UdEndpoint b = endpoint(1, 16, 32);
+        UdEndpoint c = endpoint(2, 16, 8);
+        try (AddressHandle toB = cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()));
+             AddressHandle toC = cache.acquire(a.pd(), AddressHandleAttributes.forGid(c.address().gid()))) {
+            fill(a, toB, b, 32);
+            fill(a, toC, c, 8);
+            a.sendBatch(toB, b.address(), payloads('R', 8), 0, 8);
+            a.sendBatch(toC, c.address(), payloads('S', 8), 0, 8);
+            assertEquals(32, count(read(b, 32), 'X'));
+            assertEquals(8, count(read(c, 8), 'X'));
+            UdEndpoint.Counters before = a.counters();
+            a.sendBatch(toB, b.address(), payloads('N', 17), 0, 17);
+            assertTrue(a.flush(5, TimeUnit.SECONDS), "every send completed");
+            List<String> atB = read(b, 25);
+            List<String> atC = read(c, 8);
+            assertEquals(8, distinct(atB, 'R'), atB.toString());
+            assertEquals(17, distinct(atB, 'N'), atB.toString());
+            assertEquals(8, distinct(atC, 'S'), atC.toString());
+            UdEndpoint.Counters after = a.counters();
+            assertEquals(16, after.rnrResends() - before.rnrResends(), after.toString());
+            assertEquals(0, after.failedSends(), after.toString());
+        }
+    }
+}
