@@ -75,6 +75,8 @@ final class SendSlots implements QpRecovery.Side {
     private long nextResendAt;
     /** The last {@link #takeDueResends} left a due resend to another destination than the one it took. */
     private boolean dueElsewhere;
+    /** The provider's refusal of resends posted after a batch's own post, for the failure it made; under the lock. */
+    private RuntimeException refusedElsewhere;
     /** {@link #stepNanos()}: the clock as read once in this step, if read; a step begins at each lock. */
     private long stepNanos;
     private boolean stepClockRead;
@@ -232,13 +234,20 @@ final class SendSlots implements QpRecovery.Side {
             dueElsewhere = false;
             int k = awaitingResend > 0 ? takeDueResends(h, remoteQpn, remoteQkey) : 0;
             ByteBuffer memory = sendMemory.buffer();
-            for (int i = 0; i < n; i++) {
-                ByteBuffer payload = payloads[from + i];
-                int slot = freeSlots[--freeCount];
-                int length = payload.remaining();
-                batch.set(k + i, slot * maxMessageSize, length, slot);
-                lengths[slot] = length;
-                memory.put(slot * maxMessageSize, payload, payload.position(), length);
+            int claimed = 0;
+            try {
+                for (int i = 0; i < n; i++) {
+                    ByteBuffer payload = payloads[from + i];
+                    int slot = freeSlots[--freeCount];
+                    int length = payload.remaining();
+                    batch.set(k + i, slot * maxMessageSize, length, slot);
+                    claimed++;
+                    lengths[slot] = length;
+                    memory.put(slot * maxMessageSize, payload, payload.position(), length);
+                }
+            } catch (RuntimeException e) {
+                uncopied(h, k, claimed);
+                throw e;
             }
             h.sends += n;
             int posted = 0;
@@ -266,7 +275,14 @@ final class SendSlots implements QpRecovery.Side {
             int sentNow = Math.max(0, posted - k);
             sent.setOpaque(sent.getOpaque() + sentNow);
             if (dueElsewhere) {
-                resendDue(); // due resends to another destination: their own call
+                try {
+                    resendDue(); // due resends to another destination: their own call
+                } catch (RuntimeException e) {
+                    // This batch's sends are posted and consumed: thrown here, another destination's
+                    // refusal would read as this post's. The resend refused is already the failed send
+                    // it is (failRnr); the refusal goes beside it, thrown at the next step.
+                    refusedElsewhere = e;
+                }
             }
             return sentNow;
         } finally {
@@ -292,6 +308,26 @@ final class SendSlots implements QpRecovery.Side {
             } else {
                 waitAgain(slot);
             }
+        }
+    }
+
+    /**
+     * A payload could not be read while a batch was copied into its slots, lock held (its memory
+     * gone: a closed arena's segment, on Java 21 and later): nothing of the batch is posted. The
+     * {@code claimed} slots of new sends go back free, the {@code resends} taken wait again (due
+     * at once), and {@code h}, if no send holds it now, lingers as after its last send, so that
+     * neither a slot nor the AH reference is lost and a flush still ends.
+     */
+    private void uncopied(HeldAh h, int resends, int claimed) {
+        for (int i = 0; i < claimed; i++) {
+            freeSlots[freeCount++] = (int) batch.wrId(resends + i);
+        }
+        for (int i = 0; i < resends; i++) {
+            waitAgain((int) batch.wrId(i));
+        }
+        if (h.sends == 0 && h != lingering) {
+            h.sends = 1;
+            release(h); // as its last send's end: it lingers, the one that lingered before is closed
         }
     }
 
@@ -329,9 +365,10 @@ final class SendSlots implements QpRecovery.Side {
         HeldAh h = hold(ah, hardware);
         int slot = freeSlots[--freeCount];
         int offset = slot * maxMessageSize;
-        sendMemory.buffer().put(offset, payload, payload.position(), length);
         h.sends++;
         try {
+            // The copy may throw too (a payload whose memory is gone): its slot and share go back.
+            sendMemory.buffer().put(offset, payload, payload.position(), length);
             qp.postSend(hardware, remoteQpn, remoteQkey, sendMemory, offset, length, slot);
         } catch (RuntimeException e) {
             release(h);
@@ -612,6 +649,10 @@ final class SendSlots implements QpRecovery.Side {
         if (!failures.isEmpty()) {
             WorkCompletionException e = new WorkCompletionException(failures);
             failures.clear();
+            if (refusedElsewhere != null) {
+                e.addSuppressed(refusedElsewhere);
+                refusedElsewhere = null;
+            }
             throw e;
         }
     }

@@ -38,6 +38,8 @@ class RnrResendPartialPostTest {
         volatile int takeOnly = -1;
         /** The size of the post that was refused in part or whole. */
         volatile int refusedCount;
+        /** A batched post to this QPN throws, once (-1: none). */
+        volatile int throwFor = -1;
 
         Refusing(MockVerbsProvider mock) {
             super(mock);
@@ -46,6 +48,11 @@ class RnrResendPartialPostTest {
         @Override
         public int postSends(long qp, long ah, int remoteQpn, int remoteQkey, long mr, SendRequests requests,
                              int count) {
+            if (remoteQpn == throwFor) {
+                throwFor = -1;
+                refusedCount = count;
+                throw new VerbsException("ibv_post_send", Errno.ENOMEM, "injected: the send queue is full");
+            }
             int only = takeOnly;
             if (only >= 0 && count > only) {
                 takeOnly = -1;
@@ -222,6 +229,89 @@ class RnrResendPartialPostTest {
             UdEndpoint.Counters after = a.counters();
             assertEquals(16, after.rnrResends() - before.rnrResends(), after.toString());
             assertEquals(0, after.failedSends(), after.toString());
+        }
+    }
+
+    /*
+     * The resends due elsewhere go in a call of their own after the batch's post: when that call
+     * is refused, the batch's own sends are posted and consumed, and what is thrown is the failed
+     * send it is (the RNR the refused resend met, to its own QPN, the provider's refusal beside it),
+     * at the batch's next step, as any failure found mid-batch. Before: the other destination's
+     * ENOMEM, thrown as if this batch's post had been refused.
+     */
+    @Test
+    void aRefusedResendElsewhereAfterTheBatchsPostIsReportedNextAndTheBatchReturns() {
+        UdEndpoint a = endpoint(0, 32, 16);
+        UdEndpoint b = endpoint(1, 16, 32);
+        UdEndpoint c = endpoint(2, 16, 8);
+        try (AddressHandle toB = cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()));
+             AddressHandle toC = cache.acquire(a.pd(), AddressHandleAttributes.forGid(c.address().gid()))) {
+            fill(a, toB, b, 32);
+            fill(a, toC, c, 8);
+            a.sendBatch(toB, b.address(), payloads('R', 8), 0, 8);
+            a.sendBatch(toC, c.address(), payloads('S', 8), 0, 8);
+            assertEquals(32, count(read(b, 32), 'X'));
+            assertEquals(8, count(read(c, 8), 'X'));
+            UdEndpoint.Counters before = a.counters();
+            provider.throwFor = c.address().qpn();
+            // 17 for 16 free slots: the batch reaps the 16 RNRs first, then posts b's 8 resends and 16
+            // new sends, then c's 8 resends in their own call (refused), then its 17th send.
+            ByteBuffer[] n = payloads('N', 17);
+            WorkCompletionException rnr = assertThrows(WorkCompletionException.class,
+                    () -> a.sendBatch(toB, b.address(), n, 0, 17));
+            assertEquals(-1, provider.throwFor, "the resends to c were not posted after the batch");
+            for (int i = 0; i < 16; i++) {
+                assertEquals(0, n[i].remaining(), "a posted payload not consumed: " + i);
+            }
+            assertEquals(2, n[16].remaining(), "the payload after the failure found consumed");
+            assertEquals(1, rnr.failures().size(), rnr.failures().toString());
+            assertEquals(WorkCompletion.RNR_RETRY_EXC_ERR, rnr.failures().get(0).status());
+            assertEquals(c.address().qpn(), rnr.failures().get(0).remoteQpn(), rnr.failures().toString());
+            assertEquals(1, rnr.getSuppressed().length, "the provider's refusal beside the failure");
+            assertEquals(Errno.ENOMEM, ((VerbsException) rnr.getSuppressed()[0]).errno());
+            a.sendBatch(toB, b.address(), n, 16, 1);
+            assertTrue(a.flush(5, TimeUnit.SECONDS), "every send completed");
+            List<String> atB = read(b, 25);
+            List<String> atC = read(c, 7);
+            assertEquals(8, distinct(atB, 'R'), atB.toString());
+            assertEquals(17, distinct(atB, 'N'), atB.toString());
+            assertEquals(7, distinct(atC, 'S'), "each S but the refused one: " + atC);
+            UdEndpoint.Counters after = a.counters();
+            assertEquals(15, after.rnrResends() - before.rnrResends(), after.toString());
+            assertEquals(1, after.failedSends() - before.failedSends(), after.toString());
+            assertEquals(0, a.sendsInFlight());
+        }
+    }
+
+    /**
+     * A batch that took 8 resends due and meets a payload it cannot read (its memory gone) posts
+     * nothing: the resends wait again and go out with the next call, the new sends' slots come back.
+     */
+    @Test
+    void aBatchWithAnUnreadablePayloadPutsItsResendsBack() throws Exception {
+        ByteBuffer gone = UnreadablePayloadTest.closedArenaBuffer();
+        UdEndpoint a = endpoint(0, 16, 16);
+        UdEndpoint b = endpoint(1, 16, 32);
+        try (AddressHandle toB = cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
+            fill(a, toB, b, 16);
+            fill(a, toB, b, 16);
+            a.sendBatch(toB, b.address(), payloads('R', 8), 0, 8);
+            assertEquals(32, count(read(b, 32), 'X'));
+            UdEndpoint.Counters before = a.counters();
+            ByteBuffer[] n = payloads('N', 16);
+            ByteBuffer[] withGone = n.clone();
+            withGone[5] = gone;
+            assertThrows(IllegalStateException.class, () -> a.sendBatch(toB, b.address(), withGone, 0, 16));
+            assertEquals(8, a.sendsInFlight(), "the 8 resends still owed, no new send's slot kept");
+            a.sendBatch(toB, b.address(), n, 0, 16);
+            assertTrue(a.flush(5, TimeUnit.SECONDS), "every send completed");
+            List<String> got = read(b, 24);
+            assertEquals(8, distinct(got, 'R'), "each R once: " + got);
+            assertEquals(16, distinct(got, 'N'), "each N once: " + got);
+            UdEndpoint.Counters after = a.counters();
+            assertEquals(8, after.rnrResends() - before.rnrResends(), after.toString());
+            assertEquals(0, after.failedSends() - before.failedSends(), after.toString());
+            assertEquals(0, a.sendsInFlight());
         }
     }
 }
