@@ -313,7 +313,7 @@ final class SendSlots implements QpRecovery.Side {
 
     /**
      * A payload could not be read while a batch was copied into its slots, lock held (its memory
-     * gone: a closed arena's segment, on Java 21 and later): nothing of the batch is posted. The
+     * gone: a closed arena's segment, on Java 22 and later): nothing of the batch is posted. The
      * {@code claimed} slots of new sends go back free, the {@code resends} taken wait again (due
      * at once), and {@code h}, if no send holds it now, lingers as after its last send, so that
      * neither a slot nor the AH reference is lost and a flush still ends.
