@@ -1,19 +1,16 @@
 package org.efaah.ud;
 
+import static org.efaah.ud.SrdEndpointFixture.fill;
+import static org.efaah.ud.SrdEndpointFixture.payloads;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
-import org.efaah.cache.LeakDetection;
 import org.efaah.verbs.AddressHandleAttributes;
-import org.efaah.verbs.Device;
-import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.mock.MockConfig;
 import org.efaah.verbs.mock.MockVerbsProvider;
 import org.junit.jupiter.api.AfterEach;
@@ -44,33 +41,16 @@ class RnrResendBatchTest {
     }
 
     private final Counting counting = new Counting(new MockVerbsProvider(MockConfig.builder().deviceCount(2).build()));
-    private final AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID).build();
-    private final List<AutoCloseable> opened = new ArrayList<>();
+    private final SrdEndpointFixture fixture = new SrdEndpointFixture(counting);
+    private final AddressHandleCache cache = fixture.cache;
 
     @AfterEach
     void closeAll() throws Exception {
-        for (AutoCloseable c : opened) {
-            c.close();
-        }
-        cache.close();
+        fixture.close();
     }
 
     private UdEndpoint endpoint(int device, int sendDepth, int receiveDepth) {
-        Device d = Device.open(counting, counting.deviceNames().get(device));
-        ProtectionDomain pd = d.allocatePd();
-        UdEndpoint e = UdEndpoint.open(pd, cache, MockEndpoints.srd().withDepths(sendDepth, receiveDepth));
-        opened.add(0, d);
-        opened.add(0, pd);
-        opened.add(0, e);
-        return e;
-    }
-
-    private static ByteBuffer[] payloads(char tag, int count) {
-        ByteBuffer[] p = new ByteBuffer[count];
-        for (int i = 0; i < count; i++) {
-            p[i] = ByteBuffer.wrap(new byte[] {(byte) tag, (byte) i});
-        }
-        return p;
+        return fixture.endpoint(device, sendDepth, receiveDepth);
     }
 
     /** Reads what {@code b} has, {@code count} datagrams, returning their tags in arrival order. */
@@ -81,12 +61,6 @@ class RnrResendBatchTest {
             assertTrue(got > 0, "datagrams within 5 s; so far " + tags);
         }
         return tags.toString();
-    }
-
-    /** Sends {@code count} X that take all of {@code b}'s receives, and waits for their completions. */
-    private static void fill(UdEndpoint a, AddressHandle toB, UdEndpoint b, int count) {
-        a.sendBatch(toB, b.address(), payloads('X', count), 0, count);
-        assertTrue(a.flush(5, TimeUnit.SECONDS), "the X completed");
     }
 
     @Test

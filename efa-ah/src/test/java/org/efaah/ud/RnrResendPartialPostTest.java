@@ -1,5 +1,7 @@
 package org.efaah.ud;
 
+import static org.efaah.ud.SrdEndpointFixture.fill;
+import static org.efaah.ud.SrdEndpointFixture.payloads;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -10,12 +12,9 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
-import org.efaah.cache.LeakDetection;
 import org.efaah.verbs.AddressHandleAttributes;
-import org.efaah.verbs.Device;
 import org.efaah.verbs.Errno;
 import org.efaah.verbs.ForwardingVerbsProvider;
-import org.efaah.verbs.ProtectionDomain;
 import org.efaah.verbs.SendRequests;
 import org.efaah.verbs.VerbsException;
 import org.efaah.verbs.WorkCompletion;
@@ -67,33 +66,16 @@ class RnrResendPartialPostTest {
     }
 
     private final Refusing provider = new Refusing(new MockVerbsProvider(MockConfig.builder().deviceCount(3).build()));
-    private final AddressHandleCache cache = AddressHandleCache.builder().leakDetection(LeakDetection.PARANOID).build();
-    private final List<AutoCloseable> opened = new ArrayList<>();
+    private final SrdEndpointFixture fixture = new SrdEndpointFixture(provider);
+    private final AddressHandleCache cache = fixture.cache;
 
     @AfterEach
     void closeAll() throws Exception {
-        for (AutoCloseable c : opened) {
-            c.close();
-        }
-        cache.close();
+        fixture.close();
     }
 
     private UdEndpoint endpoint(int device, int sendDepth, int receiveDepth) {
-        Device d = Device.open(provider, provider.deviceNames().get(device));
-        ProtectionDomain pd = d.allocatePd();
-        UdEndpoint e = UdEndpoint.open(pd, cache, MockEndpoints.srd().withDepths(sendDepth, receiveDepth));
-        opened.add(0, d);
-        opened.add(0, pd);
-        opened.add(0, e);
-        return e;
-    }
-
-    private static ByteBuffer[] payloads(char tag, int count) {
-        ByteBuffer[] p = new ByteBuffer[count];
-        for (int i = 0; i < count; i++) {
-            p[i] = ByteBuffer.wrap(new byte[] {(byte) tag, (byte) i});
-        }
-        return p;
+        return fixture.endpoint(device, sendDepth, receiveDepth);
     }
 
     /** Reads {@code count} datagrams of {@code b}, as "tag index" words in arrival order. */
@@ -107,11 +89,6 @@ class RnrResendPartialPostTest {
         assertEquals(0, b.receive(d -> got.add("extra " + (char) d.payload().get(0)), 1, 50, TimeUnit.MILLISECONDS),
                 "no datagram twice: " + got);
         return got;
-    }
-
-    private static void fill(UdEndpoint a, AddressHandle to, UdEndpoint b, int count) {
-        a.sendBatch(to, b.address(), payloads('X', count), 0, count);
-        assertTrue(a.flush(5, TimeUnit.SECONDS), "the X completed");
     }
 
     private static long count(List<String> words, char tag) {
@@ -204,6 +181,19 @@ class RnrResendPartialPostTest {
         }
     }
 
+    /**
+     * Leaves a (send depth 32) owing 8 resends to b (R) and 8 to c (S), their RNRs queued on a's CQ
+     * and b's and c's receives posted again.
+     */
+    private static void owe8Each(UdEndpoint a, AddressHandle toB, UdEndpoint b, AddressHandle toC, UdEndpoint c) {
+        fill(a, toB, b, 32);
+        fill(a, toC, c, 8);
+        a.sendBatch(toB, b.address(), payloads('R', 8), 0, 8);
+        a.sendBatch(toC, c.address(), payloads('S', 8), 0, 8);
+        assertEquals(32, count(read(b, 32), 'X'));
+        assertEquals(8, count(read(c, 8), 'X'));
+    }
+
     /** Resends due to b and to c when a batch to b goes out: b's in its post, c's in a call of their own. */
     @Test
     void resendsDueElsewhereGoInTheirOwnCall() {
@@ -212,12 +202,7 @@ class RnrResendPartialPostTest {
         UdEndpoint c = endpoint(2, 16, 8);
         try (AddressHandle toB = cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()));
              AddressHandle toC = cache.acquire(a.pd(), AddressHandleAttributes.forGid(c.address().gid()))) {
-            fill(a, toB, b, 32);
-            fill(a, toC, c, 8);
-            a.sendBatch(toB, b.address(), payloads('R', 8), 0, 8);
-            a.sendBatch(toC, c.address(), payloads('S', 8), 0, 8);
-            assertEquals(32, count(read(b, 32), 'X'));
-            assertEquals(8, count(read(c, 8), 'X'));
+            owe8Each(a, toB, b, toC, c);
             UdEndpoint.Counters before = a.counters();
             a.sendBatch(toB, b.address(), payloads('N', 17), 0, 17);
             assertTrue(a.flush(5, TimeUnit.SECONDS), "every send completed");
@@ -246,12 +231,7 @@ class RnrResendPartialPostTest {
         UdEndpoint c = endpoint(2, 16, 8);
         try (AddressHandle toB = cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()));
              AddressHandle toC = cache.acquire(a.pd(), AddressHandleAttributes.forGid(c.address().gid()))) {
-            fill(a, toB, b, 32);
-            fill(a, toC, c, 8);
-            a.sendBatch(toB, b.address(), payloads('R', 8), 0, 8);
-            a.sendBatch(toC, c.address(), payloads('S', 8), 0, 8);
-            assertEquals(32, count(read(b, 32), 'X'));
-            assertEquals(8, count(read(c, 8), 'X'));
+            owe8Each(a, toB, b, toC, c);
             UdEndpoint.Counters before = a.counters();
             provider.throwFor = c.address().qpn();
             // 17 for 16 free slots: the batch reaps the 16 RNRs first, then posts b's 8 resends and 16
