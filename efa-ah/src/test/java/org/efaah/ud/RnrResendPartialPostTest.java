@@ -107,10 +107,7 @@ class RnrResendPartialPostTest {
         UdEndpoint a = endpoint(0, 16, 16);
         UdEndpoint b = endpoint(1, 16, 32);
         try (AddressHandle toB = cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
-            fill(a, toB, b, 16);
-            fill(a, toB, b, 16);
-            a.sendBatch(toB, b.address(), payloads('R', 8), 0, 8); // all 8 meet RNR
-            assertEquals(32, count(read(b, 32), 'X'));
+            owe8(a, toB, b);
             UdEndpoint.Counters before = a.counters();
             ByteBuffer[] n = payloads('N', 16);
             provider.takeOnly = takeOnly;
@@ -152,10 +149,7 @@ class RnrResendPartialPostTest {
         UdEndpoint a = endpoint(0, 16, 16);
         UdEndpoint b = endpoint(1, 16, 32);
         try (AddressHandle toB = cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
-            fill(a, toB, b, 16);
-            fill(a, toB, b, 16);
-            a.sendBatch(toB, b.address(), payloads('R', 8), 0, 8);
-            assertEquals(32, count(read(b, 32), 'X'));
+            owe8(a, toB, b);
             UdEndpoint.Counters before = a.counters();
             ByteBuffer[] n = payloads('N', 16);
             provider.takeOnly = 0;
@@ -179,6 +173,17 @@ class RnrResendPartialPostTest {
             assertEquals(1, after.failedSends() - before.failedSends(), after.toString());
             assertEquals(0, a.sendsInFlight());
         }
+    }
+
+    /**
+     * Leaves a (send depth 16) owing 8 resends to b (its receive depth 32), their RNRs queued on
+     * a's CQ and b's receives posted again: the next batch of 16 from a posts 8 resends and 8 new.
+     */
+    private static void owe8(UdEndpoint a, AddressHandle toB, UdEndpoint b) {
+        fill(a, toB, b, 16);
+        fill(a, toB, b, 16);
+        a.sendBatch(toB, b.address(), payloads('R', 8), 0, 8); // all 8 meet RNR
+        assertEquals(32, count(read(b, 32), 'X'));
     }
 
     /**
@@ -273,10 +278,7 @@ class RnrResendPartialPostTest {
         UdEndpoint a = endpoint(0, 16, 16);
         UdEndpoint b = endpoint(1, 16, 32);
         try (AddressHandle toB = cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
-            fill(a, toB, b, 16);
-            fill(a, toB, b, 16);
-            a.sendBatch(toB, b.address(), payloads('R', 8), 0, 8);
-            assertEquals(32, count(read(b, 32), 'X'));
+            owe8(a, toB, b);
             UdEndpoint.Counters before = a.counters();
             ByteBuffer[] n = payloads('N', 16);
             ByteBuffer[] withGone = n.clone();
