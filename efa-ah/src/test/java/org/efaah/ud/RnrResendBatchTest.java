@@ -25,13 +25,22 @@ import org.junit.jupiter.api.Test;
  * receive with an RNR error ({@code rnr_retry} 3, the endpoint's default). A count, not a time.
  */
 class RnrResendBatchTest {
-    /** Counts send posts (one per provider call, single or chained) and CQ arms. */
+    /**
+     * Counts send posts (one per provider call, single or chained) and the CQ arms made by one thread
+     * ({@link #armer}). Arms by every thread would count the receiver's too: its waits arm its receive
+     * CQ once per datagram that finds it waiting, as many as the scheduler spreads the resends' arrivals.
+     */
     private static final class Counting extends PostCountingVerbs {
         final AtomicLong arms = new AtomicLong();
+        final AtomicLong allArms = new AtomicLong();
+        volatile Thread armer;
 
         @Override
         public void requestCqNotification(long cq) {
-            arms.incrementAndGet();
+            allArms.incrementAndGet();
+            if (Thread.currentThread() == armer) {
+                arms.incrementAndGet();
+            }
             super.requestCqNotification(cq);
         }
 
@@ -134,17 +143,21 @@ class RnrResendBatchTest {
                         }
                         return read(b, 8 + 8 + 8);
                     });
+            // Only a's send waiter arms on this thread (the reader arms b's receive CQ on its own).
+            counting.armer = Thread.currentThread();
             long arms = counting.arms.get();
+            long allArms = counting.allArms.get();
             long resends = a.counters().rnrResends();
             a.sendBatch(toB, b.address(), payloads('S', 8), 0, 8); // waits for the R to go
             long armed = counting.arms.get() - arms;
+            long armedByAll = counting.allArms.get() - allArms;
             long resent = a.counters().rnrResends() - resends;
             assertTrue(a.flush(5, TimeUnit.SECONDS), "every send completed");
             String tags = reader.get(10, TimeUnit.SECONDS);
             assertEquals(8, tags.chars().filter(c -> c == 'R').count(), "each R once: " + tags);
             assertEquals(8, tags.chars().filter(c -> c == 'S').count(), "each S once: " + tags);
-            System.out.printf("FIGURE SRD wait for a slot while 8 resends back off: %d resends, %d arms%n", resent,
-                    armed);
+            System.out.printf("FIGURE SRD wait for a slot while 8 resends back off: %d resends, %d arms of the send CQ"
+                    + " (%d by every thread)%n", resent, armed, armedByAll);
             assertTrue(resent > 8, "the R were resent more than once while b read nothing: " + resent);
             assertTrue(armed <= 2, "arms of the send CQ while every slot waited to be resent: " + armed);
         }
