@@ -24,6 +24,7 @@ import org.junit.jupiter.api.Test;
  * calls. Counted at the SPI on the mock's EFA devices, whose SRD QPs complete a send that finds no
  * receive with an RNR error ({@code rnr_retry} 3, the endpoint's default). A count, not a time.
  */
+@org.junit.jupiter.api.Tag("timing") // a reader thread beside the sender: scripts/test runs it under load (TimingRounds)
 class RnrResendBatchTest {
     /**
      * Counts send posts (one per provider call, single or chained) and the CQ arms made by one thread
