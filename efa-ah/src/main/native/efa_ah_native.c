@@ -649,8 +649,21 @@ int efa_ah_wc_to_verbs(const struct efa_ah_wc *in, struct ibv_wc *out)
     return 0;
 }
 
-/* Completions taken from the device per ibv_poll_cq call: a small stack array, any capacity. */
+/* Completions taken from the device per ibv_poll_cq call. */
 #define POLL_CHUNK 16
+
+/*
+ * What a provider leaves unwritten in a completion it returns must read as 0, not as what an
+ * earlier poll left: EFA's efa_process_cqe sets neither pkey_index nor dlid_path_bits of a
+ * receive, nor any receive field of a send, and an error completion's opcode is not defined. So
+ * every ibv_poll_cq here is given an array that is all 0. The array is the thread's own and kept
+ * so: zeroed once (.tbss), then after each poll the entries it could have written are zeroed
+ * again, the n it returned and the one after them (a provider reads the CQ before it writes an
+ * entry: efa_poll_sub_cq returns ENOENT or EINVAL before), and after a failed poll all it was
+ * given. An empty poll, a spinning wait's usual step, so clears one entry, not POLL_CHUNK
+ * (13 ns a poll over the EFA double). The call never yields: a carrier's virtual threads share it.
+ */
+static __thread struct ibv_wc poll_scratch[POLL_CHUNK];
 
 int efa_ah_poll_cq(uint64_t cq, struct efa_ah_wc *wc, uint32_t capacity, uint32_t *count)
 {
@@ -658,15 +671,14 @@ int efa_ah_poll_cq(uint64_t cq, struct efa_ah_wc *wc, uint32_t capacity, uint32_
         return -EINVAL;
     }
     *count = 0;
-    struct ibv_wc verbs[POLL_CHUNK];
+    struct ibv_wc *verbs = poll_scratch;
     uint32_t filled = 0;
     while (filled < capacity) {
         uint32_t want = capacity - filled < POLL_CHUNK ? capacity - filled : POLL_CHUNK;
-        /* What a provider leaves unwritten (an error completion's opcode, for one) reads as 0, not stack garbage. */
-        memset(verbs, 0, want * sizeof(verbs[0]));
         errno = 0;
         int n = ibv_poll_cq(as_cq(cq), (int)want, verbs);
         if (n < 0) {
+            memset(verbs, 0, want * sizeof(verbs[0]));
             if (filled > 0) {
                 /* Completions already taken off the CQ must reach the caller; the error recurs next poll. */
                 break;
@@ -676,6 +688,8 @@ int efa_ah_poll_cq(uint64_t cq, struct efa_ah_wc *wc, uint32_t capacity, uint32_
         for (int i = 0; i < n; i++) {
             efa_ah_wc_from_verbs(&verbs[i], &wc[filled + (uint32_t)i]);
         }
+        uint32_t touched = (uint32_t)n < want ? (uint32_t)n + 1 : want;
+        memset(verbs, 0, touched * sizeof(verbs[0]));
         filled += (uint32_t)n;
         if ((uint32_t)n < want) {
             break;

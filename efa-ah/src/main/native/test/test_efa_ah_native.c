@@ -375,6 +375,84 @@ static void send_completions_have_no_receive_fields(void)
     CHECK_EQ(0xFFFF, flat.slid);
 }
 
+/*
+ * A provider behind ibv_poll_cq (libibverbs calls cq->context->ops.poll_cq) that checks that every
+ * entry it is given is all 0, then fills the completions of its script as a provider may: a
+ * success with every byte written, or an error with only the four fields ibv_poll_cq(3) defines
+ * for one (wr_id, status, qp_num, vendor_err).
+ */
+static int fake_script[8], fake_calls, fake_dirty_entries;
+
+static int fake_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+    (void)cq;
+    for (int i = 0; i < n; i++) {
+        const unsigned char *b = (const unsigned char *)&wc[i];
+        for (size_t k = 0; k < sizeof(wc[i]); k++) {
+            if (b[k] != 0) {
+                fake_dirty_entries++;
+                break;
+            }
+        }
+    }
+    int got = fake_script[fake_calls++];
+    int errors = got < 0;
+    if (errors) {
+        got = -got;
+    }
+    for (int i = 0; i < got && i < n; i++) {
+        if (errors) {
+            wc[i].wr_id = 100 + (uint64_t)i;
+            wc[i].status = IBV_WC_WR_FLUSH_ERR;
+            wc[i].qp_num = 0x77;
+            wc[i].vendor_err = 5;
+        } else {
+            memset(&wc[i], 0xA5, sizeof(wc[i]));
+            wc[i].status = IBV_WC_SUCCESS;
+            wc[i].opcode = IBV_WC_RECV;
+        }
+    }
+    return got < n ? got : n;
+}
+
+static void every_poll_is_given_zeroed_completions(void)
+{
+    struct ibv_context ctx;
+    struct ibv_cq cq;
+    memset(&ctx, 0, sizeof(ctx));
+    memset(&cq, 0, sizeof(cq));
+    ctx.ops.poll_cq = fake_poll_cq;
+    cq.context = &ctx;
+    struct efa_ah_wc wc[40];
+    uint32_t count = 0;
+    /* 40 asked for: chunks of 16, 16 and 8, each filled by completions with every byte written. */
+    fake_script[0] = 16, fake_script[1] = 16, fake_script[2] = 8;
+    fake_calls = 0;
+    CHECK_EQ(0, efa_ah_poll_cq((uint64_t)(uintptr_t)&cq, wc, 40, &count));
+    CHECK_EQ(40, count);
+    CHECK_EQ(3, fake_calls);
+    /* Then errors with four fields written where every byte was written before, then an empty CQ. */
+    fake_script[0] = -3;
+    fake_calls = 0;
+    CHECK_EQ(0, efa_ah_poll_cq((uint64_t)(uintptr_t)&cq, wc, 40, &count));
+    CHECK_EQ(3, count);
+    for (int i = 0; i < 3; i++) {
+        CHECK_EQ(100 + i, wc[i].wr_id);
+        CHECK_EQ(IBV_WC_WR_FLUSH_ERR, wc[i].status);
+        CHECK_EQ(0, wc[i].opcode);
+        CHECK_EQ(0, wc[i].byte_len);
+        CHECK_EQ(0, wc[i].src_qp);
+        CHECK_EQ(0, wc[i].wc_flags);
+        CHECK_EQ(0, wc[i].pkey_index);
+        CHECK_EQ(0, wc[i].dlid_path_bits);
+    }
+    fake_script[0] = 0;
+    fake_calls = 0;
+    CHECK_EQ(0, efa_ah_poll_cq((uint64_t)(uintptr_t)&cq, wc, 40, &count));
+    CHECK_EQ(0, count);
+    CHECK_EQ(0, fake_dirty_entries);
+}
+
 /* A stand-in for dlsym over an older libefa: it knows only the names in the NULL-ended list. */
 static const char *const *known_symbols;
 
@@ -567,6 +645,7 @@ int main(void)
     mtu_bytes();
     efadv_probe_is_stable();
     send_completions_have_no_receive_fields();
+    every_poll_is_given_zeroed_completions();
     older_libefa_offers_what_it_has();
     async_channel_restores_the_fd_flags();
     gid_type_and_async_calls_check_their_arguments();

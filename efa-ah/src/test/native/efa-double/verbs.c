@@ -1028,10 +1028,14 @@ static int pop(struct cq *c, struct cqe *out, uint64_t *wr_id)
     return 1;
 }
 
-/* efa_process_cqe: wc_flags 0 (no GRH flag on EFA), vendor_err the device status. */
+/*
+ * efa_process_cqe, field for field: wc_flags 0 (no GRH flag on EFA), vendor_err the device
+ * status, sl 0 on a receive. What it leaves unwritten stays as the caller left it: pkey_index,
+ * dlid_path_bits and imm_data of a receive, and every receive field of a send.
+ */
 static void to_wc(const struct cqe *e, uint64_t wr_id, struct ibv_wc *wc)
 {
-    memset(wc, 0, sizeof(*wc));
+    wc->wc_flags = 0;
     wc->wr_id = wr_id;
     wc->status = to_ibv_status(e->status);
     wc->vendor_err = (uint32_t)e->status;
@@ -1041,6 +1045,7 @@ static void to_wc(const struct cqe *e, uint64_t wr_id, struct ibv_wc *wc)
         wc->byte_len = e->byte_len;
         wc->src_qp = e->src_qp;
         wc->slid = e->slid;
+        wc->sl = 0;
     }
 }
 
@@ -1085,6 +1090,7 @@ static void end_poll(struct ibv_cq_ex *cq) { (void)cq; }
 static struct ibv_wc current_wc(struct ibv_cq_ex *cq)
 {
     struct ibv_wc wc;
+    memset(&wc, 0, sizeof(wc)); /* what to_wc leaves unwritten reads 0 here, as libefa's read_* give */
     to_wc(&ex_to_cq(cq)->cur, ex_to_cq(cq)->cur_wr_id, &wc);
     return wc;
 }
