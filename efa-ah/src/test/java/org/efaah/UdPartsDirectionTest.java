@@ -25,10 +25,13 @@ class UdPartsDirectionTest {
     private static final Path UD = Path.of("src", "main", "java", "org", "efaah", "ud");
     /**
      * The parts that compose the endpoint, by depth: a part may name those of a greater depth only.
-     * The slots drive the recovery (a completion in error begins it), the recovery drives the QP and
-     * its CQs. A part not listed is held to the first rule alone.
+     * The sender's and the receiver's loops drive the slots and wait on the waiters; the slots drive
+     * the recovery (a completion in error begins it), the recovery drives the QP and its CQs. A part
+     * not listed is held to the first rule alone.
      */
     private static final Map<String, Integer> DEPTH = Map.ofEntries(
+            Map.entry("Sender", 0),
+            Map.entry("Receiver", 0),
             Map.entry("SendSlots", 1),
             Map.entry("ReceiveSlots", 1),
             Map.entry("CompletionWaiter", 1),

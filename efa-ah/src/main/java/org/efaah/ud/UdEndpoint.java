@@ -5,8 +5,6 @@ import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.LockSupport;
-import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import org.efaah.cache.AddressHandle;
 import org.efaah.cache.AddressHandleCache;
@@ -14,7 +12,6 @@ import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.Device;
 import org.efaah.verbs.InterruptedOperationException;
 import org.efaah.verbs.spi.EfaVerbs;
-import org.efaah.verbs.Errno;
 import org.efaah.verbs.Gid;
 import org.efaah.verbs.Grh;
 import org.efaah.verbs.ProtectionDomain;
@@ -90,9 +87,11 @@ import org.efaah.verbs.VerbsException;
  * ({@code ibv_req_notify_cq}), poll once more (a completion queued before the arm gives no event),
  * and wait in {@code poll(2)} on the channel, a stop eventfd that {@link #close} writes and a wake
  * eventfd that an interrupt of the waiting thread writes. One caller at a time sleeps on a CQ; the
- * others wait their turn, and each takes a step at every wake-up of the one asleep. No wait sleeps while
- * what it waits for raises no completion event (a send waiting to be resent, a recovery in progress,
- * datagrams already taken off the CQ): it polls with short parks then. Without channels ({@link #eventDriven()} false) they park 20 µs at a time. Each returns promptly when its thread is interrupted (throwing
+ * others wait their turn, and each takes a step at every wake-up of the one asleep. No wait sleeps
+ * while what it waits for raises no completion event (a send waiting to be resent, a recovery in
+ * progress, datagrams already taken off the CQ): it polls with short parks then. Without channels
+ * ({@link #eventDriven()} false) they park 20 µs at a time. Each returns promptly when its thread
+ * is interrupted (throwing
  * {@link InterruptedOperationException} with the interrupt flag set again; {@code close} just
  * stops waiting for sends and keeps the flag) and when another thread closes the endpoint
  * ({@link IllegalStateException}).
@@ -130,11 +129,7 @@ public final class UdEndpoint implements AutoCloseable {
     public static final int DEFAULT_RNR_RETRY = DeviceLimits.DEFAULT_RNR_RETRY;
     /** The Q_Key used when none is given (the one {@code ibv_ud_pingpong} uses). */
     public static final long DEFAULT_QKEY = 0x11111111L;
-    private static final long SEND_SLOT_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(10);
-    private static final long CLOSE_DRAIN_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final long CLOSE_WAIT_SECONDS = 30;
-    private static final long PARK_NANOS = 20_000;
-    private static final int SPINS = 10_000;
     /** The spin of {@link Options#defaults()}, ns: a wait for a completion then sleeps on the CQ's channel. */
     public static final long DEFAULT_SPIN_NANOS = 50_000;
     /**
@@ -164,13 +159,16 @@ public final class UdEndpoint implements AutoCloseable {
     /*
      * The parts, composed here and nowhere else; each knows only what lies beneath it:
      *
-     *   UdEndpoint -+- sends (SendSlots) ------+
-     *               +- receives (ReceiveSlots) -+- recovery (QpRecovery) -- resources (EndpointResources:
-     *               +- sendWaiter, receiveWaiter (CompletionWaiter, a CQ each)    the QP, its CQs, the memory)
+     *   UdEndpoint -+- sender (Sender) ----+- sends (SendSlots) ------+
+     *               +- receiver (Receiver) -+- receives (ReceiveSlots) -+- recovery (QpRecovery) -- resources
+     *               |                       +- sendWaiter, receiveWaiter       (EndpointResources: the QP,
+     *               |                          (CompletionWaiter, a CQ each)     its CQs, the memory)
      *
-     * The slots, the recovery and the waiters do one step under a lock and never wait; the loops
-     * here wait between steps holding no lock. Lock order: sends.lock, then receives.lock. Upward a
-     * part speaks only through what it was made with, never by a call to this class: the close flag;
+     * The slots, the recovery and the waiters do one step under a lock and never wait; the sender's
+     * and the receiver's loops wait between steps holding no lock. This class checks every argument,
+     * then hands the call to them; it keeps the close and the answers about the endpoint. Lock
+     * order: sends.lock, then receives.lock. Upward a part speaks only through what it was made
+     * with, never by a call to this class: the close flag;
      * a Waker for state no completion event announces (a resend queued, datagrams kept, a recovery
      * begun), wired here to the waits it concerns; the recovery's Sides (the slots, handed to it
      * once) and its callback for a new QP. Whether a wait may sleep is answered in one place,
@@ -181,6 +179,8 @@ public final class UdEndpoint implements AutoCloseable {
     private final QpRecovery recovery;
     private final CompletionWaiter sendWaiter;
     private final CompletionWaiter receiveWaiter;
+    private final Sender sender;
+    private final Receiver receiver;
     /** The close running now, or null: a second close waits for it. */
     private final AtomicReference<CountDownLatch> closing = new AtomicReference<>();
     /** Past the drain: no call may use the QP or the slots any more. Shared with the parts. */
@@ -548,6 +548,8 @@ public final class UdEndpoint implements AutoCloseable {
         recovery.drives(sends, receives);
         this.sendWaiter = new CompletionWaiter(closeFlag, this::sendsMayIdle, r.sendCq, options.spinNanos());
         this.receiveWaiter = new CompletionWaiter(closeFlag, this::receivesMayIdle, r.receiveCq, options.spinNanos());
+        this.sender = new Sender(sends, recovery, sendWaiter);
+        this.receiver = new Receiver(receives, recovery, receiveWaiter, options.recoveryFlushNanos());
     }
 
     /*
@@ -736,11 +738,11 @@ public final class UdEndpoint implements AutoCloseable {
      * @throws WorkCompletionException       if earlier sends completed with an error (each listed in
      *                                       {@link WorkCompletionException#failures()}); this send was
      *                                       not posted and its payload not consumed
-     * @throws VerbsException                if the post fails, or ETIMEDOUT when no slot frees in 10 s;
+     * @throws VerbsException                if the post fails, or ETIMEDOUT when no slot frees in 10 s
+     *                                       (naming a send in flight and, on SRD, the {@code rnr_retry});
      *                                       for every call after a recovery's remake of the QP failed
      *                                       (the endpoint is then ended: its cause is that failure,
      *                                       with its errno; close it)
-     *                                       (naming a send in flight and, on SRD, the {@code rnr_retry})
      */
     public void send(AddressHandle ah, int remoteQpn, long remoteQkey, ByteBuffer payload) {
         Objects.requireNonNull(ah, "ah");
@@ -755,70 +757,8 @@ public final class UdEndpoint implements AutoCloseable {
         }
         Ranges.check("remoteQpn", remoteQpn, 0, 0xFFFFFF);
         Ranges.check("remoteQkey", remoteQkey, 0, UdQueuePair.MAX_QKEY);
-        recovery.recoverIfNeeded();
-        if (sends.tryPost(ah, remoteQpn, remoteQkey, payload, length)) {
-            return;
-        }
-        // A step object per wait, reused: a send that waits for a slot allocates nothing either.
-        SendStep step = spareSendStep.getAndSet(null);
-        if (step == null) {
-            step = new SendStep(); // another thread waits with the spare one
-        }
-        boolean posted;
-        try {
-            step.set(ah, remoteQpn, remoteQkey, payload, length);
-            posted = sendWaiter.await(step, System.nanoTime() + SEND_SLOT_TIMEOUT_NANOS, "send");
-        } finally {
-            step.set(null, 0, 0, null, 0, 0);
-            spareSendStep.set(step);
-        }
-        if (!posted) {
-            throw new VerbsException("ibv_poll_cq", Errno.ETIMEDOUT, sends.stalledSendDetail());
-        }
+        sender.send(ah, remoteQpn, remoteQkey, payload, length);
     }
-
-    /** One try of a send waiting for a slot: of one payload, or of a batch ({@link #batch} not null). */
-    private final class SendStep implements BooleanSupplier {
-        private AddressHandle ah;
-        private int remoteQpn;
-        private long remoteQkey;
-        private ByteBuffer payload;
-        private int length;
-        private ByteBuffer[] batch;
-        private int from;
-        private int count;
-        /** A batch's payloads posted by the try that succeeded. */
-        int posted;
-
-        void set(AddressHandle ah, int remoteQpn, long remoteQkey, ByteBuffer payload, int length) {
-            this.ah = ah;
-            this.remoteQpn = remoteQpn;
-            this.remoteQkey = remoteQkey;
-            this.payload = payload;
-            this.length = length;
-            this.batch = null;
-        }
-
-        void set(AddressHandle ah, int remoteQpn, long remoteQkey, ByteBuffer[] batch, int from, int count) {
-            set(ah, remoteQpn, remoteQkey, null, 0);
-            this.batch = batch;
-            this.from = from;
-            this.count = count;
-            this.posted = 0;
-        }
-
-        @Override
-        public boolean getAsBoolean() {
-            recovery.recoverIfNeeded();
-            if (batch == null) {
-                return sends.tryPost(ah, remoteQpn, remoteQkey, payload, length);
-            }
-            posted = sends.tryPostBatch(ah, remoteQpn, remoteQkey, batch, from, count);
-            return posted > 0;
-        }
-    }
-
-    private final AtomicReference<SendStep> spareSendStep = new AtomicReference<>(new SendStep());
 
     /**
      * Sends {@code count} payloads, {@code payloads[offset]} on, to one destination, posting as many
@@ -854,32 +794,7 @@ public final class UdEndpoint implements AutoCloseable {
                 throw badPayload(payloads, i); // the message built only here: this loop runs per datagram
             }
         }
-        int done = 0;
-        while (done < count) {
-            recovery.recoverIfNeeded();
-            int n = sends.tryPostBatch(ah, to.qpn(), to.qkey(), payloads, offset + done, count - done);
-            if (n > 0) {
-                done += n;
-                continue;
-            }
-            // No slot free: wait for one as a send does, then post the rest in the next round.
-            SendStep step = spareSendStep.getAndSet(null);
-            if (step == null) {
-                step = new SendStep();
-            }
-            boolean posted;
-            try {
-                step.set(ah, to.qpn(), to.qkey(), payloads, offset + done, count - done);
-                posted = sendWaiter.await(step, System.nanoTime() + SEND_SLOT_TIMEOUT_NANOS, "send");
-                done += step.posted;
-            } finally {
-                step.set(null, 0, 0, null, 0, 0);
-                spareSendStep.set(step);
-            }
-            if (!posted) {
-                throw new VerbsException("ibv_poll_cq", Errno.ETIMEDOUT, sends.stalledSendDetail());
-            }
-        }
+        sender.sendBatch(ah, to.qpn(), to.qkey(), payloads, offset, count);
     }
 
     /** What is wrong with {@code payloads[i]}: null, or larger than the endpoint's largest message. */
@@ -906,11 +821,7 @@ public final class UdEndpoint implements AutoCloseable {
      * @throws IllegalStateException         if the endpoint is or gets closed
      */
     public boolean flush(long timeout, TimeUnit unit) {
-        long deadline = System.nanoTime() + unit.toNanos(timeout);
-        return sendWaiter.await(() -> {
-            recovery.recoverIfNeeded();
-            return sends.flushStep();
-        }, deadline, "flush");
+        return sender.flush(System.nanoTime() + unit.toNanos(timeout));
     }
 
     /**
@@ -939,7 +850,7 @@ public final class UdEndpoint implements AutoCloseable {
      * @throws IllegalStateException         if the endpoint is closed, also by another thread while waiting
      */
     public Datagram receive(long timeout, TimeUnit unit) {
-        DatagramView v = await(1, System.nanoTime() + unit.toNanos(timeout));
+        DatagramView v = receiver.await(1, System.nanoTime() + unit.toNanos(timeout));
         if (v == null) {
             return null;
         }
@@ -977,7 +888,7 @@ public final class UdEndpoint implements AutoCloseable {
     public int receive(Consumer<? super DatagramView> handler, int limit, long timeout, TimeUnit unit) {
         Objects.requireNonNull(handler, "handler");
         checkLimit(limit);
-        DatagramView v = await(limit, System.nanoTime() + unit.toNanos(timeout));
+        DatagramView v = receiver.await(limit, System.nanoTime() + unit.toNanos(timeout));
         return v == null ? 0 : receives.deliver(v, handler);
     }
 
@@ -1000,7 +911,7 @@ public final class UdEndpoint implements AutoCloseable {
     public int poll(Consumer<? super DatagramView> handler, int limit) {
         Objects.requireNonNull(handler, "handler");
         checkLimit(limit);
-        DatagramView v = lendStep(limit);
+        DatagramView v = receiver.poll(limit);
         return v == null ? 0 : receives.deliver(v, handler);
     }
 
@@ -1008,97 +919,6 @@ public final class UdEndpoint implements AutoCloseable {
         if (limit < 1) {
             throw new IllegalArgumentException("limit: " + limit + "; valid 1.." + Integer.MAX_VALUE);
         }
-    }
-
-    /**
-     * Lent datagrams, up to {@code limit}, once at least one came; null at the deadline. An error
-     * completion is thrown once the recovery it began is over (see {@link #finishRecovery}).
-     */
-    private DatagramView await(int limit, long deadline) {
-        try {
-            return awaitLent(limit, deadline);
-        } catch (WorkCompletionException e) {
-            finishRecovery(e);
-            throw e;
-        }
-    }
-
-    /*
-     * The receive's Javadoc promises the QP recovered when its error is thrown, so that address()
-     * then names the QP that receives (a new QPN after a remake). One recovery step drains a QP
-     * whose ERR flushes; where ERR flushes nothing (EFA as documented) the QP is remade only past
-     * the flush bound, so the steps go on here, parked between them, until then. What stops the
-     * wait (an interrupt, a close, a remake that failed) rides on the error as suppressed; a later
-     * call takes the recovery on, except after a failed remake, which ends the endpoint (QpRecovery).
-     */
-    private void finishRecovery(WorkCompletionException e) {
-        // An endpoint a failed remake ended has nothing to finish: that failure already rides on e.
-        if (!recovery.needsRecovery() || recovery.ended() != null) {
-            return;
-        }
-        try {
-            receiveWaiter.await(() -> {
-                recovery.recoverIfNeeded();
-                return !recovery.needsRecovery();
-            }, System.nanoTime() + options.recoveryFlushNanos() + RECOVERY_MARGIN_NANOS, "receive");
-        } catch (RuntimeException stopped) {
-            e.addSuppressed(stopped);
-        }
-    }
-
-    /** Beyond the flush bound, the time a recovery's last step (destroy and remake) may take. */
-    private static final long RECOVERY_MARGIN_NANOS = TimeUnit.SECONDS.toNanos(1);
-
-    private DatagramView awaitLent(int limit, long deadline) {
-        DatagramView v = lendStep(limit);
-        if (v != null) {
-            return v;
-        }
-        // A step object per wait, reused: a receive that has to wait allocates nothing either.
-        LendStep step = spareLendStep.getAndSet(null);
-        if (step == null) {
-            step = new LendStep(); // another thread waits with the spare one
-        }
-        try {
-            step.limit = limit;
-            receiveWaiter.await(step, deadline, "receive");
-            return step.got;
-        } finally {
-            step.got = null;
-            spareLendStep.set(step);
-        }
-    }
-
-    private final class LendStep implements BooleanSupplier {
-        int limit;
-        DatagramView got;
-
-        @Override
-        public boolean getAsBoolean() {
-            got = lendStep(limit);
-            return got != null;
-        }
-    }
-
-    private final AtomicReference<LendStep> spareLendStep = new AtomicReference<>(new LendStep());
-
-    /** One poll for datagrams; a recovery step when none came. */
-    private DatagramView lendStep(int limit) {
-        DatagramView v;
-        try {
-            v = receives.lend(limit);
-        } catch (WorkCompletionException e) {
-            try {
-                recovery.recoverIfNeeded();
-            } catch (RuntimeException stopped) {
-                e.addSuppressed(stopped); // a remake that failed: the error it follows is not lost
-            }
-            throw e;
-        }
-        if (v == null) {
-            recovery.recoverIfNeeded();
-        }
-        return v;
     }
 
     /**
@@ -1284,7 +1104,7 @@ public final class UdEndpoint implements AutoCloseable {
         RuntimeException failure = null;
         if (!closeFlag.isClosed()) {
             try {
-                drain();
+                sender.drain();
             } catch (RuntimeException e) {
                 failure = e;
             }
@@ -1312,21 +1132,6 @@ public final class UdEndpoint implements AutoCloseable {
         }
         if (failure != null) {
             throw failure;
-        }
-    }
-
-    /** Waits up to {@link #CLOSE_DRAIN_NANOS}, holding no lock, for the sends in flight. */
-    private void drain() {
-        long deadline = System.nanoTime() + CLOSE_DRAIN_NANOS;
-        for (int idle = 0; System.nanoTime() - deadline < 0 && !Thread.currentThread().isInterrupted(); idle++) {
-            if (recovery.needsRecovery() || sends.drainStep()) {
-                return;
-            }
-            if (idle < SPINS) {
-                Thread.onSpinWait();
-            } else {
-                LockSupport.parkNanos(PARK_NANOS);
-            }
         }
     }
 
