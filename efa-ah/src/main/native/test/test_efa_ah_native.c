@@ -376,12 +376,17 @@ static void send_completions_have_no_receive_fields(void)
 }
 
 /*
- * A provider behind ibv_poll_cq (libibverbs calls cq->context->ops.poll_cq) that checks that every
- * entry it is given is all 0, then fills the completions of its script as a provider may: a
- * success with every byte written, or an error with only the four fields ibv_poll_cq(3) defines
- * for one (wr_id, status, qp_num, vendor_err).
+ * A provider behind ibv_poll_cq (libibverbs calls cq->context->ops.poll_cq) that counts every entry
+ * it is given that is not all 0, then plays one step of its script as a provider may: completions
+ * with every byte written; error completions with only the four fields ibv_poll_cq(3) defines for
+ * one (wr_id, status, qp_num, vendor_err); or a failure after scribbling on the first entry.
  */
-static int fake_script[8], fake_calls, fake_dirty_entries;
+enum fake_kind { FAKE_FULL, FAKE_SPARSE_ERRORS, FAKE_FAIL };
+static struct fake_step {
+    int count;
+    enum fake_kind kind;
+} fake_script[4];
+static int fake_calls, fake_dirty_entries;
 
 static int fake_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
@@ -395,13 +400,14 @@ static int fake_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
             }
         }
     }
-    int got = fake_script[fake_calls++];
-    int errors = got < 0;
-    if (errors) {
-        got = -got;
+    struct fake_step step = fake_script[fake_calls++];
+    if (step.kind == FAKE_FAIL) {
+        memset(&wc[0], 0x5A, sizeof(wc[0]));
+        return -EINVAL;
     }
-    for (int i = 0; i < got && i < n; i++) {
-        if (errors) {
+    int got = step.count < n ? step.count : n;
+    for (int i = 0; i < got; i++) {
+        if (step.kind == FAKE_SPARSE_ERRORS) {
             wc[i].wr_id = 100 + (uint64_t)i;
             wc[i].status = IBV_WC_WR_FLUSH_ERR;
             wc[i].qp_num = 0x77;
@@ -412,9 +418,18 @@ static int fake_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
             wc[i].opcode = IBV_WC_RECV;
         }
     }
-    return got < n ? got : n;
+    return got;
 }
 
+static int fake_poll(struct ibv_cq *cq, struct efa_ah_wc *wc, uint32_t capacity, uint32_t *count,
+                     struct fake_step s0, struct fake_step s1, struct fake_step s2)
+{
+    fake_script[0] = s0, fake_script[1] = s1, fake_script[2] = s2;
+    fake_calls = 0;
+    return efa_ah_poll_cq((uint64_t)(uintptr_t)cq, wc, capacity, count);
+}
+
+/* efa_ah_poll_cq gives every ibv_poll_cq an all-0 array, whatever earlier polls left in it. */
 static void every_poll_is_given_zeroed_completions(void)
 {
     struct ibv_context ctx;
@@ -425,16 +440,14 @@ static void every_poll_is_given_zeroed_completions(void)
     cq.context = &ctx;
     struct efa_ah_wc wc[40];
     uint32_t count = 0;
+    const struct fake_step none = {0, FAKE_FULL};
     /* 40 asked for: chunks of 16, 16 and 8, each filled by completions with every byte written. */
-    fake_script[0] = 16, fake_script[1] = 16, fake_script[2] = 8;
-    fake_calls = 0;
-    CHECK_EQ(0, efa_ah_poll_cq((uint64_t)(uintptr_t)&cq, wc, 40, &count));
+    CHECK_EQ(0, fake_poll(&cq, wc, 40, &count, (struct fake_step){16, FAKE_FULL}, (struct fake_step){16, FAKE_FULL},
+                          (struct fake_step){8, FAKE_FULL}));
     CHECK_EQ(40, count);
     CHECK_EQ(3, fake_calls);
-    /* Then errors with four fields written where every byte was written before, then an empty CQ. */
-    fake_script[0] = -3;
-    fake_calls = 0;
-    CHECK_EQ(0, efa_ah_poll_cq((uint64_t)(uintptr_t)&cq, wc, 40, &count));
+    /* Error completions with four fields written where every byte was written before. */
+    CHECK_EQ(0, fake_poll(&cq, wc, 40, &count, (struct fake_step){3, FAKE_SPARSE_ERRORS}, none, none));
     CHECK_EQ(3, count);
     for (int i = 0; i < 3; i++) {
         CHECK_EQ(100 + i, wc[i].wr_id);
@@ -446,9 +459,13 @@ static void every_poll_is_given_zeroed_completions(void)
         CHECK_EQ(0, wc[i].pkey_index);
         CHECK_EQ(0, wc[i].dlid_path_bits);
     }
-    fake_script[0] = 0;
-    fake_calls = 0;
-    CHECK_EQ(0, efa_ah_poll_cq((uint64_t)(uintptr_t)&cq, wc, 40, &count));
+    /* A poll that fails after writing to its first entry, then one more error completion. */
+    CHECK_EQ(-EINVAL, fake_poll(&cq, wc, 40, &count, (struct fake_step){0, FAKE_FAIL}, none, none));
+    CHECK_EQ(0, fake_poll(&cq, wc, 40, &count, (struct fake_step){1, FAKE_SPARSE_ERRORS}, none, none));
+    CHECK_EQ(1, count);
+    CHECK_EQ(0, wc[0].opcode);
+    CHECK_EQ(0, wc[0].byte_len);
+    CHECK_EQ(0, fake_poll(&cq, wc, 40, &count, none, none, none));
     CHECK_EQ(0, count);
     CHECK_EQ(0, fake_dirty_entries);
 }
