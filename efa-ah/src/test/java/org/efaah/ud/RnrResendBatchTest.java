@@ -135,12 +135,14 @@ class RnrResendBatchTest {
         try (AddressHandle toB = cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
             fill(a, toB, b, 8);
             a.sendBatch(toB, b.address(), payloads('R', 8), 0, 8); // every slot: RNR, then resends
+            long resends = a.counters().rnrResends();
+            // b reads nothing until the R have been resent 64 times since here (at most 10 s), not
+            // for a fixed time: a sender held off the CPU through a fixed wait would resend too few.
             java.util.concurrent.CompletableFuture<String> reader = java.util.concurrent.CompletableFuture.supplyAsync(
                     () -> {
-                        try {
-                            Thread.sleep(100); // the resends go on, backing off, meanwhile
-                        } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
+                        long bound = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                        while (a.counters().rnrResends() - resends < 64 && System.nanoTime() - bound < 0) {
+                            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
                         }
                         return read(b, 8 + 8 + 8);
                     });
@@ -148,7 +150,6 @@ class RnrResendBatchTest {
             counting.armer = Thread.currentThread();
             long arms = counting.arms.get();
             long allArms = counting.allArms.get();
-            long resends = a.counters().rnrResends();
             a.sendBatch(toB, b.address(), payloads('S', 8), 0, 8); // waits for the R to go
             long armed = counting.arms.get() - arms;
             long armedByAll = counting.allArms.get() - allArms;

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.ByteBuffer;
 import java.util.BitSet;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.efaah.cache.AddressHandle;
 import org.efaah.verbs.AddressHandleAttributes;
@@ -30,17 +31,23 @@ class SrdRnrResendTest {
         f.close();
     }
 
-    /** A receiver that stalls for a moment (posts no receive for 100 ms) no longer fails its senders' sends. */
+    /**
+     * A receiver that stalls for a moment (posts no receive until its sender has posted all 32 sends)
+     * no longer fails its senders' sends. The stall ends when the sends are in, not after a fixed
+     * 100 ms: a sender held off the CPU for those 100 ms would meet no RNR, and the test none.
+     */
     @Test
     void aReceiverThatStallsForAMomentLosesNothing() throws Exception {
         UdEndpoint a = f.endpoint(f.pd(1), MockEndpoints.srd());
         UdEndpoint b = f.endpoint(f.pd(2), MockEndpoints.srd().withDepths(64, 4));
         int count = 32;
+        CountDownLatch posted = new CountDownLatch(1);
         try (AddressHandle toB = f.cache.acquire(a.pd(), AddressHandleAttributes.forGid(b.address().gid()))) {
             CompletableFuture<BitSet> received = CompletableFuture.supplyAsync(() -> {
                 BitSet seen = new BitSet();
                 try {
-                    Thread.sleep(100); // the stall: b's 4 receives are taken, the rest meet RNR
+                    // The stall: b's 4 receives are taken, the rest meet RNR.
+                    assertTrue(posted.await(10, TimeUnit.SECONDS), "the sends were posted");
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
@@ -56,6 +63,7 @@ class SrdRnrResendTest {
             for (int i = 0; i < count; i++) {
                 a.send(toB, b.address(), ByteBuffer.wrap(new byte[] {(byte) i}));
             }
+            posted.countDown();
             assertTrue(a.flush(10, TimeUnit.SECONDS), "every send completed");
             assertEquals(count, received.get(10, TimeUnit.SECONDS).cardinality(), "every datagram arrived once");
             assertEquals(0, a.counters().failedSends());
