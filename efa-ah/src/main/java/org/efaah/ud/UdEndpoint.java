@@ -91,10 +91,9 @@ import org.efaah.verbs.VerbsException;
  * while what it waits for raises no completion event (a send waiting to be resent, a recovery in
  * progress, datagrams already taken off the CQ): it polls with short parks then. Without channels
  * ({@link #eventDriven()} false) they park 20 µs at a time. Each returns promptly when its thread
- * is interrupted (throwing
- * {@link InterruptedOperationException} with the interrupt flag set again; {@code close} just
- * stops waiting for sends and keeps the flag) and when another thread closes the endpoint
- * ({@link IllegalStateException}).
+ * is interrupted (throwing {@link InterruptedOperationException} with the interrupt flag set
+ * again; {@code close} just stops waiting for sends and keeps the flag) and when another thread
+ * closes the endpoint ({@link IllegalStateException}).
  *
  * <p><b>Error state.</b> A work request that fails can put the QP into the error state (on rxe a
  * receive too small for its datagram does: {@code IBV_WC_LOC_QP_OP_ERR}, then every posted
