@@ -37,7 +37,9 @@
  * Printed on stdout, one line of key=value: sent, delivered (the datagrams the handler counted),
  * wall_ns (from the first send to the later of the flush's end and the last arrival), the
  * CLOCK_THREAD_CPUTIME_ID of the sender (first send to the flush's end) and of the receiver (its
- * whole receive loop), RNR resends and failures, and each side's sleeps.
+ * whole receive loop), RNR resends and failures, and each side's sleeps; start_ns and end_ns, the
+ * wall's ends on CLOCK_MONOTONIC, so that a profile taken with that clock (perf record -k
+ * CLOCK_MONOTONIC: scripts/bench-stream --profile) can keep the stream's samples alone.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -860,10 +862,11 @@ int main(int argc, char **argv)
     (void)await(&sender, &sender.send_wait, flush_step, NULL, send_may_idle, now_ns() + 1000000000u);
     pthread_join(t, NULL);
     uint64_t last = res.counter.last > end ? res.counter.last : end;
-    printf("sent=%llu delivered=%llu announced=%lld wall_ns=%llu sender_cpu_ns=%llu receiver_cpu_ns=%llu "
-           "rnr_resends=%llu send_failures_rnr=%llu send_failures_other=%llu send_sleeps=%llu receive_sleeps=%llu pace_parks=%llu\n",
+    printf("sent=%llu delivered=%llu announced=%lld wall_ns=%llu start_ns=%llu end_ns=%llu sender_cpu_ns=%llu "
+           "receiver_cpu_ns=%llu rnr_resends=%llu send_failures_rnr=%llu send_failures_other=%llu send_sleeps=%llu "
+           "receive_sleeps=%llu pace_parks=%llu\n",
            (unsigned long long)sent, (unsigned long long)res.counter.datagrams, (long long)res.counter.announced,
-           (unsigned long long)(last - start), (unsigned long long)sender_cpu, (unsigned long long)res.cpu_ns,
+           (unsigned long long)(last - start), (unsigned long long)start, (unsigned long long)last, (unsigned long long)sender_cpu, (unsigned long long)res.cpu_ns,
            (unsigned long long)sender.rnr_resends, (unsigned long long)sender.failed_rnr,
            (unsigned long long)sender.failed_other, (unsigned long long)sender.send_wait.sleeps,
            (unsigned long long)receiver.recv_wait.sleeps, (unsigned long long)pace_parks);

@@ -39,7 +39,9 @@ import org.efaah.verbs.spi.VerbsProvider;
  * process), and one line per run: the datagrams sent and delivered, the wall time (first send to
  * the later of the flush's end and the last arrival), each thread's CPU ({@link
  * java.lang.management.ThreadMXBean}) and bytes allocated ({@link
- * com.sun.management.ThreadMXBean#getCurrentThreadAllocatedBytes()}), and the 1-minute load. A
+ * com.sun.management.ThreadMXBean#getCurrentThreadAllocatedBytes()}), the wall's ends (start_ns, end_ns:
+ * {@link System#nanoTime()}, CLOCK_MONOTONIC on Linux, as the C reference prints them, for
+ * scripts/bench-stream --profile to keep the stream's samples alone), and the 1-minute load. A
  * bench, not a test: surefire never runs it (its name has no Test).
  *
  * <p>The endpoints are opened once and kept for every run, as a service keeps them; between runs the
@@ -337,9 +339,10 @@ public final class StreamBench {
         }
         ReceiverFigures figures = (ReceiverFigures) r;
         long wall = Math.max(end, counter.last) - start;
-        return String.format(Locale.ROOT, "sent=%d delivered=%d announced=%d wall_ns=%d sender_cpu_ns=%d "
-                        + "receiver_cpu_ns=%d sender_allocated_bytes=%d receiver_allocated_bytes=%d rnr_resends=%d "
-                        + "send_failures_rnr=%d send_sleeps=%d receive_sleeps=%d pace_parks=%d", sent, counter.datagrams, counter.announced, wall, senderCpu,
+        return String.format(Locale.ROOT, "sent=%d delivered=%d announced=%d wall_ns=%d start_ns=%d end_ns=%d "
+                        + "sender_cpu_ns=%d receiver_cpu_ns=%d sender_allocated_bytes=%d receiver_allocated_bytes=%d "
+                        + "rnr_resends=%d send_failures_rnr=%d send_sleeps=%d receive_sleeps=%d pace_parks=%d",
+                sent, counter.datagrams, counter.announced, wall, start, start + wall, senderCpu,
                 figures.cpuNanos(), senderAllocated, figures.allocatedBytes(),
                 sender.counters().rnrResends() - resendsBefore, failedRnr,
                 sender.counters().sendSleeps() - sendSleepsBefore,

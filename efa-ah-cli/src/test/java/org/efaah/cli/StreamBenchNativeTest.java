@@ -88,6 +88,7 @@ class StreamBenchNativeTest {
         assertEquals(0, figure(line, "send_failures_rnr"), line);
         assertTrue(figure(line, "wall_ns") > 0 && figure(line, "sender_cpu_ns") > 0
                 && figure(line, "receiver_cpu_ns") > 0, line);
+        assertEquals(figure(line, "wall_ns"), figure(line, "end_ns") - figure(line, "start_ns"), line);
     }
 
     @ParameterizedTest
@@ -114,6 +115,13 @@ class StreamBenchNativeTest {
         for (String key : List.of("wall_ns", "sender_cpu_ns", "receiver_cpu_ns")) {
             assertTrue(figure(efa, key) > 0, efa);
         }
+        // bench-stream --profile keeps each side's samples by these windows: one clock for both
+        // programs (CLOCK_MONOTONIC), so the C run's window ends before the efa-ah run's begins
+        String c = lines.get(0);
+        for (String line : lines) {
+            assertEquals(figure(line, "wall_ns"), figure(line, "end_ns") - figure(line, "start_ns"), line);
+        }
+        assertTrue(figure(c, "end_ns") < figure(efa, "start_ns"), () -> c + "\n" + efa);
         figure(efa, "sender_allocated_bytes");
         figure(efa, "receiver_allocated_bytes");
         for (String line : lines) {
