@@ -310,13 +310,13 @@ static void read_current(struct ibv_cq_ex *cq, struct efa_ah_wc *out)
     }
 }
 
-int efa_ah_efadv_poll_cq(uint64_t cq, struct efa_ah_wc *wc, uint32_t capacity, uint8_t *sgids,
-                         uint64_t *sgid_valid, uint32_t *count)
+/*
+ * ibv_start_poll and ibv_next_poll into wc or, when wc is NULL, each completion packed straight
+ * into records (efa_ah_cqe_pack), without an efa_ah_wc array between: one pass, not two.
+ */
+static int efadv_poll(uint64_t cq, uint32_t capacity, struct efa_ah_wc *wc, uint64_t *records, uint8_t *sgids,
+                      uint64_t *sgid_valid, uint32_t *count)
 {
-    if (cq == 0 || count == NULL || sgid_valid == NULL || capacity > 64
-        || (capacity > 0 && (wc == NULL || sgids == NULL))) {
-        return -EINVAL;
-    }
     *count = 0;
     *sgid_valid = 0;
     if (capacity == 0) {
@@ -341,8 +341,10 @@ int efa_ah_efadv_poll_cq(uint64_t cq, struct efa_ah_wc *wc, uint32_t capacity, u
     uint32_t n = 0;
     uint64_t valid = 0;
     for (;;) {
-        read_current(cqx, &wc[n]);
-        if (efa != NULL && wc[n].status == IBV_WC_SUCCESS && (wc[n].opcode & IBV_WC_RECV) != 0) {
+        struct efa_ah_wc current;
+        read_current(cqx, &current);
+        int has_gid = 0;
+        if (efa != NULL && current.status == IBV_WC_SUCCESS && (current.opcode & IBV_WC_RECV) != 0) {
             union ibv_gid gid;
             /*
              * -ENOENT when the receiver holds an AH for the sender (slid is then its AHN). Asked
@@ -351,7 +353,13 @@ int efa_ah_efadv_poll_cq(uint64_t cq, struct efa_ah_wc *wc, uint32_t capacity, u
             if (efa->wc_read_sgid(efa, &gid) == 0) {
                 memcpy(sgids + (size_t)n * EFA_AH_GID_LEN, gid.raw, EFA_AH_GID_LEN);
                 valid |= 1ull << n;
+                has_gid = 1;
             }
+        }
+        if (wc != NULL) {
+            wc[n] = current;
+        } else {
+            efa_ah_cqe_pack(&current, has_gid, records + (size_t)n * EFA_AH_CQE_WORDS);
         }
         n++;
         if (n == capacity) {
@@ -369,22 +377,25 @@ int efa_ah_efadv_poll_cq(uint64_t cq, struct efa_ah_wc *wc, uint32_t capacity, u
     return 0;
 }
 
-int efa_ah_efadv_poll_cq_records(uint64_t cq, uint64_t *records, uint32_t capacity, uint8_t *sgids)
+int efa_ah_efadv_poll_cq(uint64_t cq, struct efa_ah_wc *wc, uint32_t capacity, uint8_t *sgids,
+                         uint64_t *sgid_valid, uint32_t *count)
 {
-    if (capacity > 64 || (capacity > 0 && records == NULL)) {
+    if (cq == 0 || count == NULL || sgid_valid == NULL || capacity > 64
+        || (capacity > 0 && (wc == NULL || sgids == NULL))) {
         return -EINVAL;
     }
-    struct efa_ah_wc wc[64];
+    return efadv_poll(cq, capacity, wc, NULL, sgids, sgid_valid, count);
+}
+
+int efa_ah_efadv_poll_cq_records(uint64_t cq, uint64_t *records, uint32_t capacity, uint8_t *sgids)
+{
+    if (cq == 0 || capacity > 64 || (capacity > 0 && (records == NULL || sgids == NULL))) {
+        return -EINVAL;
+    }
     uint64_t valid = 0;
     uint32_t n = 0;
-    int rc = efa_ah_efadv_poll_cq(cq, wc, capacity, sgids, &valid, &n);
-    if (rc != 0) {
-        return rc;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        efa_ah_cqe_pack(&wc[i], (valid >> i) & 1u, records + (size_t)i * EFA_AH_CQE_WORDS);
-    }
-    return (int)n;
+    int rc = efadv_poll(cq, capacity, NULL, records, sgids, &valid, &n);
+    return rc != 0 ? rc : (int)n;
 }
 
 int efa_ah_efadv_create_srd_qp(uint64_t pd, uint64_t send_cq, uint64_t recv_cq, uint32_t max_send_wr,

@@ -381,7 +381,7 @@ static void send_completions_have_no_receive_fields(void)
  * with every byte written; error completions with only the four fields ibv_poll_cq(3) defines for
  * one (wr_id, status, qp_num, vendor_err); or a failure after scribbling on the first entry.
  */
-enum fake_kind { FAKE_FULL, FAKE_SPARSE_ERRORS, FAKE_FAIL };
+enum fake_kind { FAKE_FULL, FAKE_SPARSE_ERRORS, FAKE_FAIL, FAKE_FULL_SEND };
 static struct fake_step {
     int count;
     enum fake_kind kind;
@@ -414,8 +414,9 @@ static int fake_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
             wc[i].vendor_err = 5;
         } else {
             memset(&wc[i], 0xA5, sizeof(wc[i]));
+            wc[i].wr_id = 200 + (uint64_t)i;
             wc[i].status = IBV_WC_SUCCESS;
-            wc[i].opcode = IBV_WC_RECV;
+            wc[i].opcode = step.kind == FAKE_FULL_SEND ? IBV_WC_SEND : IBV_WC_RECV;
         }
     }
     return got;
@@ -467,6 +468,59 @@ static void every_poll_is_given_zeroed_completions(void)
     CHECK_EQ(0, wc[0].byte_len);
     CHECK_EQ(0, fake_poll(&cq, wc, 40, &count, none, none, none));
     CHECK_EQ(0, count);
+    CHECK_EQ(0, fake_dirty_entries);
+}
+
+/*
+ * efa_ah_poll_cq_records packs each completion straight from the ibv_wc (pack_from_verbs):
+ * record for record what efa_ah_cqe_pack makes of efa_ah_poll_cq's efa_ah_wc, for receives and
+ * sends with every byte written (a send's receive fields stay 0), sparse error completions, and
+ * a poll that fails once completions were taken; every poll is still given an all-0 array.
+ */
+static void records_are_the_packed_completions(void)
+{
+    struct ibv_context ctx;
+    struct ibv_cq cq;
+    memset(&ctx, 0, sizeof(ctx));
+    memset(&cq, 0, sizeof(cq));
+    ctx.ops.poll_cq = fake_poll_cq;
+    cq.context = &ctx;
+    const struct fake_step none = {0, FAKE_FULL};
+    const struct fake_step scripts[][3] = {
+        {{16, FAKE_FULL}, {16, FAKE_FULL_SEND}, {5, FAKE_FULL}},
+        {{3, FAKE_SPARSE_ERRORS}, none, none},
+        {{16, FAKE_FULL_SEND}, {0, FAKE_FAIL}, none},
+        {none, none, none},
+    };
+    fake_dirty_entries = 0;
+    for (size_t k = 0; k < sizeof(scripts) / sizeof(scripts[0]); k++) {
+        struct efa_ah_wc wc[40];
+        uint64_t expected[40 * EFA_AH_CQE_WORDS], records[40 * EFA_AH_CQE_WORDS];
+        uint32_t count = 0;
+        CHECK_EQ(0, fake_poll(&cq, wc, 40, &count, scripts[k][0], scripts[k][1], scripts[k][2]));
+        for (uint32_t i = 0; i < count; i++) {
+            efa_ah_cqe_pack(&wc[i], 0, expected + (size_t)i * EFA_AH_CQE_WORDS);
+        }
+        memset(records, 0xEE, sizeof(records));
+        fake_script[0] = scripts[k][0], fake_script[1] = scripts[k][1], fake_script[2] = scripts[k][2];
+        fake_calls = 0;
+        CHECK_EQ((int)count, efa_ah_poll_cq_records((uint64_t)(uintptr_t)&cq, records, 40));
+        CHECK_EQ(0, memcmp(expected, records, (size_t)count * EFA_AH_CQE_WORDS * sizeof(uint64_t)));
+    }
+    /* the first script: a send's receive fields read 0, a receive's its bytes */
+    uint64_t records[40 * EFA_AH_CQE_WORDS];
+    fake_script[0] = (struct fake_step){1, FAKE_FULL_SEND}, fake_script[1] = none;
+    fake_calls = 0;
+    CHECK_EQ(1, efa_ah_poll_cq_records((uint64_t)(uintptr_t)&cq, records, 40));
+    CHECK_EQ(200, records[0]);
+    CHECK_EQ(0, records[1] & 0xFFFFFFFFu);          /* byte_len */
+    CHECK_EQ(0, records[2] >> 24);                  /* src_qp, slid */
+    CHECK_EQ(0, records[3] >> 32);                  /* pkey_index, dlid_path_bits, sl */
+    fake_script[0] = (struct fake_step){1, FAKE_FULL};
+    fake_calls = 0;
+    CHECK_EQ(1, efa_ah_poll_cq_records((uint64_t)(uintptr_t)&cq, records, 40));
+    CHECK_EQ(0xA5A5A5A5u, records[1] & 0xFFFFFFFFu);
+    CHECK_EQ(0xA5u & 0xFu, records[3] >> 56);
     CHECK_EQ(0, fake_dirty_entries);
 }
 
@@ -663,6 +717,7 @@ int main(void)
     efadv_probe_is_stable();
     send_completions_have_no_receive_fields();
     every_poll_is_given_zeroed_completions();
+    records_are_the_packed_completions();
     older_libefa_offers_what_it_has();
     async_channel_restores_the_fd_flags();
     gid_type_and_async_calls_check_their_arguments();
