@@ -430,15 +430,21 @@ static int fake_poll(struct ibv_cq *cq, struct efa_ah_wc *wc, uint32_t capacity,
     return efa_ah_poll_cq((uint64_t)(uintptr_t)cq, wc, capacity, count);
 }
 
+/* A CQ whose context's poll_cq is fake_poll_cq, as libibverbs's ibv_poll_cq finds it. */
+static void fake_cq(struct ibv_context *ctx, struct ibv_cq *cq)
+{
+    memset(ctx, 0, sizeof(*ctx));
+    memset(cq, 0, sizeof(*cq));
+    ctx->ops.poll_cq = fake_poll_cq;
+    cq->context = ctx;
+}
+
 /* efa_ah_poll_cq gives every ibv_poll_cq an all-0 array, whatever earlier polls left in it. */
 static void every_poll_is_given_zeroed_completions(void)
 {
     struct ibv_context ctx;
     struct ibv_cq cq;
-    memset(&ctx, 0, sizeof(ctx));
-    memset(&cq, 0, sizeof(cq));
-    ctx.ops.poll_cq = fake_poll_cq;
-    cq.context = &ctx;
+    fake_cq(&ctx, &cq);
     struct efa_ah_wc wc[40];
     uint32_t count = 0;
     const struct fake_step none = {0, FAKE_FULL};
@@ -481,10 +487,7 @@ static void records_are_the_packed_completions(void)
 {
     struct ibv_context ctx;
     struct ibv_cq cq;
-    memset(&ctx, 0, sizeof(ctx));
-    memset(&cq, 0, sizeof(cq));
-    ctx.ops.poll_cq = fake_poll_cq;
-    cq.context = &ctx;
+    fake_cq(&ctx, &cq);
     const struct fake_step none = {0, FAKE_FULL};
     const struct fake_step scripts[][3] = {
         {{16, FAKE_FULL}, {16, FAKE_FULL_SEND}, {5, FAKE_FULL}},
