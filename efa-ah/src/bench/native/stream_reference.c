@@ -866,7 +866,8 @@ int main(int argc, char **argv)
            "receiver_cpu_ns=%llu rnr_resends=%llu send_failures_rnr=%llu send_failures_other=%llu send_sleeps=%llu "
            "receive_sleeps=%llu pace_parks=%llu\n",
            (unsigned long long)sent, (unsigned long long)res.counter.datagrams, (long long)res.counter.announced,
-           (unsigned long long)(last - start), (unsigned long long)start, (unsigned long long)last, (unsigned long long)sender_cpu, (unsigned long long)res.cpu_ns,
+           (unsigned long long)(last - start), (unsigned long long)start, (unsigned long long)last,
+           (unsigned long long)sender_cpu, (unsigned long long)res.cpu_ns,
            (unsigned long long)sender.rnr_resends, (unsigned long long)sender.failed_rnr,
            (unsigned long long)sender.failed_other, (unsigned long long)sender.send_wait.sleeps,
            (unsigned long long)receiver.recv_wait.sleeps, (unsigned long long)pace_parks);
