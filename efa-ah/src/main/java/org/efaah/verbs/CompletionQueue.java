@@ -162,12 +162,12 @@ public final class CompletionQueue implements AutoCloseable {
      * @param into holders overwritten in order; their previous values are lost
      */
     public int poll(WorkCompletion[] into) {
-        guard.enter();
+        boolean slot = guard.enterStep();
         try {
             return withSourceGid ? device.provider().efa().pollCqWithSourceGid(handle, into)
                     : device.provider().datagrams().pollCq(handle, into);
         } finally {
-            guard.exit();
+            guard.exit(slot);
         }
     }
 

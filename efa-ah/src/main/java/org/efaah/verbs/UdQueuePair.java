@@ -108,9 +108,9 @@ public final class UdQueuePair implements AutoCloseable {
         checkDestination(ah, remoteQpn, remoteQkey, mr);
         mr.checkRange(offset, length);
         // Held for the post: the QP, the MR and the AH can none of them be freed under it.
-        guard.enter();
+        boolean qpSlot = guard.enterStep();
         try {
-            mr.guard().enter();
+            boolean mrSlot = mr.guard().enterStep();
             try {
                 ah.guard().enter();
                 try {
@@ -120,10 +120,10 @@ public final class UdQueuePair implements AutoCloseable {
                     ah.guard().exit();
                 }
             } finally {
-                mr.guard().exit();
+                mr.guard().exit(mrSlot);
             }
         } finally {
-            guard.exit();
+            guard.exit(qpSlot);
         }
     }
 
@@ -164,9 +164,9 @@ public final class UdQueuePair implements AutoCloseable {
         for (int i = 0; i < count; i++) {
             mr.checkRange(offsets[i], lengths[i]);
         }
-        guard.enter();
+        boolean qpSlot = guard.enterStep();
         try {
-            mr.guard().enter();
+            boolean mrSlot = mr.guard().enterStep();
             try {
                 ah.guard().enter();
                 try {
@@ -176,10 +176,10 @@ public final class UdQueuePair implements AutoCloseable {
                     ah.guard().exit();
                 }
             } finally {
-                mr.guard().exit();
+                mr.guard().exit(mrSlot);
             }
         } finally {
-            guard.exit();
+            guard.exit(qpSlot);
         }
     }
 
@@ -207,9 +207,9 @@ public final class UdQueuePair implements AutoCloseable {
         for (int i = 0; i < count; i++) {
             mr.checkRange(requests.offset(i), requests.length(i));
         }
-        guard.enter();
+        boolean qpSlot = guard.enterStep();
         try {
-            mr.guard().enter();
+            boolean mrSlot = mr.guard().enterStep();
             try {
                 ah.guard().enter();
                 try {
@@ -219,10 +219,10 @@ public final class UdQueuePair implements AutoCloseable {
                     ah.guard().exit();
                 }
             } finally {
-                mr.guard().exit();
+                mr.guard().exit(mrSlot);
             }
         } finally {
-            guard.exit();
+            guard.exit(qpSlot);
         }
     }
 
@@ -247,16 +247,16 @@ public final class UdQueuePair implements AutoCloseable {
         }
         checkReceiveLength(length);
         mr.checkRange(offset, length);
-        guard.enter();
+        boolean qpSlot = guard.enterStep();
         try {
-            mr.guard().enter();
+            boolean mrSlot = mr.guard().enterStep();
             try {
                 pd.device().provider().datagrams().postReceive(handle, mr.handle, offset, length, wrId);
             } finally {
-                mr.guard().exit();
+                mr.guard().exit(mrSlot);
             }
         } finally {
-            guard.exit();
+            guard.exit(qpSlot);
         }
     }
 
@@ -295,16 +295,16 @@ public final class UdQueuePair implements AutoCloseable {
         for (int i = 0; i < count; i++) {
             mr.checkRange(offsets[i], length);
         }
-        guard.enter();
+        boolean qpSlot = guard.enterStep();
         try {
-            mr.guard().enter();
+            boolean mrSlot = mr.guard().enterStep();
             try {
                 return pd.device().provider().datagrams().postReceives(handle, mr.handle, offsets, length, wrIds, count);
             } finally {
-                mr.guard().exit();
+                mr.guard().exit(mrSlot);
             }
         } finally {
-            guard.exit();
+            guard.exit(qpSlot);
         }
     }
 

@@ -109,7 +109,7 @@ abstract class UseCountGuard {
      * destroy), so a short spin usually suffices, and the park keeps a long one from burning a core.
      * An interrupt does not end the wait (the operation waited for will end) but is kept.
      */
-    private static void pause(int spins) {
+    static void pause(int spins) {
         if (spins < 64) {
             Thread.onSpinWait();
         } else if (spins < 128) {
