@@ -2,15 +2,10 @@ package org.efaah.verbs;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -78,57 +73,28 @@ class GuardTest {
 
     @Test
     void noStepOrOperationOverlapsTheReleaseAndNoneStartsAfterIt() throws Exception {
-        for (int round = 0; round < 50; round++) {
-            Guard g = new Guard("thing");
-            AtomicInteger inUse = new AtomicInteger();
-            AtomicInteger afterClose = new AtomicInteger();
-            AtomicBoolean closed = new AtomicBoolean();
-            AtomicReference<String> violation = new AtomicReference<>();
-            CountDownLatch started = new CountDownLatch(3);
-            Thread[] users = new Thread[3];
-            for (int i = 0; i < users.length; i++) {
-                boolean steps = i < 2; // two take steps (the slot or the read lock), one the read lock alone
-                users[i] = new Thread(() -> {
-                    started.countDown();
-                    for (;;) {
-                        boolean slot;
-                        try {
-                            if (steps) {
-                                slot = g.enterStep();
-                            } else {
-                                g.enter();
-                                slot = false;
-                            }
-                        } catch (IllegalStateException e) {
-                            return;
-                        }
-                        try {
-                            inUse.incrementAndGet();
-                            if (closed.get()) {
-                                afterClose.incrementAndGet();
-                            }
-                            Thread.onSpinWait();
-                            inUse.decrementAndGet();
-                        } finally {
-                            g.exit(slot);
-                        }
-                    }
-                });
-                users[i].start();
-            }
-            assertTrue(started.await(10, TimeUnit.SECONDS));
-            assertTrue(g.close(() -> {
-                if (inUse.get() != 0) {
-                    violation.set(inUse.get() + " operation(s) in progress during the release");
+        // Two users take steps (the slot, or the read lock when the other has it), one the read lock alone.
+        GuardRaces.noUseOverlapsTheReleaseAndNoneStartsAfterIt(() -> new GuardRaces.Guarded() {
+            final Guard g = new Guard("thing");
+
+            @Override
+            public boolean enter(int user) {
+                if (user < 2) {
+                    return g.enterStep();
                 }
-                closed.set(true);
-            }));
-            for (Thread u : users) {
-                u.join(10_000);
-                assertFalse(u.isAlive());
+                g.enter();
+                return false;
             }
-            assertNull(violation.get());
-            assertEquals(0, afterClose.get());
-        }
+
+            @Override
+            public void exit(boolean slot) {
+                g.exit(slot);
+            }
+
+            @Override
+            public boolean close(Runnable release) {
+                return g.close(release);
+            }
+        });
     }
 }

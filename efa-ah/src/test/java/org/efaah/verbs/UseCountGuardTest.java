@@ -92,48 +92,24 @@ class UseCountGuardTest {
 
     @Test
     void noUseOverlapsTheReleaseAndNoneStartsAfterIt() throws Exception {
-        for (int round = 0; round < 50; round++) {
-            Guarded g = new Guarded();
-            AtomicInteger inUse = new AtomicInteger();
-            AtomicInteger usesAfterClose = new AtomicInteger();
-            AtomicBoolean closed = new AtomicBoolean();
-            AtomicReference<String> violation = new AtomicReference<>();
-            Thread[] users = new Thread[3];
-            for (int i = 0; i < users.length; i++) {
-                users[i] = new Thread(() -> {
-                    for (;;) {
-                        try {
-                            g.enter();
-                        } catch (IllegalStateException e) {
-                            return;
-                        }
-                        try {
-                            inUse.incrementAndGet();
-                            if (closed.get()) {
-                                usesAfterClose.incrementAndGet();
-                            }
-                            Thread.onSpinWait();
-                            inUse.decrementAndGet();
-                        } finally {
-                            g.exit();
-                        }
-                    }
-                });
-                users[i].start();
+        GuardRaces.noUseOverlapsTheReleaseAndNoneStartsAfterIt(() -> new GuardRaces.Guarded() {
+            final Guarded g = new Guarded();
+
+            @Override
+            public boolean enter(int user) {
+                g.enter();
+                return true;
             }
-            Thread.sleep(1);
-            g.closeAfterUses(() -> {
-                if (inUse.get() != 0) {
-                    violation.set(inUse.get() + " use(s) in progress during the release");
-                }
-                closed.set(true);
-            });
-            for (Thread u : users) {
-                u.join(10_000);
-                assertFalse(u.isAlive());
+
+            @Override
+            public void exit(boolean entered) {
+                g.exit();
             }
-            assertEquals(null, violation.get());
-            assertEquals(0, usesAfterClose.get());
-        }
+
+            @Override
+            public boolean close(Runnable release) {
+                return g.closeAfterUses(release);
+            }
+        });
     }
 }
