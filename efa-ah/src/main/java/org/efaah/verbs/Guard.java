@@ -18,8 +18,9 @@ final class Guard {
      * and leaving it one release store, where the read lock makes two atomic updates (on this
      * project's hosts about 8 ns each, and an empty poll repeats it for every spin); operations that
      * find it taken take the read lock, as before. The close takes the write lock, then the slot:
-     * it waits for the one operation holding it, which does not wait for anything (a poll, a post),
-     * and keeps it when the release succeeds, so the slot can be taken only while open. closing
+     * it waits for the one operation holding it, which waits for nothing but other objects'
+     * guards (a post's MR and AH: at most their own close), as a reader of the lock would, and
+     * keeps it when the release succeeds, so the slot can be taken only while open. closing
      * turns new operations to the read lock meanwhile, so a thread polling in a loop cannot keep
      * the close from the slot.
      */
@@ -87,7 +88,8 @@ final class Guard {
 
     /**
      * {@link #enter()} for a step a datapath repeats, one that waits for nothing while it holds
-     * the guard: pass what it returns to {@link #exit(boolean)} in a finally block.
+     * the guard but other objects' guards: pass what it returns to {@link #exit(boolean)} in a
+     * finally block.
      *
      * @throws IllegalStateException if closed
      */
