@@ -158,6 +158,8 @@ public final class CompletionQueue implements AutoCloseable {
      *
      * @return how many were filled, 0 when none was ready
      * @throws IllegalStateException if closed
+     * @throws NullPointerException  if {@code into} or a holder to be filled is null; the completions
+     *                               this poll took are not lost: the next poll returns them first
      * @throws VerbsException        if the provider fails
      * @param into holders overwritten in order; their previous values are lost
      */

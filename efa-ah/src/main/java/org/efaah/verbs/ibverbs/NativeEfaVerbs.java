@@ -90,13 +90,14 @@ final class NativeEfaVerbs implements EfaVerbs {
     public int pollCqWithSourceGid(long cq, WorkCompletion[] into) {
         Objects.requireNonNull(into, "into");
         int capacity = Math.min(into.length, NativeVerbsProvider.Scratch.CAPACITY);
-        for (int i = 0; i < capacity; i++) {
-            if (into[i] == null) {
-                throw new NullPointerException("into[" + i + "]");
-            }
-        }
         if (capacity == 0) {
             return 0;
+        }
+        if (UnclaimedCompletions.any()) {
+            int kept = UnclaimedCompletions.handOut(cq, into, capacity, true);
+            if (kept >= 0) {
+                return kept;
+            }
         }
         NativeVerbsProvider.Scratch scratch = NativeVerbsProvider.Scratch.get();
         int n = NativeVerbs.efa_ah_efadv_poll_cq_records(cq, scratch.recordsAddress, capacity, scratch.sgidsAddress);
@@ -104,6 +105,10 @@ final class NativeEfaVerbs implements EfaVerbs {
             throw failure("ibv_start_poll", n, NativeVerbs.EFADV_CQ, "CQ with source GID");
         }
         ByteBuffer records = scratch.recordView;
+        int hole = UnclaimedCompletions.firstNull(into, n);
+        if (hole >= 0) {
+            throw UnclaimedCompletions.keep(cq, records, scratch.sgidView, n, hole);
+        }
         for (int i = 0; i < n; i++) {
             WorkCompletion wc = into[i];
             wc.hasSourceGid = NativeVerbsProvider.readRecord(records, i, wc);

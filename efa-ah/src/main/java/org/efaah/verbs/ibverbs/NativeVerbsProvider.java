@@ -242,6 +242,7 @@ final class NativeVerbsProvider
     @Override
     public void destroyCq(long cq) {
         check(NativeVerbs.efa_ah_destroy_cq(cq), "ibv_destroy_cq", null);
+        UnclaimedCompletions.forget(cq);
     }
 
     /**
@@ -436,20 +437,21 @@ final class NativeVerbsProvider
      * direct-buffer view of it, so a poll is one native call, whose value is the count, and four
      * long reads per completion.
      *
-     * @throws NullPointerException if {@code into} or one of the holders to be filled is null
+     * @throws NullPointerException if {@code into} or one of the holders to be filled is null; the
+     *                              completions that poll took are handed out first by the CQ's next poll
      */
     @Override
     public int pollCq(long cq, WorkCompletion[] into) {
         Objects.requireNonNull(into, "into");
         int capacity = Math.min(into.length, Scratch.CAPACITY);
-        for (int i = 0; i < capacity; i++) {
-            // Checked before polling: a completion taken off the CQ could not be put back.
-            if (into[i] == null) {
-                throw new NullPointerException("into[" + i + "]");
-            }
-        }
         if (capacity == 0) {
             return 0;
+        }
+        if (UnclaimedCompletions.any()) {
+            int kept = UnclaimedCompletions.handOut(cq, into, capacity, false);
+            if (kept >= 0) {
+                return kept;
+            }
         }
         Scratch scratch = Scratch.get();
         int n = NativeVerbs.efa_ah_poll_cq_records(cq, scratch.recordsAddress, capacity);
@@ -457,6 +459,11 @@ final class NativeVerbsProvider
             throw error("ibv_poll_cq", n, null);
         }
         ByteBuffer records = scratch.recordView;
+        // The holders are checked once the count is known (see UnclaimedCompletions).
+        int hole = UnclaimedCompletions.firstNull(into, n);
+        if (hole >= 0) {
+            throw UnclaimedCompletions.keep(cq, records, null, n, hole);
+        }
         for (int i = 0; i < n; i++) {
             readRecord(records, i, into[i]);
         }

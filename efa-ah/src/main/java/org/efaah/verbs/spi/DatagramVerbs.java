@@ -218,6 +218,8 @@ public interface DatagramVerbs {
      * @param cq   a handle {@link #createCq} returned
      * @param into holders overwritten in order; at most {@code into.length} completions are taken
      * @return how many holders were filled, 0 when the CQ is empty
+     * @throws NullPointerException if {@code into} or a holder to be filled is null; no completion is
+     *                              lost by it (the CQ's next poll hands out those this one took)
      * @throws VerbsException with the errno when polling fails (a CQ in error); EOPNOTSUPP with no datagram path
      */
     int pollCq(long cq, WorkCompletion[] into);

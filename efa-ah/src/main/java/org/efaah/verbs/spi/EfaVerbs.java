@@ -50,6 +50,7 @@ public interface EfaVerbs {
      * @return how many were filled, 0 when none was ready
      * @param cq   a handle {@link #createCqWithSourceGid} returned
      * @param into holders overwritten in order; at most {@code into.length} completions are taken
+     * @throws NullPointerException as {@link DatagramVerbs#pollCq}: no completion is lost by it
      * @throws VerbsException with the errno when polling fails
      */
     int pollCqWithSourceGid(long cq, WorkCompletion[] into);

@@ -183,6 +183,28 @@ class NativeDeviceTest {
         }
     }
 
+    /**
+     * A poll whose holder is null loses no completion: those the stub took are kept for the CQ
+     * (UnclaimedCompletions) and handed out first by its next poll, and what a CQ kept goes with
+     * its destroy. Both CQ kinds of the device: EFA's with the sender's GID, or rxe's.
+     */
+    @Test
+    void aNullHolderLosesNoCompletion() {
+        String env = System.getenv("EFA_AH_VM_GID_INDEX");
+        int gidIndex = env == null ? 0 : Integer.parseInt(env);
+        try (VerbsProvider p = VerbsProviders.open("native")) {
+            boolean efa;
+            try (Device device = Device.openFirst(p)) {
+                efa = device.isEfa();
+            }
+            org.efaah.verbs.NullHolderPolls.sendAndReceive(p, efa, gidIndex, (sendCq, receiveCq) -> {
+                assertEquals(1, UnclaimedCompletions.kept(sendCq), "the last send's completion, taken by the stub");
+                assertEquals(0, UnclaimedCompletions.kept(receiveCq), "every kept completion handed out");
+            });
+            assertFalse(UnclaimedCompletions.any(), "what the send CQ kept went with its destroy");
+        }
+    }
+
     private static WorkCompletion pollOne(VerbsProvider p, long cq, WorkCompletion[] wc) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (System.nanoTime() < deadline) {
