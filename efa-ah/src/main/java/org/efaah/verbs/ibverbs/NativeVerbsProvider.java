@@ -241,8 +241,13 @@ final class NativeVerbsProvider
 
     @Override
     public void destroyCq(long cq) {
-        check(NativeVerbs.efa_ah_destroy_cq(cq), "ibv_destroy_cq", null);
-        UnclaimedCompletions.forget(cq);
+        Object kept = UnclaimedCompletions.detach(cq);
+        try {
+            check(NativeVerbs.efa_ah_destroy_cq(cq), "ibv_destroy_cq", null);
+        } catch (RuntimeException e) {
+            UnclaimedCompletions.restore(cq, kept);
+            throw e;
+        }
     }
 
     /**

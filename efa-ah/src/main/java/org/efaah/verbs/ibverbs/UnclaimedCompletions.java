@@ -16,7 +16,8 @@ import org.efaah.verbs.WorkCompletion;
  *
  * Only that bug's path takes the lock; a poll reads one volatile int (keptCqs) to learn that nothing
  * is kept. A CQ's kept completions go with it at ibv_destroy_cq, as the completions still queued in
- * it do: its handle may be a new CQ's next.
+ * it do. They are taken out before the destroy (and put back if it fails), not after it: once the
+ * CQ is freed, the next CQ made may get its handle, and a poll of that one must not get them.
  */
 final class UnclaimedCompletions {
     private static final Object LOCK = new Object();
@@ -114,13 +115,30 @@ final class UnclaimedCompletions {
         }
     }
 
-    /** At {@code ibv_destroy_cq}: what was kept for the CQ goes with it. */
-    static void forget(long cq) {
+    /**
+     * Before {@code ibv_destroy_cq}, which no poll of the CQ can overlap (its guard): takes out what
+     * was kept for it; {@link #restore} puts that back if the destroy fails.
+     *
+     * @return what was kept, or null
+     */
+    static Object detach(long cq) {
         if (keptCqs == 0) {
+            return null;
+        }
+        synchronized (LOCK) {
+            Kept k = KEPT.remove(cq);
+            keptCqs = KEPT.size();
+            return k;
+        }
+    }
+
+    /** After a failed {@code ibv_destroy_cq}: the CQ lives on, with what {@link #detach} took out. */
+    static void restore(long cq, Object kept) {
+        if (kept == null) {
             return;
         }
         synchronized (LOCK) {
-            KEPT.remove(cq);
+            KEPT.put(cq, (Kept) kept);
             keptCqs = KEPT.size();
         }
     }

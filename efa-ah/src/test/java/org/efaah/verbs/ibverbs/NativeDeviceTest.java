@@ -186,7 +186,7 @@ class NativeDeviceTest {
     /**
      * A poll whose holder is null loses no completion: those the stub took are kept for the CQ
      * (UnclaimedCompletions) and handed out first by its next poll, and what a CQ kept goes with
-     * its destroy. Both CQ kinds of the device: EFA's with the sender's GID, or rxe's.
+     * its destroy, not with a destroy refused. Both CQ kinds of the device: EFA's with the sender's GID, or rxe's.
      */
     @Test
     void aNullHolderLosesNoCompletion() {
@@ -200,6 +200,10 @@ class NativeDeviceTest {
             org.efaah.verbs.NullHolderPolls.sendAndReceive(p, efa, gidIndex, (sendCq, receiveCq) -> {
                 assertEquals(1, UnclaimedCompletions.kept(sendCq), "the last send's completion, taken by the stub");
                 assertEquals(0, UnclaimedCompletions.kept(receiveCq), "every kept completion handed out");
+                // A destroy refused (a QP still uses the CQ) leaves the CQ with what it kept.
+                VerbsException busy = assertThrows(VerbsException.class, () -> p.datagrams().destroyCq(sendCq));
+                assertEquals(Errno.EBUSY, busy.errno(), busy.toString());
+                assertEquals(1, UnclaimedCompletions.kept(sendCq), "kept across a refused destroy");
             });
             assertFalse(UnclaimedCompletions.any(), "what the send CQ kept went with its destroy");
         }
