@@ -1,7 +1,6 @@
 package org.efaah.ud;
 
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import org.efaah.verbs.CompletionQueue;
 import org.efaah.verbs.EfaCompletionStatus;
@@ -75,7 +74,7 @@ final class QpRecovery {
      */
     interface Side {
         /** The side's lock. */
-        ReentrantLock lock();
+        SlotsLock lock();
 
         /** Reaps what the QP in error flushed; true once nothing posted before the error is outstanding. */
         boolean drainedLocked();

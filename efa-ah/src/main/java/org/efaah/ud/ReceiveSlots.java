@@ -2,7 +2,6 @@ package org.efaah.ud;
 
 import java.util.ArrayDeque;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import org.efaah.verbs.CompletionQueue;
 import org.efaah.verbs.MemoryRegion;
@@ -27,7 +26,7 @@ import org.efaah.verbs.WorkCompletion;
  * is not posted (not even by a recovery) until it is given back, so nothing writes it meanwhile.
  */
 final class ReceiveSlots implements QpRecovery.Side {
-    final ReentrantLock lock = new ReentrantLock();
+    final SlotsLock lock = new SlotsLock();
     /** The endpoint's close: no step starts past it, no slot is reposted. */
     private final CloseFlag closeFlag;
     /** Told when datagrams are kept for the next caller, which no completion event announces. */
@@ -117,7 +116,7 @@ final class ReceiveSlots implements QpRecovery.Side {
     }
 
     @Override
-    public ReentrantLock lock() {
+    public SlotsLock lock() {
         return lock;
     }
 

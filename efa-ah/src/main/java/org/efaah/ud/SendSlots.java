@@ -6,7 +6,6 @@ import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.ReentrantLock;
 import org.efaah.cache.AddressHandle;
 import org.efaah.verbs.CompletionQueue;
 import org.efaah.verbs.EfaCompletionStatus;
@@ -29,7 +28,7 @@ import org.efaah.verbs.WorkCompletion;
  * endpoint's loops wait between steps with no lock held.
  */
 final class SendSlots implements QpRecovery.Side {
-    final ReentrantLock lock = new ReentrantLock();
+    final SlotsLock lock = new SlotsLock();
     /** The endpoint's close: no step starts past it. */
     private final CloseFlag closeFlag;
     /** Told when a send is queued for a resend, which no completion event announces. */
@@ -135,7 +134,7 @@ final class SendSlots implements QpRecovery.Side {
     }
 
     @Override
-    public ReentrantLock lock() {
+    public SlotsLock lock() {
         return lock;
     }
 

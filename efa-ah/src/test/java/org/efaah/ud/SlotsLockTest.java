@@ -1,0 +1,164 @@
+package org.efaah.ud;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/** The slots' lock: what ReentrantLock.lock and unlock promise, with a release store for a release. */
+class SlotsLockTest {
+    /** A liveness bound, not a timing: it holds beside busy JVMs on fewer CPUs. */
+    private static final long BOUND_SECONDS = 60;
+
+    @Test
+    void noTwoThreadsHoldItAtOnceAndNoUpdateIsLost() throws Exception {
+        SlotsLock lock = new SlotsLock();
+        AtomicBoolean inside = new AtomicBoolean();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        long[] count = {0};
+        int threads = 4;
+        int rounds = 20_000;
+        CountDownLatch start = new CountDownLatch(1);
+        List<Thread> all = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            Thread th = new Thread(() -> {
+                try {
+                    start.await();
+                    for (int i = 0; i < rounds; i++) {
+                        lock.lock();
+                        try {
+                            if (!inside.compareAndSet(false, true)) {
+                                throw new AssertionError("two holders at once");
+                            }
+                            count[0]++; // a plain field: the lock's release orders it for the next holder
+                            if (i % 1000 == 0) {
+                                Thread.yield(); // held a while: the others go to their parks
+                            }
+                            inside.set(false);
+                        } finally {
+                            lock.unlock();
+                        }
+                    }
+                } catch (Throwable e) {
+                    failure.compareAndSet(null, e);
+                }
+            }, "slots-lock-" + t);
+            th.start();
+            all.add(th);
+        }
+        start.countDown();
+        for (Thread th : all) {
+            th.join(TimeUnit.SECONDS.toMillis(BOUND_SECONDS));
+            assertFalse(th.isAlive(), th.getName() + " still waits after " + BOUND_SECONDS + " s");
+        }
+        if (failure.get() != null) {
+            throw new AssertionError(failure.get());
+        }
+        lock.lock();
+        try {
+            assertEquals((long) threads * rounds, count[0]);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Test
+    void itIsReentrantAndFreeOnlyAfterTheLastUnlock() throws Exception {
+        SlotsLock lock = new SlotsLock();
+        lock.lock();
+        lock.lock();
+        assertTrue(lock.isHeldByCurrentThread());
+        CountDownLatch taken = new CountDownLatch(1);
+        Thread other = new Thread(() -> {
+            lock.lock();
+            taken.countDown();
+            lock.unlock();
+        });
+        other.start();
+        lock.unlock();
+        assertFalse(taken.await(200, TimeUnit.MILLISECONDS), "taken while still held once");
+        assertTrue(lock.isHeldByCurrentThread());
+        lock.unlock();
+        assertFalse(lock.isHeldByCurrentThread());
+        assertTrue(taken.await(BOUND_SECONDS, TimeUnit.SECONDS), "the waiter never got the lock");
+        other.join();
+    }
+
+    @Test
+    void onlyTheHolderMayUnlock() throws Exception {
+        SlotsLock lock = new SlotsLock();
+        assertThrows(IllegalMonitorStateException.class, lock::unlock);
+        lock.lock();
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        Thread other = new Thread(() -> {
+            try {
+                lock.unlock();
+            } catch (Throwable e) {
+                thrown.set(e);
+            }
+        });
+        other.start();
+        other.join();
+        assertTrue(thrown.get() instanceof IllegalMonitorStateException, String.valueOf(thrown.get()));
+        lock.unlock();
+    }
+
+    @Test
+    void anInterruptDoesNotEndTheWaitAndIsKept() throws Exception {
+        SlotsLock lock = new SlotsLock();
+        lock.lock();
+        CountDownLatch taken = new CountDownLatch(1);
+        AtomicBoolean interruptedAfter = new AtomicBoolean();
+        Thread waiter = new Thread(() -> {
+            lock.lock();
+            interruptedAfter.set(Thread.currentThread().isInterrupted());
+            taken.countDown();
+            lock.unlock();
+        });
+        waiter.start();
+        awaitParked(waiter);
+        waiter.interrupt();
+        assertFalse(taken.await(200, TimeUnit.MILLISECONDS), "an interrupt gave the lock away");
+        lock.unlock();
+        assertTrue(taken.await(BOUND_SECONDS, TimeUnit.SECONDS), "the waiter never got the lock");
+        waiter.join();
+        assertTrue(interruptedAfter.get(), "the interrupt was lost");
+    }
+
+    @Test
+    void aParkedWaiterGetsTheLockOnceItIsFree() throws Exception {
+        SlotsLock lock = new SlotsLock();
+        for (int round = 0; round < 50; round++) {
+            lock.lock();
+            CountDownLatch taken = new CountDownLatch(1);
+            Thread waiter = new Thread(() -> {
+                lock.lock();
+                taken.countDown();
+                lock.unlock();
+            });
+            waiter.start();
+            if (round % 2 == 0) {
+                awaitParked(waiter);
+            }
+            lock.unlock();
+            assertTrue(taken.await(BOUND_SECONDS, TimeUnit.SECONDS), "round " + round + ": the waiter never got the lock");
+            waiter.join();
+        }
+    }
+
+    private static void awaitParked(Thread t) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(BOUND_SECONDS);
+        while (t.getState() != Thread.State.TIMED_WAITING) {
+            assertTrue(System.nanoTime() < deadline, t.getName() + " never parked");
+            Thread.sleep(1);
+        }
+    }
+}
