@@ -77,12 +77,7 @@ class SlotsLockTest {
         lock.lock();
         assertTrue(lock.isHeldByCurrentThread());
         CountDownLatch taken = new CountDownLatch(1);
-        Thread other = new Thread(() -> {
-            lock.lock();
-            taken.countDown();
-            lock.unlock();
-        });
-        other.start();
+        Thread other = taker(lock, taken, () -> { });
         lock.unlock();
         assertFalse(taken.await(200, TimeUnit.MILLISECONDS), "taken while still held once");
         assertTrue(lock.isHeldByCurrentThread());
@@ -117,13 +112,7 @@ class SlotsLockTest {
         lock.lock();
         CountDownLatch taken = new CountDownLatch(1);
         AtomicBoolean interruptedAfter = new AtomicBoolean();
-        Thread waiter = new Thread(() -> {
-            lock.lock();
-            interruptedAfter.set(Thread.currentThread().isInterrupted());
-            taken.countDown();
-            lock.unlock();
-        });
-        waiter.start();
+        Thread waiter = taker(lock, taken, () -> interruptedAfter.set(Thread.currentThread().isInterrupted()));
         awaitParked(waiter);
         waiter.interrupt();
         assertFalse(taken.await(200, TimeUnit.MILLISECONDS), "an interrupt gave the lock away");
@@ -139,12 +128,7 @@ class SlotsLockTest {
         for (int round = 0; round < 50; round++) {
             lock.lock();
             CountDownLatch taken = new CountDownLatch(1);
-            Thread waiter = new Thread(() -> {
-                lock.lock();
-                taken.countDown();
-                lock.unlock();
-            });
-            waiter.start();
+            Thread waiter = taker(lock, taken, () -> { });
             if (round % 2 == 0) {
                 awaitParked(waiter);
             }
@@ -152,6 +136,21 @@ class SlotsLockTest {
             assertTrue(taken.await(BOUND_SECONDS, TimeUnit.SECONDS), "round " + round + ": the waiter never got the lock");
             waiter.join();
         }
+    }
+
+    /** A started thread that takes the lock, runs {@code whileHeld}, counts {@code taken} down and lets go. */
+    private static Thread taker(SlotsLock lock, CountDownLatch taken, Runnable whileHeld) {
+        Thread t = new Thread(() -> {
+            lock.lock();
+            try {
+                whileHeld.run();
+                taken.countDown();
+            } finally {
+                lock.unlock();
+            }
+        }, "slots-lock-taker");
+        t.start();
+        return t;
     }
 
     private static void awaitParked(Thread t) throws InterruptedException {
