@@ -25,13 +25,11 @@ static int batch_outcome(int rc, int err_no, uint64_t done, uint32_t count, uint
 }
 
 int efa_ah_post_recv_batch(uint64_t qp, uint64_t mr, const uint32_t *offsets, uint32_t length,
-                           const uint64_t *wr_ids, uint32_t count, uint32_t *posted)
+                           const uint64_t *wr_ids, uint32_t count)
 {
-    if (qp == 0 || mr == 0 || offsets == NULL || wr_ids == NULL || posted == NULL || count == 0
-        || count > EFA_AH_MAX_BATCH) {
+    if (qp == 0 || mr == 0 || offsets == NULL || wr_ids == NULL || count == 0 || count > EFA_AH_MAX_BATCH) {
         return -EINVAL;
     }
-    *posted = 0;
     struct ibv_sge sges[EFA_AH_MAX_BATCH];
     struct ibv_recv_wr wrs[EFA_AH_MAX_BATCH];
     struct ibv_mr *region = (struct ibv_mr *)(uintptr_t)mr;
@@ -58,7 +56,9 @@ int efa_ah_post_recv_batch(uint64_t qp, uint64_t mr, const uint32_t *offsets, ui
     struct ibv_recv_wr *bad = NULL;
     errno = 0;
     int rc = ibv_post_recv((struct ibv_qp *)(uintptr_t)qp, wrs, &bad);
-    return batch_outcome(rc, errno, bad == NULL ? 0 : (uint64_t)(bad - wrs), count, posted);
+    uint32_t posted = 0;
+    rc = batch_outcome(rc, errno, bad == NULL ? 0 : (uint64_t)(bad - wrs), count, &posted);
+    return rc != 0 ? rc : (int)posted;
 }
 
 int efa_ah_post_sends(uint64_t qp, uint64_t ah, uint32_t remote_qpn, uint32_t remote_qkey, uint64_t mr,

@@ -339,11 +339,12 @@ int efa_ah_async_close(uint64_t channel);
 
 /*
  * ibv_post_recv of count (1..EFA_AH_MAX_BATCH) receives chained: receive i is length bytes at
- * offsets[i] in mr, with wr_ids[i]. *posted receives how many were posted, from the first; when
- * the first is refused, its negative errno is returned and *posted is 0.
+ * offsets[i] in mr, with wr_ids[i]. Returns how many were posted from the first (1..count), or,
+ * when the first is refused, its negative errno, as efa_ah_post_sends. offsets and wr_ids are
+ * the caller's memory, read in place.
  */
 int efa_ah_post_recv_batch(uint64_t qp, uint64_t mr, const uint32_t *offsets, uint32_t length,
-                           const uint64_t *wr_ids, uint32_t count, uint32_t *posted);
+                           const uint64_t *wr_ids, uint32_t count);
 
 /* One send of a batch: length bytes at offset in the MR, completing with wr_id. 16 bytes, no padding. */
 struct efa_ah_send_req {

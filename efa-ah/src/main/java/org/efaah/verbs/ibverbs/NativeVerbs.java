@@ -174,15 +174,25 @@ final class NativeVerbs {
     static native int efa_ah_net_wake(@Cast("uint64_t") long channel);
 
     static native int efa_ah_net_close(@Cast("uint64_t") long channel);
-    static native int efa_ah_post_recv_batch(@Cast("uint64_t") long qp, @Cast("uint64_t") long mr,
-                                             @Cast("const uint32_t*") int[] offsets, @Cast("uint32_t") int length,
-                                             @Cast("const uint64_t*") long[] wrIds, @Cast("uint32_t") int count,
-                                             @Cast("uint32_t*") IntPointer posted);
 
-    /** Returns how many were posted, or the negative errno of the first; reqs read in place. */
+    /**
+     * Returns how many were posted, or the negative errno of the first. Both arrays are passed as
+     * their addresses, plain {@code long}s: JavaCPP copies a Java array argument into memory it
+     * allocates and back out, and reads a {@link Pointer}'s address and position with a JNI call
+     * each (issue 35).
+     */
+    static native int efa_ah_post_recv_batch(@Cast("uint64_t") long qp, @Cast("uint64_t") long mr,
+                                             @Cast("const uint32_t*") long offsets, @Cast("uint32_t") int length,
+                                             @Cast("const uint64_t*") long wrIds, @Cast("uint32_t") int count);
+
+    /**
+     * Returns how many were posted, or the negative errno of the first; reqs read in place, passed as
+     * its address: a {@code ByteBuffer} argument costs two JNI calls a post (the JVM's
+     * {@code GetDirectBufferAddress} checks the buffer's class first).
+     */
     static native int efa_ah_post_sends(@Cast("uint64_t") long qp, @Cast("uint64_t") long ah,
                                         @Cast("uint32_t") int remoteQpn, @Cast("uint32_t") int remoteQkey,
-                                        @Cast("uint64_t") long mr, @Cast("const efa_ah_send_req*") java.nio.ByteBuffer reqs,
+                                        @Cast("uint64_t") long mr, @Cast("const efa_ah_send_req*") long reqs,
                                         @Cast("uint32_t") int count);
 
     static native int efa_ah_channel_create(@Cast("uint64_t") long context, @Cast("uint64_t*") long[] channel);

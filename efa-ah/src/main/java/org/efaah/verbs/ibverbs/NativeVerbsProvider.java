@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Objects;
 import org.bytedeco.javacpp.BytePointer;
 import org.bytedeco.javacpp.IntPointer;
+import org.bytedeco.javacpp.Pointer;
 import org.efaah.verbs.AddressHandleAttributes;
 import org.efaah.verbs.spi.CreatedAh;
 import org.efaah.verbs.DeviceAttributes;
@@ -356,21 +357,26 @@ final class NativeVerbsProvider
     public int postReceives(long qp, long mr, int[] offsets, int length, long[] wrIds, int count) {
         Ranges.check("count", count, 1, Math.min(offsets.length, wrIds.length));
         Ranges.check("length", length, 0, Integer.MAX_VALUE);
-        IntPointer posted = Scratch.get().count;
+        Scratch scratch = Scratch.get();
+        ByteBuffer receives = scratch.receiveView;
         int done = 0;
         while (done < count) {
             int n = Math.min(count - done, MAX_BATCH);
-            int[] o = done == 0 ? offsets : java.util.Arrays.copyOfRange(offsets, done, done + n);
-            long[] w = done == 0 ? wrIds : java.util.Arrays.copyOfRange(wrIds, done, done + n);
-            int rc = NativeVerbs.efa_ah_post_recv_batch(qp, mr, o, length, w, n, posted);
-            if (rc != 0) {
+            // Into the thread's native arrays, read in place by the stub: no copy of JavaCPP's in and out.
+            for (int i = 0; i < n; i++) {
+                receives.putInt(i * Integer.BYTES, offsets[done + i]);
+                receives.putLong(RECEIVE_WR_IDS + i * Long.BYTES, wrIds[done + i]);
+            }
+            int rc = NativeVerbs.efa_ah_post_recv_batch(qp, mr, scratch.receiveAddress, length,
+                    scratch.receiveAddress + RECEIVE_WR_IDS, n);
+            if (rc < 0) {
                 if (done == 0) {
                     throw error("ibv_post_recv", rc, count + " receives of " + length + " bytes");
                 }
                 return done;
             }
-            done += posted.get();
-            if (posted.get() < n) {
+            done += rc;
+            if (rc < n) {
                 return done;
             }
         }
@@ -397,8 +403,9 @@ final class NativeVerbsProvider
 
     /**
      * One {@code ibv_post_send(3)} of up to 64 chained sends to one destination, the stub reading
-     * the requests where they lie; more are posted 64 at a time. Allocates nothing, takes no
-     * thread-local and makes one native call per 64 sends: the count posted is its return value.
+     * the requests where they lie; more are posted 64 at a time. Allocates nothing and makes one
+     * native call per 64 sends: the count posted is its return value. The requests' address is
+     * the thread's {@link Scratch} last one's, when the same requests are posted again.
      *
      * @throws IllegalArgumentException if {@code count} is not 1..{@code requests.capacity()}, or
      *                                  {@code remoteQpn} is not 24 bits
@@ -407,13 +414,12 @@ final class NativeVerbsProvider
     public int postSends(long qp, long ah, int remoteQpn, int remoteQkey, long mr, SendRequests requests, int count) {
         Ranges.check("remote_qpn", remoteQpn, 0, MAX_QPN);
         Ranges.check("count", count, 1, requests.capacity());
-        ByteBuffer memory = requests.buffer();
+        long memory = Scratch.get().addressOf(requests.buffer());
         int done = 0;
         while (done < count) {
             int n = Math.min(count - done, MAX_BATCH);
-            // Past the first 64: a view of the rest, allocated only for a batch that large.
-            ByteBuffer from = done == 0 ? memory : memory.slice(done * SEND_REQUEST_BYTES, n * SEND_REQUEST_BYTES);
-            int rc = NativeVerbs.efa_ah_post_sends(qp, ah, remoteQpn, remoteQkey, mr, from, n);
+            int rc = NativeVerbs.efa_ah_post_sends(qp, ah, remoteQpn, remoteQkey, mr,
+                    memory + (long) done * SEND_REQUEST_BYTES, n);
             if (rc < 0) {
                 if (done == 0) {
                     throw error("ibv_post_send", rc, count + " sends to qpn 0x" + Integer.toHexString(remoteQpn));
@@ -433,6 +439,9 @@ final class NativeVerbsProvider
 
     /** {@code EFA_AH_MAX_BATCH}: work requests one batched call of the stub takes. */
     private static final int MAX_BATCH = 64;
+
+    /** Where a {@link Scratch}'s receive batch keeps its {@code wr_id}s: after 64 offsets of 4 bytes. */
+    private static final int RECEIVE_WR_IDS = MAX_BATCH * Integer.BYTES;
 
     /**
      * {@code ibv_poll_cq(3)} for up to {@code min(into.length, 64)} completions.
@@ -587,7 +596,8 @@ final class NativeVerbsProvider
 
     /**
      * Native scratch memory of one thread: the completion array {@link #pollCq} fills and
-     * {@link #initAhFromWc} passes, the count, and the AH attributes read back. It owns only
+     * {@link #initAhFromWc} passes, the count, the AH attributes read back, the receive batch
+     * {@link #postReceives} passes, and the address of the send requests last posted. It owns only
      * its own malloc'd memory, which JavaCPP frees once the thread and this object are gone.
      */
     static final class Scratch {
@@ -611,9 +621,34 @@ final class NativeVerbsProvider
         final long recordsAddress = records.address();
         final long sgidsAddress = sgids.address();
         final ByteBuffer sgidView = sgids.asByteBuffer();
+        /** A receive batch for {@link #postReceives}: 64 offsets of 4 bytes, then 64 wr_ids of 8. */
+        private final BytePointer receives = new BytePointer((long) MAX_BATCH * (Integer.BYTES + Long.BYTES));
+        final ByteBuffer receiveView = receives.asByteBuffer().order(ByteOrder.nativeOrder());
+        final long receiveAddress = receives.address();
+        /*
+         * The last send requests this thread posted and their address: found once by JNI, then
+         * reused while the thread posts the same requests (an endpoint's are made once). Held, so
+         * that the memory cannot be freed and its address given to other requests while named here:
+         * at most one batch's memory a thread outlives its endpoint by.
+         */
+        private ByteBuffer requests;
+        private long requestsAddress;
 
         static Scratch get() {
             return PER_THREAD.get();
+        }
+
+        /** {@return the address of {@code direct}, a direct buffer at position 0} */
+        long addressOf(ByteBuffer direct) {
+            if (direct != requests) {
+                long address = new Pointer(direct).address();
+                if (address == 0) {
+                    throw new IllegalArgumentException("requests: not direct memory");
+                }
+                requestsAddress = address;
+                requests = direct;
+            }
+            return requestsAddress;
         }
     }
 

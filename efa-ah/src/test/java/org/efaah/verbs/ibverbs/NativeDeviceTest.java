@@ -184,6 +184,101 @@ class NativeDeviceTest {
     }
 
     /**
+     * Batched posts of more than the stub's 64 a call, read by the stub in place: 100 receives in
+     * one {@code postReceives} and 100 sends in one {@code postSends} (64, then 36), then 100 more
+     * from a second {@link SendRequests}, so that a thread's remembered address of the first would
+     * post the first's requests again. Every completion comes back once, in order, with its length
+     * and its payload.
+     */
+    @Test
+    void batchedPostsPastSixtyFourAreReadWhereTheyLie() {
+        String env = System.getenv("EFA_AH_VM_GID_INDEX");
+        int gidIndex = env == null ? 0 : Integer.parseInt(env);
+        int count = 100;
+        int receiveBase = 2 * count * 64;
+        try (VerbsProvider p = VerbsProviders.open("native")) {
+            long context = p.openDevice(p.deviceNames().get(0));
+            long pd = p.allocatePd(context);
+            long sendCq = p.datagrams().createCq(context, 256);
+            long recvCq = p.datagrams().createCq(context, 256);
+            ByteBuffer memory = ByteBuffer.allocateDirect(receiveBase + count * 256);
+            long mr = p.datagrams().registerMemory(pd, memory);
+            QueuePairNumbers qp = p.datagrams().createUdQp(pd, sendCq, recvCq, 128, 128);
+            CreatedAh ah = null;
+            try {
+                p.datagrams().activateUdQp(qp.handle(), 1, 0, 0x11111111);
+                Gid own = p.queryGid(context, 1, gidIndex);
+                ah = p.createAh(pd, AddressHandleAttributes.builder().dgid(own).sgidIndex(gidIndex).build());
+                org.efaah.verbs.SendRequests first = org.efaah.verbs.SendRequests.allocate(count);
+                org.efaah.verbs.SendRequests second = org.efaah.verbs.SendRequests.allocate(count);
+                for (int i = 0; i < count; i++) {
+                    memory.put(i * 64, (byte) i);
+                    memory.put((count + i) * 64, (byte) (count + i));
+                    first.set(i, i * 64, 1 + i % 64, 2000 + i);
+                    second.set(i, (count + i) * 64, 1 + (count + i) % 64, 2000 + count + i);
+                }
+                for (org.efaah.verbs.SendRequests requests : List.of(first, second)) {
+                    int round = requests == first ? 0 : count;
+                    int[] offsets = new int[count];
+                    long[] wrIds = new long[count];
+                    for (int i = 0; i < count; i++) {
+                        offsets[i] = receiveBase + i * 256;
+                        wrIds[i] = 1000 + round + i;
+                    }
+                    assertEquals(count, p.datagrams().postReceives(qp.handle(), mr, offsets, 256, wrIds, count));
+                    assertEquals(count, p.datagrams().postSends(qp.handle(), ah.handle(), qp.qpn(), 0x11111111, mr,
+                            requests, count));
+                    WorkCompletion[] wc = new WorkCompletion[16];
+                    for (int i = 0; i < wc.length; i++) {
+                        wc[i] = new WorkCompletion();
+                    }
+                    List<WorkCompletion> sent = pollAll(p, sendCq, wc, count);
+                    List<WorkCompletion> received = pollAll(p, recvCq, wc, count);
+                    for (int i = 0; i < count; i++) {
+                        int d = round + i;
+                        assertEquals(2000 + d, sent.get(i).wrId, "send " + d);
+                        assertEquals(WorkCompletion.SUCCESS, sent.get(i).status, sent.get(i).toString());
+                        WorkCompletion r = received.get(i);
+                        assertEquals(1000 + d, r.wrId, "receive " + d);
+                        assertEquals(WorkCompletion.SUCCESS, r.status, r.toString());
+                        assertEquals(40 + 1 + d % 64, r.byteLength, "receive " + d);
+                        assertEquals((byte) d, memory.get(receiveBase + i * 256 + 40), "payload of " + d);
+                    }
+                }
+            } finally {
+                if (ah != null) {
+                    p.destroyAh(ah.handle());
+                }
+                p.datagrams().destroyQp(qp.handle());
+                p.datagrams().deregisterMemory(mr);
+                p.datagrams().destroyCq(recvCq);
+                p.datagrams().destroyCq(sendCq);
+                p.deallocatePd(pd);
+                p.closeDevice(context);
+            }
+        }
+    }
+
+    /** {@code count} completions of {@code cq}, copied out, polled for at most 30 s. */
+    private static List<WorkCompletion> pollAll(VerbsProvider p, long cq, WorkCompletion[] wc, int count) {
+        List<WorkCompletion> all = new java.util.ArrayList<>();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (all.size() < count && System.nanoTime() < deadline) {
+            int n = p.datagrams().pollCq(cq, wc);
+            for (int i = 0; i < n; i++) {
+                WorkCompletion kept = new WorkCompletion();
+                kept.copyFrom(wc[i]);
+                all.add(kept);
+            }
+            if (n == 0) {
+                Thread.onSpinWait();
+            }
+        }
+        assertEquals(count, all.size(), "completions in 30 s");
+        return all;
+    }
+
+    /**
      * A poll whose holder is null loses no completion: those the stub took are kept for the CQ
      * (UnclaimedCompletions) and handed out first by its next poll, and what a CQ kept goes with
      * its destroy, not with a destroy refused. Both CQ kinds of the device: EFA's with the sender's GID, or rxe's.
