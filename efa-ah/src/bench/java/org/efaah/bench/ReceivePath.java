@@ -22,7 +22,8 @@ import org.efaah.verbs.spi.VerbsProvider;
  * Issue 35 item 2: the receive path alone, the twin of efa-ah/src/bench/native/receive_drain.c: the
  * sender fills the receiver's CQ with 960 datagrams of 64 B (sent and flushed), then {@code poll(handler,
  * 64)} drains them, the handler reading each payload's length and first byte; the thread's CPU per
- * datagram is taken per drain, and per empty poll after it. No waiting and one thread: what is left is
+ * datagram is taken per drain, and per empty poll after it, and per datagram of the fill ("sending":
+ * batches of 64 sent, then the flush that reaps their completions). No waiting and one thread: what is left is
  * the path's own work and the double's, without the spin and the sleeps that make most of a stream's
  * receiver-thread CPU (StreamBench), which follows the stream's wall time. Over the native provider
  * (the EFA double: LD_LIBRARY_PATH).
@@ -61,8 +62,10 @@ public final class ReceivePath {
                 Consumer<DatagramView> handler = d -> seen += d.length() + d.payload().get(0);
                 long[] drain = new long[rounds];
                 long[] empty = new long[rounds];
+                long[] send = new long[rounds];
                 int warm = rounds / 4;
                 for (int r = 0; r < rounds + warm; r++) {
+                    long s0 = threads.getCurrentThreadCpuTime();
                     for (int s = 0; s < FILL; s += batch.length) {
                         for (ByteBuffer b : batch) {
                             b.clear();
@@ -83,16 +86,19 @@ public final class ReceivePath {
                     }
                     long t2 = threads.getCurrentThreadCpuTime();
                     if (r >= warm) {
+                        send[r - warm] = (t0 - s0) * 1000 / FILL;
                         drain[r - warm] = (t1 - t0) * 1000 / FILL;
                         empty[r - warm] = (t2 - t1) * 1000 / LIMIT;
                     }
                 }
                 Arrays.sort(drain);
                 Arrays.sort(empty);
+                Arrays.sort(send);
                 System.out.printf(Locale.ROOT, "ReceivePath %s: CPU ns per datagram p10 %.1f p25 %.1f median %.1f"
-                                + " p75 %.1f; per empty poll median %.1f (checksum %d)%n", args[0],
+                                + " p75 %.1f; per empty poll median %.1f; sending, per datagram median %.1f"
+                                + " (checksum %d)%n", args[0],
                         drain[rounds / 10] / 1000.0, drain[rounds / 4] / 1000.0, drain[rounds / 2] / 1000.0,
-                        drain[rounds * 3 / 4] / 1000.0, empty[rounds / 2] / 1000.0, seen);
+                        drain[rounds * 3 / 4] / 1000.0, empty[rounds / 2] / 1000.0, send[rounds / 2] / 1000.0, seen);
             } finally {
                 cache.close();
                 pd.close();
