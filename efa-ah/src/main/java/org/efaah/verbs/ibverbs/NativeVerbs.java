@@ -1,7 +1,6 @@
 package org.efaah.verbs.ibverbs;
 
 import org.bytedeco.javacpp.BytePointer;
-import org.bytedeco.javacpp.IntPointer;
 import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.javacpp.annotation.Cast;
 import org.bytedeco.javacpp.annotation.MemberGetter;
@@ -204,8 +203,9 @@ final class NativeVerbs {
 
     static native int efa_ah_req_notify_cq(@Cast("uint64_t") long cq);
 
+    /** events passed as its address, as the batched posts' arrays: no JNI field reads a wait. */
     static native int efa_ah_channel_wait(@Cast("uint64_t") long channel, @Cast("int32_t") int timeoutMillis,
-                                          @Cast("int32_t*") IntPointer events);
+                                          @Cast("int32_t*") long events);
 
     static native int efa_ah_channel_stop(@Cast("uint64_t") long channel);
 

@@ -607,7 +607,9 @@ final class NativeVerbsProvider
 
         final NativeVerbs.Wc wc = new NativeVerbs.Wc(CAPACITY);
         final ByteBuffer view = wc.capacity(CAPACITY).asByteBuffer().order(ByteOrder.nativeOrder());
-        final IntPointer count = new IntPointer(1L);
+        private final IntPointer count = new IntPointer(1L);
+        final ByteBuffer countView = count.asByteBuffer().order(ByteOrder.nativeOrder());
+        final long countAddress = count.address();
         final NativeVerbs.AhAttr ahAttr = new NativeVerbs.AhAttr();
         final BytePointer sgids = new BytePointer(CAPACITY * 16L);
         final org.bytedeco.javacpp.LongPointer records =
@@ -841,9 +843,9 @@ final class NativeVerbsProvider
     /** The wait runs in C ({@code poll(2)} on the channel's fd and the stop eventfd); allocates nothing. */
     @Override
     public int awaitCqEvents(long channel, int timeoutMillis) {
-        IntPointer events = Scratch.get().count;
-        check(NativeVerbs.efa_ah_channel_wait(channel, timeoutMillis, events), "ibv_get_cq_event", null);
-        return events.get();
+        Scratch scratch = Scratch.get();
+        check(NativeVerbs.efa_ah_channel_wait(channel, timeoutMillis, scratch.countAddress), "ibv_get_cq_event", null);
+        return scratch.countView.getInt(0); // a view's read, where IntPointer.get is a JNI call
     }
 
     @Override
