@@ -170,15 +170,7 @@ class NativeDeviceTest {
 
                 assertPollingAllocatesNothing(p, recvCq, wc);
             } finally {
-                if (ah != null) {
-                    p.destroyAh(ah.handle());
-                }
-                p.datagrams().destroyQp(qp.handle());
-                p.datagrams().deregisterMemory(mr);
-                p.datagrams().destroyCq(recvCq);
-                p.datagrams().destroyCq(sendCq);
-                p.deallocatePd(pd);
-                p.closeDevice(context);
+                tearDown(p, context, pd, sendCq, recvCq, mr, qp, ah);
             }
         }
     }
@@ -246,17 +238,23 @@ class NativeDeviceTest {
                     }
                 }
             } finally {
-                if (ah != null) {
-                    p.destroyAh(ah.handle());
-                }
-                p.datagrams().destroyQp(qp.handle());
-                p.datagrams().deregisterMemory(mr);
-                p.datagrams().destroyCq(recvCq);
-                p.datagrams().destroyCq(sendCq);
-                p.deallocatePd(pd);
-                p.closeDevice(context);
+                tearDown(p, context, pd, sendCq, recvCq, mr, qp, ah);
             }
         }
+    }
+
+    /** Frees what a raw-provider test made, children first; {@code ah} may be null. */
+    private static void tearDown(VerbsProvider p, long context, long pd, long sendCq, long recvCq, long mr,
+                                 QueuePairNumbers qp, CreatedAh ah) {
+        if (ah != null) {
+            p.destroyAh(ah.handle());
+        }
+        p.datagrams().destroyQp(qp.handle());
+        p.datagrams().deregisterMemory(mr);
+        p.datagrams().destroyCq(recvCq);
+        p.datagrams().destroyCq(sendCq);
+        p.deallocatePd(pd);
+        p.closeDevice(context);
     }
 
     /** {@code count} completions of {@code cq}, copied out, polled for at most 30 s. */
