@@ -29,30 +29,24 @@ class SlotsLockTest {
         CountDownLatch start = new CountDownLatch(1);
         List<Thread> all = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
-            Thread th = new Thread(() -> {
-                try {
-                    start.await();
-                    for (int i = 0; i < rounds; i++) {
-                        lock.lock();
-                        try {
-                            if (!inside.compareAndSet(false, true)) {
-                                throw new AssertionError("two holders at once");
-                            }
-                            count[0]++; // a plain field: the lock's release orders it for the next holder
-                            if (i % 1000 == 0) {
-                                Thread.yield(); // held a while: the others go to their parks
-                            }
-                            inside.set(false);
-                        } finally {
-                            lock.unlock();
+            all.add(started("slots-lock-" + t, failure, () -> {
+                start.await();
+                for (int i = 0; i < rounds; i++) {
+                    lock.lock();
+                    try {
+                        if (!inside.compareAndSet(false, true)) {
+                            throw new AssertionError("two holders at once");
                         }
+                        count[0]++; // a plain field: the lock's release orders it for the next holder
+                        if (i % 1000 == 0) {
+                            Thread.yield(); // held a while: the others go to their parks
+                        }
+                        inside.set(false);
+                    } finally {
+                        lock.unlock();
                     }
-                } catch (Throwable e) {
-                    failure.compareAndSet(null, e);
                 }
-            }, "slots-lock-" + t);
-            th.start();
-            all.add(th);
+            }));
         }
         start.countDown();
         for (Thread th : all) {
@@ -93,15 +87,7 @@ class SlotsLockTest {
         assertThrows(IllegalMonitorStateException.class, lock::unlock);
         lock.lock();
         AtomicReference<Throwable> thrown = new AtomicReference<>();
-        Thread other = new Thread(() -> {
-            try {
-                lock.unlock();
-            } catch (Throwable e) {
-                thrown.set(e);
-            }
-        });
-        other.start();
-        other.join();
+        started("slots-lock-stranger", thrown, lock::unlock).join();
         assertTrue(thrown.get() instanceof IllegalMonitorStateException, String.valueOf(thrown.get()));
         lock.unlock();
     }
@@ -136,6 +122,24 @@ class SlotsLockTest {
             assertTrue(taken.await(BOUND_SECONDS, TimeUnit.SECONDS), "round " + round + ": the waiter never got the lock");
             waiter.join();
         }
+    }
+
+    /** What a test thread runs; whatever it throws is kept for the test to check. */
+    private interface Body {
+        void run() throws Exception;
+    }
+
+    /** A started thread that runs {@code body}, keeping in {@code failure} the first it throws. */
+    private static Thread started(String name, AtomicReference<Throwable> failure, Body body) {
+        Thread t = new Thread(() -> {
+            try {
+                body.run();
+            } catch (Throwable e) {
+                failure.compareAndSet(null, e);
+            }
+        }, name);
+        t.start();
+        return t;
     }
 
     /** A started thread that takes the lock, runs {@code whileHeld}, counts {@code taken} down and lets go. */
